@@ -1,0 +1,67 @@
+"""Born/store host addresses: IPv4 (4 bytes) or IPv6 (16 bytes) followed by a 4-byte port."""
+
+from __future__ import annotations
+
+import ipaddress
+import struct
+from typing import NamedTuple
+
+from rmqtool.errors import RmqError
+
+IPV4_LEN = 4
+IPV6_LEN = 16
+PORT_LEN = 4
+IPV4_HOST_LEN = IPV4_LEN + PORT_LEN
+IPV6_HOST_LEN = IPV6_LEN + PORT_LEN
+
+_PORT = struct.Struct(">i")
+
+
+class SocketAddress(NamedTuple):
+    """An address as the store keeps it: the raw address bytes and the port."""
+
+    address: bytes
+    port: int
+
+    @property
+    def is_v6(self) -> bool:
+        return len(self.address) == IPV6_LEN
+
+    @property
+    def ip(self) -> str:
+        return str(ipaddress.ip_address(self.address))
+
+    def encoded_len(self) -> int:
+        return len(self.address) + PORT_LEN
+
+    def encode(self) -> bytes:
+        return self.address + _PORT.pack(self.port)
+
+    def __str__(self) -> str:
+        return f"[{self.ip}]:{self.port}" if self.is_v6 else f"{self.ip}:{self.port}"
+
+
+def host_len(is_v6: bool) -> int:
+    return IPV6_HOST_LEN if is_v6 else IPV4_HOST_LEN
+
+
+def decode_host(buf, pos: int, is_v6: bool) -> SocketAddress:
+    n = IPV6_LEN if is_v6 else IPV4_LEN
+    return SocketAddress(bytes(buf[pos : pos + n]), _PORT.unpack_from(buf, pos + n)[0])
+
+
+def parse_host(text: str) -> SocketAddress:
+    """Parse `ip:port` or `[v6]:port` (a leading `/`, as Java prints addresses, is accepted)."""
+    raw = text.strip().lstrip("/")
+    addr, sep, port = raw.rpartition(":")
+    if not sep or not port.isdigit():
+        raise RmqError(f"bad host {text!r}: expected ip:port or [ipv6]:port")
+    addr = addr.strip("[]")
+    try:
+        ip = ipaddress.ip_address(addr)
+    except ValueError:
+        raise RmqError(f"bad host {text!r}: {addr!r} is not an IP address") from None
+    port_value = int(port)
+    if port_value > 0x7FFFFFFF:
+        raise RmqError(f"bad host {text!r}: port out of range")
+    return SocketAddress(ip.packed, port_value)

@@ -1,0 +1,76 @@
+"""Hash index files: a 40-byte header, a slot table, then 20-byte entries.
+
+Header: beginTimestamp, endTimestamp, beginPhyOffset, endPhyOffset, hashSlotCount (slots in
+use), indexCount (next entry number; starts at 1, entry 0 is never used). Slot: the newest
+entry number of its bucket. Entry: keyHash, phyOffset, timeDiff (seconds since
+beginTimestamp), prevIndex (0 ends the chain).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from rmqtool.format.javahash import java_string_hash
+
+HEADER_DTYPE = np.dtype(
+    [
+        ("beginTimestamp", ">i8"),
+        ("endTimestamp", ">i8"),
+        ("beginPhyOffset", ">i8"),
+        ("endPhyOffset", ">i8"),
+        ("hashSlotCount", ">i4"),
+        ("indexCount", ">i4"),
+    ]
+)
+HEADER_LEN = HEADER_DTYPE.itemsize  # 40
+SLOT_DTYPE = np.dtype(">i4")
+SLOT_LEN = SLOT_DTYPE.itemsize
+ENTRY_DTYPE = np.dtype([("keyHash", ">i4"), ("phyOffset", ">i8"), ("timeDiff", ">i4"), ("prevIndex", ">i4")])
+ENTRY_LEN = ENTRY_DTYPE.itemsize  # 20
+INVALID_INDEX = 0
+FIRST_INDEX = 1
+DEFAULT_HASH_SLOTS = 5_000_000
+DEFAULT_INDEX_NUM = 20_000_000
+KEY_SEPARATOR = "#"
+NAME_FORMAT = "%Y%m%d%H%M%S"  # followed by 3 digits of milliseconds
+
+
+def file_len(hash_slots: int, index_num: int) -> int:
+    return HEADER_LEN + hash_slots * SLOT_LEN + index_num * ENTRY_LEN
+
+
+def infer_hash_slots(size: int, index_num: int) -> int | None:
+    """The slot count of a file of `size` bytes holding `index_num` entries, if it fits exactly."""
+    rest = size - HEADER_LEN - index_num * ENTRY_LEN
+    return rest // SLOT_LEN if rest >= 0 and rest % SLOT_LEN == 0 else None
+
+
+def index_key(topic: str, key: str) -> str:
+    return f"{topic}{KEY_SEPARATOR}{key}"
+
+
+def key_hash(key: str) -> int:
+    """abs(String.hashCode) of the index key, 0 for Integer.MIN_VALUE (whose abs stays negative)."""
+    h = java_string_hash(key)
+    return abs(h) if h != -(2**31) else 0
+
+
+def slot_of(hash_value: int, hash_slots: int) -> int:
+    return hash_value % hash_slots
+
+
+def decode_header(buf) -> np.void:
+    return np.frombuffer(buf, dtype=HEADER_DTYPE, count=1)[0]
+
+
+def decode_slots(buf, hash_slots: int) -> np.ndarray:
+    return np.frombuffer(buf, dtype=SLOT_DTYPE, count=hash_slots, offset=HEADER_LEN)
+
+
+def decode_entries(buf, hash_slots: int, index_count: int) -> np.ndarray:
+    """Entries 0 .. index_count-1 (entry 0 is the unused placeholder)."""
+    return np.frombuffer(buf, dtype=ENTRY_DTYPE, count=index_count, offset=HEADER_LEN + hash_slots * SLOT_LEN)
+
+
+def header_to_json(header: np.void) -> dict:
+    return {name: int(header[name]) for name in HEADER_DTYPE.names}

@@ -1,0 +1,292 @@
+"""The commitlog record: layout, encoder and per-record decoder.
+
+Layout (big-endian): totalSize, magic, bodyCRC, queueId, flag, queueOffset, physicalOffset,
+sysFlag, bornTimestamp, bornHost, storeTimestamp, storeHost, reconsumeTimes,
+preparedTransactionOffset, bodyLength + body, topicLength + topic, propertiesLength +
+properties. Hosts are 8 bytes (IPv4) or 20 (IPv6) as sysFlag says; v2 records (5.x) carry a
+2-byte topic length. `header_fields` is the single description both this module's struct
+codec and the columnar scanner's numpy dtypes are built from.
+"""
+
+from __future__ import annotations
+
+import base64
+import struct
+from dataclasses import dataclass, field, replace
+from typing import NamedTuple
+
+import numpy as np
+
+from rmqtool.format import msgid, properties, sysflag
+from rmqtool.format.crc import body_crc
+from rmqtool.format.hosts import IPV4_LEN, IPV6_LEN, SocketAddress
+
+MAGIC_V1 = -626843481  # 0xDAA320A7
+MAGIC_V2 = -626843477  # 0xDAA320AB, 5.x: 2-byte topic length
+BLANK_MAGIC = -875286124  # 0xCBD43194, end-of-segment marker
+BLANK_MARKER_LEN = 8  # totalSize + magic; a record needs this much room left after it
+MAX_TOPIC_LEN_V1 = 127
+MAX_TOPIC_LEN_V2 = 32767
+DEFAULT_MAX_MESSAGE_SIZE = 4 * 1024 * 1024
+
+TOTAL_SIZE_OFFSET = 0
+MAGIC_OFFSET = 4
+BODY_CRC_OFFSET = 8
+QUEUE_OFFSET_OFFSET = 20
+PHYSICAL_OFFSET_OFFSET = 28
+SYS_FLAG_OFFSET = 36
+STORE_TIMESTAMP_V4_OFFSET = 56  # with an IPv4 born host
+PREFIX = struct.Struct(">ii")  # totalSize, magic: enough to classify a record
+
+
+def header_fields(born_v6: bool, store_v6: bool) -> list[tuple[str, str]]:
+    """(name, numpy type) of every fixed field up to and including bodyLength."""
+    born_addr = f"V{IPV6_LEN if born_v6 else IPV4_LEN}"
+    store_addr = f"V{IPV6_LEN if store_v6 else IPV4_LEN}"
+    return [
+        ("totalSize", ">i4"),
+        ("magicCode", ">i4"),
+        ("bodyCRC", ">i4"),
+        ("queueId", ">i4"),
+        ("flag", ">i4"),
+        ("queueOffset", ">i8"),
+        ("physicalOffset", ">i8"),
+        ("sysFlag", ">i4"),
+        ("bornTimestamp", ">i8"),
+        ("bornAddress", born_addr),
+        ("bornPort", ">i4"),
+        ("storeTimestamp", ">i8"),
+        ("storeAddress", store_addr),
+        ("storePort", ">i4"),
+        ("reconsumeTimes", ">i4"),
+        ("preparedTransactionOffset", ">i8"),
+        ("bodyLength", ">i4"),
+    ]
+
+
+def header_dtype(born_v6: bool, store_v6: bool) -> np.dtype:
+    return np.dtype(header_fields(born_v6, store_v6))
+
+
+def _header_struct(born_v6: bool, store_v6: bool) -> struct.Struct:
+    codes = {">i4": "i", ">i8": "q"}
+    return struct.Struct(">" + "".join(codes.get(t, f"{t[1:]}s") for _, t in header_fields(born_v6, store_v6)))
+
+
+HEADER_STRUCTS = {(b, s): _header_struct(b, s) for b in (False, True) for s in (False, True)}
+HEADER_V4_LEN = HEADER_STRUCTS[(False, False)].size  # 88
+MIN_RECORD_LEN = HEADER_V4_LEN + 1 + 2
+
+
+def header_len(sys_flag: int) -> int:
+    return HEADER_STRUCTS[(sysflag.born_host_v6(sys_flag), sysflag.store_host_v6(sys_flag))].size
+
+
+def topic_len_size(magic: int) -> int:
+    return 2 if magic == MAGIC_V2 else 1
+
+
+def record_len(sys_flag: int, body_len: int, topic_len: int, props_len: int, magic: int = MAGIC_V1) -> int:
+    """totalSize of a record with these parts."""
+    return header_len(sys_flag) + body_len + topic_len_size(magic) + topic_len + 2 + props_len
+
+
+@dataclass
+class Message:
+    """One commitlog record, named as RocketMQ's MessageExt names its fields."""
+
+    topic: str
+    body: bytes = b""
+    properties_string: str = ""
+    queue_id: int = 0
+    flag: int = 0
+    queue_offset: int = 0
+    physical_offset: int = 0
+    sys_flag: int = 0
+    born_timestamp: int = 0
+    born_host: SocketAddress = field(default_factory=lambda: SocketAddress(bytes(4), 0))
+    store_timestamp: int = 0
+    store_host: SocketAddress = field(default_factory=lambda: SocketAddress(bytes(4), 0))
+    reconsume_times: int = 0
+    prepared_transaction_offset: int = 0
+    body_crc: int = 0
+    store_size: int = 0
+    magic: int = MAGIC_V1
+
+    @property
+    def msg_id(self) -> str:
+        return msgid.create(self.store_host, self.physical_offset)
+
+    @property
+    def properties(self) -> dict[str, str]:
+        return properties.parse(self.properties_string)
+
+    def with_host_flags(self) -> Message:
+        """A copy whose sysFlag host bits agree with the host address families."""
+        flags = self.sys_flag & ~(sysflag.BORN_HOST_V6 | sysflag.STORE_HOST_V6)
+        flags |= sysflag.BORN_HOST_V6 if self.born_host.is_v6 else 0
+        flags |= sysflag.STORE_HOST_V6 if self.store_host.is_v6 else 0
+        return replace(self, sys_flag=flags)
+
+
+class Blank(NamedTuple):
+    """The end-of-segment marker: the rest of the segment (`size` bytes) is unused."""
+
+    size: int
+
+
+class Corrupt(NamedTuple):
+    """A record that cannot be trusted: why, and how many bytes its header claims."""
+
+    reason: str
+    length: int
+
+
+def encoded_parts(msg: Message) -> tuple[bytes, bytes]:
+    """(topic, properties) as stored bytes."""
+    return msg.topic.encode("utf-8"), msg.properties_string.encode("utf-8")
+
+
+def encoded_len(msg: Message) -> int:
+    topic, props = encoded_parts(msg)
+    return record_len(msg.sys_flag, len(msg.body), len(topic), len(props), msg.magic)
+
+
+def encode_into(buf, pos: int, msg: Message) -> int:
+    """Write `msg` at `buf[pos:]` exactly as the broker stores it; returns totalSize.
+
+    Every field is taken from `msg` as given (the store fills in offsets, timestamps and
+    bodyCRC before calling this); only totalSize is computed.
+    """
+    topic, props = encoded_parts(msg)
+    born_v6, store_v6 = sysflag.born_host_v6(msg.sys_flag), sysflag.store_host_v6(msg.sys_flag)
+    if msg.born_host.is_v6 != born_v6 or msg.store_host.is_v6 != store_v6:
+        raise ValueError("sysFlag host bits do not match the host address families")
+    head = HEADER_STRUCTS[(born_v6, store_v6)]
+    total = head.size + len(msg.body) + topic_len_size(msg.magic) + len(topic) + 2 + len(props)
+    head.pack_into(
+        buf, pos, total, msg.magic, msg.body_crc, msg.queue_id, msg.flag, msg.queue_offset,
+        msg.physical_offset, msg.sys_flag, msg.born_timestamp, msg.born_host.address, msg.born_host.port,
+        msg.store_timestamp, msg.store_host.address, msg.store_host.port, msg.reconsume_times,
+        msg.prepared_transaction_offset, len(msg.body),
+    )
+    p = pos + head.size
+    buf[p : p + len(msg.body)] = msg.body
+    p += len(msg.body)
+    if msg.magic == MAGIC_V2:
+        struct.pack_into(">h", buf, p, len(topic))
+        p += 2
+    else:
+        buf[p] = len(topic)
+        p += 1
+    buf[p : p + len(topic)] = topic
+    p += len(topic)
+    struct.pack_into(">h", buf, p, len(props))
+    p += 2
+    buf[p : p + len(props)] = props
+    return total
+
+
+def encode(msg: Message) -> bytes:
+    out = bytearray(encoded_len(msg))
+    encode_into(out, 0, msg)
+    return bytes(out)
+
+
+def encode_blank(size: int) -> bytes:
+    return PREFIX.pack(size, BLANK_MAGIC)
+
+
+def decode(buf, pos: int = 0, limit: int | None = None, *, verify_crc: bool = True,
+           expected_offset: int | None = None) -> Message | Blank | Corrupt:
+    """Decode the record at `buf[pos:]` (bounded by `limit`); never raises on bad bytes.
+
+    `expected_offset` is the record's real commitlog position: a physicalOffset field that
+    disagrees with it is corruption (a record copied or written at the wrong place).
+    """
+    end = len(buf) if limit is None else limit
+    room = end - pos
+    if room < PREFIX.size:
+        return Corrupt("truncated record header", room)
+    total, magic = PREFIX.unpack_from(buf, pos)
+    if magic == BLANK_MAGIC:
+        return Blank(total)
+    if magic not in (MAGIC_V1, MAGIC_V2):
+        return Corrupt(f"bad magic code 0x{magic & 0xFFFFFFFF:08X}", room)
+    if total < MIN_RECORD_LEN or total > room:
+        return Corrupt(f"bad totalSize {total} ({room} bytes left)", room)
+    sys_flag = struct.unpack_from(">i", buf, pos + SYS_FLAG_OFFSET)[0]
+    head = HEADER_STRUCTS[(sysflag.born_host_v6(sys_flag), sysflag.store_host_v6(sys_flag))]
+    if head.size > total:
+        return Corrupt("totalSize smaller than the fixed fields", total)
+    (_, _, crc, queue_id, flag, queue_offset, physical_offset, _, born_ts, born_addr, born_port, store_ts,
+     store_addr, store_port, reconsume, prepared, body_len) = head.unpack_from(buf, pos)
+    rec_end = pos + total
+    p = pos + head.size
+    if body_len < 0 or p + body_len > rec_end:
+        return Corrupt(f"bad bodyLength {body_len}", total)
+    body = bytes(buf[p : p + body_len])
+    p += body_len
+    tl_size = topic_len_size(magic)
+    if p + tl_size > rec_end:
+        return Corrupt("record ends inside the topic length", total)
+    topic_len = buf[p] if tl_size == 1 else struct.unpack_from(">h", buf, p)[0]
+    p += tl_size
+    if topic_len < 0 or p + topic_len + 2 > rec_end:
+        return Corrupt(f"bad topic length {topic_len}", total)
+    topic = bytes(buf[p : p + topic_len]).decode("utf-8", "replace")
+    p += topic_len
+    props_len = struct.unpack_from(">h", buf, p)[0]
+    p += 2
+    if props_len < 0 or p + props_len != rec_end:
+        return Corrupt(f"record length mismatch: totalSize {total}, fields add up to {p + props_len - pos}", total)
+    props = bytes(buf[p : p + props_len]).decode("utf-8", "replace")
+    if verify_crc and body_crc(body) != crc:
+        return Corrupt(f"body CRC mismatch: stored {crc}, computed {body_crc(body)}", total)
+    if expected_offset is not None and physical_offset != expected_offset:
+        return Corrupt(f"physicalOffset field {physical_offset} != position {expected_offset}", total)
+    return Message(
+        topic=topic, body=body, properties_string=props, queue_id=queue_id, flag=flag,
+        queue_offset=queue_offset, physical_offset=physical_offset, sys_flag=sys_flag,
+        born_timestamp=born_ts, born_host=SocketAddress(born_addr, born_port), store_timestamp=store_ts,
+        store_host=SocketAddress(store_addr, store_port), reconsume_times=reconsume,
+        prepared_transaction_offset=prepared, body_crc=crc, store_size=total, magic=magic,
+    )
+
+
+def to_json(msg: Message, tags_code: int | None = None, body: str = "base64") -> dict:
+    """The decode JSON schema (MessageExt names); `body` picks base64, text, hex or none."""
+    return {
+        "msgId": msg.msg_id,
+        "commitLogOffset": msg.physical_offset,
+        "storeSize": msg.store_size,
+        "topic": msg.topic,
+        "queueId": msg.queue_id,
+        "queueOffset": msg.queue_offset,
+        "sysFlag": msg.sys_flag,
+        "flag": msg.flag,
+        "bornTimestamp": msg.born_timestamp,
+        "storeTimestamp": msg.store_timestamp,
+        "bornHost": str(msg.born_host),
+        "storeHost": str(msg.store_host),
+        "reconsumeTimes": msg.reconsume_times,
+        "preparedTransactionOffset": msg.prepared_transaction_offset,
+        "bodyCRC": msg.body_crc,
+        "body": render_body(msg.body, body),
+        "propertiesString": msg.properties_string,
+        "properties": msg.properties,
+        "tagsCode": tags_code,
+    }
+
+
+BODY_FORMATS = ("base64", "text", "hex", "none")
+
+
+def render_body(body: bytes, how: str) -> str | None:
+    if how == "base64":
+        return base64.b64encode(body).decode("ascii")
+    if how == "text":
+        return body.decode("utf-8", "replace")
+    if how == "hex":
+        return body.hex()
+    return None

@@ -1,0 +1,1 @@
+"""The store engine: files, configuration and readers over a store root."""

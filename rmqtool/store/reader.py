@@ -1,0 +1,229 @@
+"""Read-only access to a store root (or a single file): commitlog scans, consume queues,
+index files and the checkpoint. Nothing here creates, locks or changes a file."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from rmqtool.errors import RmqError
+from rmqtool.format import checkpoint, consumequeue, index, message
+from rmqtool.format.finding import Finding
+from rmqtool.format.scan import END_ZEROS, RecordBatch, SegmentEnd, SegmentScanner
+from rmqtool.store.config import StoreConfig
+from rmqtool.store.paths import StorePaths
+from rmqtool.store.segments import SegmentFile, list_segments, open_read_only, read_file, single_segment
+
+
+@dataclass
+class ScanChunk:
+    """Good records of one stretch of the log and the findings met on the way."""
+
+    batch: RecordBatch | None
+    findings: list[Finding] = field(default_factory=list)
+
+
+@dataclass
+class IndexFileView:
+    path: Path
+    header: dict
+    hash_slots: int
+    index_num: int
+    buf: bytes
+
+    def slots(self) -> np.ndarray:
+        return index.decode_slots(self.buf, self.hash_slots)
+
+    def entries(self) -> np.ndarray:
+        """Entries 1 .. indexCount-1 (the used ones), with their entry numbers."""
+        count = min(self.header["indexCount"], self.index_num)
+        return index.decode_entries(self.buf, self.hash_slots, max(count, index.FIRST_INDEX))[index.FIRST_INDEX :]
+
+
+class StoreReader:
+    """A store root opened read-only, or one commitlog segment given by path."""
+
+    def __init__(self, path: str | os.PathLike, config: StoreConfig | None = None,
+                 given: set[str] | None = None) -> None:
+        p = Path(path)
+        if not p.exists():
+            raise RmqError(f"{path}: no such file or directory")
+        self.config = config or StoreConfig()
+        self.given = given or set()
+        self.single_file = p.is_file()
+        if self.single_file:
+            self.paths = StorePaths(p.parent.parent if p.parent.name == "commitlog" else p.parent)
+            self.segments = [single_segment(p)]
+        else:
+            self.paths = StorePaths(p, self.config.storePathCommitLog or None)
+            if not self.paths.is_store():
+                raise RmqError(f"{path}: not a RocketMQ store (no commitlog/ folder)")
+            self.segments = list_segments(self.paths.commitlog)
+        self.segment_size = self._segment_size()
+
+    # -- commitlog ------------------------------------------------------------------------
+    def _segment_size(self) -> int:
+        if "mappedFileSizeCommitLog" in self.given or not self.segments:
+            return self.config.mappedFileSizeCommitLog
+        sizes = [s.size for s in self.segments]
+        return max(set(sizes), key=sizes.count)
+
+    def segment_for(self, offset: int) -> SegmentFile | None:
+        for seg in self.segments:
+            if seg.start <= offset < seg.start + max(seg.size, 1):
+                return seg
+        return None
+
+    def sequence_findings(self) -> list[Finding]:
+        """Gaps between segments and segments whose size is not the configured one."""
+        out = []
+        for prev, seg in zip(self.segments, self.segments[1:], strict=False):
+            if seg.start != prev.start + self.segment_size:
+                out.append(Finding(str(prev.path), prev.end, f"gap in the segment sequence: next segment starts "
+                                   f"at {seg.start}", seg.start - prev.end))
+        for seg in self.segments:
+            if seg.size != self.segment_size and not self.single_file:
+                out.append(Finding(str(seg.path), seg.start, f"segment is {seg.size} bytes, expected "
+                                   f"{self.segment_size}", abs(self.segment_size - seg.size)))
+        return out
+
+    def scan(self, from_offset: int = 0, *, verify_crc: bool = True) -> Iterator[ScanChunk]:
+        """Every good record from `from_offset` on, in log order, with findings as data."""
+        if not self.segments:
+            return
+        first = True
+        pending_hole: Finding | None = None
+        for seg in self.segments:
+            if seg.start + seg.size <= from_offset and seg.size:
+                continue
+            if seg.size < message.BLANK_MARKER_LEN:
+                yield ScanChunk(None, [Finding(str(seg.path), seg.start, "segment file too small to hold a record",
+                                               seg.size)])
+                continue
+            start = max(from_offset - seg.start, 0)
+            with open_read_only(seg.path) as buf:
+                scanner = SegmentScanner(buf, seg.start, str(seg.path), verify_crc=verify_crc,
+                                         start=self._first_record_at(buf, seg, start) if first else 0)
+                first = False
+                for item in scanner.batches():
+                    found, scanner.findings = scanner.findings, []
+                    if isinstance(item, SegmentEnd):
+                        if pending_hole and item.pos > 0:
+                            found.insert(0, pending_hole)
+                        pending_hole = None
+                        if item.kind == END_ZEROS:
+                            pending_hole = Finding(str(seg.path), seg.start + item.pos,
+                                                   "segment ends in zeros without a blank marker while later "
+                                                   "segments hold records", seg.size - item.pos)
+                        if found:
+                            yield ScanChunk(None, found)
+                    else:
+                        if pending_hole and len(item):
+                            found.insert(0, pending_hole)
+                            pending_hole = None
+                        yield ScanChunk(item, found)
+                del scanner
+
+    def _first_record_at(self, buf, seg: SegmentFile, pos: int) -> int:
+        """`pos` when a record (or the end) starts there, else the next record start."""
+        if pos == 0 or pos >= len(buf):
+            return pos
+        probe = message.decode(buf, pos, verify_crc=False, expected_offset=seg.start + pos)
+        if not isinstance(probe, message.Corrupt):
+            return pos
+        scanner = SegmentScanner(buf, seg.start, str(seg.path))
+        found = scanner._candidates(pos, len(buf))
+        return int(found[0]) if found.size else len(buf)
+
+    def read_record(self, offset: int, *, verify_crc: bool = True) -> message.Message | message.Blank | \
+            message.Corrupt:
+        """The record at physical offset `offset` through the per-record decoder."""
+        seg = self.segment_for(offset)
+        if seg is None:
+            raise RmqError(f"offset {offset} is outside the commitlog ({self.describe_range()})")
+        with open_read_only(seg.path) as buf:
+            return message.decode(buf, offset - seg.start, verify_crc=verify_crc, expected_offset=offset)
+
+    def read_bytes(self, offset: int, length: int) -> bytes:
+        seg = self.segment_for(offset)
+        if seg is None:
+            raise RmqError(f"offset {offset} is outside the commitlog ({self.describe_range()})")
+        with open_read_only(seg.path) as buf:
+            pos = offset - seg.start
+            return bytes(buf[pos : pos + length])
+
+    def describe_range(self) -> str:
+        if not self.segments:
+            return "no segments"
+        return f"segments cover {self.segments[0].start}..{self.segments[-1].end}"
+
+    # -- consume queues ------------------------------------------------------------------------
+    def topics(self) -> list[str]:
+        d = self.paths.consumequeue
+        return sorted(e.name for e in os.scandir(d) if e.is_dir()) if d.is_dir() else []
+
+    def queue_ids(self, topic: str) -> list[int]:
+        d = self.paths.consumequeue / topic
+        return sorted(int(e.name) for e in os.scandir(d) if e.is_dir() and e.name.isdigit()) if d.is_dir() else []
+
+    def consume_queue(self, topic: str, queue_id: int) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        """(queue offsets, entries) of the valid entries, per consume-queue file of topic/queue_id."""
+        directory = self.paths.queue_dir(topic, queue_id)
+        if not directory.is_dir():
+            known = ", ".join(self.topics()) or "none"
+            raise RmqError(f"no consume queue {topic}/{queue_id} in {self.paths.root} (topics: {known})")
+        for seg in list_segments(directory):
+            yield from consume_queue_file(seg)
+
+    # -- index ---------------------------------------------------------------------------------
+    def index_paths(self) -> list[Path]:
+        d = self.paths.index
+        return sorted(Path(e.path) for e in os.scandir(d) if e.is_file()) if d.is_dir() else []
+
+    def index_file(self, path: Path) -> IndexFileView:
+        buf = read_file(path)
+        if len(buf) < index.HEADER_LEN:
+            raise RmqError(f"{path}: {len(buf)} bytes is too small for an index file")
+        header = index.header_to_json(index.decode_header(buf))
+        slots, num = self.config.maxHashSlotNum, self.config.maxIndexNum
+        if index.file_len(slots, num) != len(buf) and not {"maxHashSlotNum", "maxIndexNum"} & self.given:
+            slots, num = infer_index_geometry(len(buf))
+        if index.file_len(slots, num) != len(buf):
+            raise RmqError(f"{path}: {len(buf)} bytes does not match maxHashSlotNum={slots}, maxIndexNum={num};"
+                           " pass --config broker.conf")
+        return IndexFileView(path, header, slots, num, buf)
+
+    # -- checkpoint ----------------------------------------------------------------------------
+    def checkpoint(self) -> checkpoint.Checkpoint:
+        path = self.paths.checkpoint
+        if not path.is_file():
+            raise RmqError(f"{self.paths.root}: no checkpoint file")
+        buf = read_file(path)
+        if len(buf) < 24:
+            raise RmqError(f"{path}: {len(buf)} bytes is too small for a checkpoint")
+        return checkpoint.decode(buf)
+
+    def abort_present(self) -> bool:
+        return self.paths.abort.exists()
+
+
+def consume_queue_file(seg: SegmentFile) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """(queue offsets, entries) of the valid entries of one consume-queue file."""
+    entries = consumequeue.decode_entries(read_file(seg.path))
+    valid = np.flatnonzero(consumequeue.valid_mask(entries))
+    if valid.size:
+        yield valid + seg.start // consumequeue.ENTRY_LEN, entries[valid]
+
+
+def infer_index_geometry(size: int) -> tuple[int, int]:
+    """(slots, entries) of an index file of `size` bytes with the broker's 1:4 slot/entry ratio."""
+    body = size - index.HEADER_LEN
+    per_slot = index.SLOT_LEN + 4 * index.ENTRY_LEN
+    if body > 0 and body % per_slot == 0:
+        return body // per_slot, 4 * (body // per_slot)
+    return index.DEFAULT_HASH_SLOTS, index.DEFAULT_INDEX_NUM
+

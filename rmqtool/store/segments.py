@@ -1,0 +1,75 @@
+"""Read-only views of a sequence of fixed-size files named by their start offset."""
+
+from __future__ import annotations
+
+import contextlib
+import mmap
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from rmqtool.errors import RmqError
+from rmqtool.store.paths import parse_offset_name
+
+
+@dataclass(frozen=True)
+class SegmentFile:
+    path: Path
+    start: int
+    size: int
+
+    @property
+    def end(self) -> int:
+        return self.start + self.size
+
+
+def list_segments(directory: Path) -> list[SegmentFile]:
+    """Files of `directory` named by a 20-digit offset, in offset order (others are ignored)."""
+    if not directory.is_dir():
+        return []
+    out = []
+    for entry in os.scandir(directory):
+        start = parse_offset_name(entry.name)
+        if start is not None and entry.is_file():
+            out.append(SegmentFile(Path(entry.path), start, entry.stat().st_size))
+    return sorted(out, key=lambda s: s.start)
+
+
+def single_segment(path: Path) -> SegmentFile:
+    """One file given on the command line; its name gives its start offset when it is one."""
+    start = parse_offset_name(path.name)
+    return SegmentFile(path, start or 0, path.stat().st_size)
+
+
+@contextmanager
+def open_read_only(path: Path) -> Iterator[mmap.mmap | bytes]:
+    """The file's bytes through a read-only mmap (never creates or changes anything).
+
+    The map is closed on exit when nothing still borrows it; otherwise it is released as
+    soon as the last borrower (a numpy view) goes away.
+    """
+    try:
+        f = open(path, "rb")  # noqa: SIM115 - closed below, after the map
+    except OSError as e:
+        raise RmqError(f"cannot open {path}: {e.strerror}") from None
+    with f:
+        if os.fstat(f.fileno()).st_size == 0:
+            yield b""
+            return
+        mm = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+    if hasattr(mm, "madvise"):
+        mm.madvise(mmap.MADV_SEQUENTIAL)
+    try:
+        yield mm
+    finally:
+        with contextlib.suppress(BufferError):
+            mm.close()
+
+
+def read_file(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError as e:
+        raise RmqError(f"cannot read {path}: {e.strerror}") from None
