@@ -227,3 +227,11 @@ def infer_index_geometry(size: int) -> tuple[int, int]:
         return body // per_slot, 4 * (body // per_slot)
     return index.DEFAULT_HASH_SLOTS, index.DEFAULT_INDEX_NUM
 
+
+
+def open_reader(path: str | os.PathLike, config_path: str | os.PathLike | None = None) -> StoreReader:
+    """A reader over `path` with the settings of `config_path` (a broker.conf), if given."""
+    if config_path is None:
+        return StoreReader(path)
+    cfg, given = StoreConfig.from_file(config_path)
+    return StoreReader(path, cfg, given)

@@ -1,0 +1,1 @@
+"""Throughput measurements behind `rmqtool bench`."""

@@ -1,0 +1,37 @@
+"""`rmqtool bench ...`: throughput measurements."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from rmqtool.cli import output
+
+app = typer.Typer(help="Measure throughput (messages/s, MB/s, peak RSS).", no_args_is_help=True)
+
+
+@app.command("scan")
+def scan(
+    store: Path | None = typer.Argument(None, help="Store to scan; omitted: generate one in a temp dir."),
+    messages: int = typer.Option(1_000_000, "--messages", min=1, help="Messages to generate."),
+    body_size: int = typer.Option(100, "--body-size", min=0, help="Body bytes of generated messages."),
+    mode: str = typer.Option("full", "--mode", help="full (every field, every CRC) or headers (fixed fields)."),
+    repeat: int = typer.Option(3, "--repeat", min=1, help="Runs; the best is reported."),
+    as_json: bool = typer.Option(False, "--json", help="One JSON object."),
+    config: Path | None = typer.Option(None, "--config", help="broker.conf of STORE."),
+) -> None:
+    """Scan a commitlog and report messages/s and MB/s.
+
+    Example: [bold]rmqtool bench scan --messages 2000000 --body-size 100 --mode full --json[/]
+    """
+    from rmqtool.bench.scan import MODES, run_scan_bench
+
+    if mode not in MODES:
+        raise typer.BadParameter(f"must be one of {', '.join(MODES)}", param_hint="--mode")
+    result = run_scan_bench(store, messages=messages, body_size=body_size, mode=mode, repeat=repeat,
+                            config=config, progress=output.stderr)
+    if as_json:
+        output.emit_json(result)
+    else:
+        output.stdout.print(output.key_values(f"bench scan ({mode})", result))

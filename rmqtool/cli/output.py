@@ -1,0 +1,44 @@
+"""Rendering shared by the commands: JSON to stdout, rich tables and panels, errors to stderr."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterable
+
+from rich.console import Console
+from rich.table import Table
+
+stdout = Console(highlight=False, soft_wrap=False)
+stderr = Console(stderr=True, highlight=False)
+
+
+def emit_json(doc: object) -> None:
+    sys.stdout.write(json.dumps(doc, ensure_ascii=False, indent=2) + "\n")
+
+
+def emit_jsonl(objects: Iterable[dict]) -> None:
+    write = sys.stdout.write
+    dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+    for obj in objects:
+        write(dumps(obj) + "\n")
+
+
+def table(title: str | None, columns: list[str], **kwargs) -> Table:
+    t = Table(title=title, title_justify="left", **kwargs)
+    for c in columns:
+        t.add_column(c, overflow="fold")
+    return t
+
+
+def key_values(title: str, values: dict) -> Table:
+    t = Table(title=title, title_justify="left", show_header=False)
+    t.add_column("field", style="bold")
+    t.add_column("value")
+    for k, v in values.items():
+        t.add_row(str(k), str(v))
+    return t
+
+
+def warn(text: str) -> None:
+    stderr.print(f"[yellow]warning:[/] {text}", markup=True)

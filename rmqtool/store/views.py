@@ -1,0 +1,166 @@
+"""What the decode and inspect commands show, computed from a StoreReader."""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from rmqtool.errors import RmqError
+from rmqtool.format import consumequeue, index, message
+from rmqtool.format.finding import ERROR, Finding
+from rmqtool.format.template import FieldSpan, record_template
+from rmqtool.store.reader import StoreReader
+from rmqtool.store.segments import SegmentFile, open_read_only, single_segment
+
+
+@dataclass
+class DecodedMessage:
+    message: message.Message
+    tags_code: int | None
+
+    def to_json(self, body: str = "base64") -> dict:
+        return message.to_json(self.message, self.tags_code, body)
+
+
+def tags_code_of(msg: message.Message, levels_ms: list[int]) -> int | None:
+    """The consume-queue tagsCode of a record, None for records that are not dispatched."""
+    if not consumequeue.in_consume_queue(msg.sys_flag):
+        return None
+    return consumequeue.tags_code(msg.topic, msg.properties, msg.store_timestamp, levels_ms)
+
+
+def decode_log(reader: StoreReader, *, from_offset: int = 0, count: int | None = None, topic: str | None = None,
+               verify_crc: bool = True) -> Iterator[DecodedMessage | Finding]:
+    """Messages (and findings, in offset order) from `from_offset` on; `count` limits messages."""
+    levels = reader.config.delay_levels_ms
+    left = count
+    if from_offset == 0:
+        yield from reader.sequence_findings()
+    for chunk in reader.scan(from_offset, verify_crc=verify_crc):
+        messages: Iterator[tuple[int, DecodedMessage]] = iter(())
+        if chunk.batch is not None and len(chunk.batch):
+            batch = chunk.batch
+            picks = np.arange(len(batch))
+            if topic is not None:
+                ids, names = batch.topics()
+                wanted = [i for i, name in enumerate(names) if name == topic]
+                picks = picks[np.isin(ids, wanted)]
+            if left is not None:
+                picks = picks[:left]
+                left -= len(picks)
+            messages = ((int(batch.offsets[i]), _decoded(batch.message(i), levels)) for i in picks.tolist())
+        findings = ((f.offset, f) for f in chunk.findings)
+        for _, item in heapq.merge(messages, findings, key=lambda pair: pair[0]):
+            yield item
+        if left is not None and left <= 0:
+            return
+
+
+def _decoded(msg: message.Message, levels: list[int]) -> DecodedMessage:
+    return DecodedMessage(msg, tags_code_of(msg, levels))
+
+
+def queue_entries(reader: StoreReader | None, topic: str | None, queue_id: int | None,
+                  file: Path | None = None) -> Iterator[dict]:
+    """Consume-queue entries of topic/queue (or of one queue file) as decode JSON objects."""
+    from rmqtool.store.reader import consume_queue_file
+
+    if file is not None:
+        parts: Iterator[tuple[np.ndarray, np.ndarray]] = consume_queue_file(single_segment(file))
+    else:
+        if reader is None or topic is None or queue_id is None:
+            raise RmqError("give --topic and --queue (or the path of one consume-queue file)")
+        parts = reader.consume_queue(topic, queue_id)
+    for offsets, entries in parts:
+        cols = [offsets.tolist(), entries["commitLogOffset"].tolist(), entries["size"].tolist(),
+                entries["tagsCode"].tolist()]
+        for qo, off, size, tags in zip(*cols, strict=True):
+            yield {"queueOffset": qo, "commitLogOffset": off, "size": size, "tagsCode": tags}
+
+
+def index_report(reader: StoreReader, path: Path, with_entries: bool = True) -> dict:
+    """Header, slot fill statistics and entries of one index file."""
+    view = reader.index_file(path)
+    slots = view.slots()
+    used = slots[slots > index.INVALID_INDEX]
+    entries = view.entries()
+    chain = _chain_lengths(slots, entries)
+    report = {
+        "file": str(path),
+        "name": path.name,
+        "header": view.header,
+        "slots": {
+            "hashSlotNum": view.hash_slots,
+            "indexNum": view.index_num,
+            "used": int(used.size),
+            "fill": round(used.size / view.hash_slots, 4) if view.hash_slots else 0.0,
+            "entries": len(entries),
+            "longestChain": int(chain.max()) if chain.size else 0,
+            "meanChain": round(float(chain.mean()), 3) if chain.size else 0.0,
+        },
+    }
+    if with_entries:
+        numbers = np.arange(index.FIRST_INDEX, index.FIRST_INDEX + len(entries)).tolist()
+        begin = view.header["beginTimestamp"]
+        report["entries"] = [
+            {"entry": n, "keyHash": h, "phyOffset": off, "timeDiff": td, "timestamp": begin + td * 1000,
+             "prevIndex": prev, "slot": index.slot_of(h, view.hash_slots)}
+            for n, h, off, td, prev in zip(numbers, entries["keyHash"].tolist(), entries["phyOffset"].tolist(),
+                                           entries["timeDiff"].tolist(), entries["prevIndex"].tolist(), strict=True)
+        ]
+    return report
+
+
+def _chain_lengths(slots: np.ndarray, entries: np.ndarray) -> np.ndarray:
+    """Length of the chain hanging from each used slot (bounded walk, cycles cut)."""
+    prev = np.concatenate([[0], entries["prevIndex"].astype(np.int64)])
+    heads = slots[slots > 0].astype(np.int64)
+    heads = heads[heads < len(prev)]
+    lengths = np.zeros(len(heads), dtype=np.int64)
+    cur = heads.copy()
+    for _ in range(len(prev)):
+        live = (cur > 0) & (cur < len(prev))
+        if not live.any():
+            break
+        lengths += live
+        cur = np.where(live, prev[np.clip(cur, 0, len(prev) - 1)], 0)
+    return lengths
+
+
+def index_targets(reader: StoreReader, path: Path | None) -> list[Path]:
+    if path is not None and path.is_file():
+        return [path]
+    found = reader.index_paths()
+    if not found:
+        raise RmqError(f"{reader.paths.root}: no index files")
+    return found
+
+
+@dataclass
+class Inspection:
+    offset: int
+    segment: SegmentFile
+    spans: list[FieldSpan]
+    problem: str | None
+    raw: bytes
+
+
+def inspect_record(reader: StoreReader, offset: int) -> Inspection:
+    """The record at `offset` laid out field by field with raw bytes."""
+    seg = reader.segment_for(offset)
+    if seg is None:
+        raise RmqError(f"offset {offset} is outside the commitlog ({reader.describe_range()})")
+    with open_read_only(seg.path) as buf:
+        pos = offset - seg.start
+        spans, problem = record_template(buf, pos)
+        length = spans[-1].start + spans[-1].length if spans else 0
+        raw = bytes(buf[pos : pos + length])
+    return Inspection(offset, seg, spans, problem, raw)
+
+
+def has_errors(findings: list[Finding]) -> bool:
+    return any(f.severity == ERROR for f in findings)
