@@ -1,23 +1,25 @@
 """The columnar commitlog scanner: record boundaries and fixed fields for many records at once.
 
-A segment is walked front to back in windows. Candidate record starts are found with a
-vectorized search for the magic code at byte 4 and confirmed by the physicalOffset field,
-which every record carries and which must equal the record's own position. Runs of
-candidates that chain (start + totalSize = next start) are taken whole; anything else
-(blank marker, zeros, torn or corrupt bytes) goes through the per-record decoder, so both
-paths share one codec. Corruption becomes a `Finding` and the scan resynchronizes on the
-next confirmed record: it never raises on bad bytes.
+A segment is walked front to back in windows. A compiled walk (`kernels.walk`) follows
+totalSize from record to record while each record is a well-formed message whose
+physicalOffset field equals its own position; the fixed fields of all records it passed
+are then pulled as numpy columns in one gather. Where the walk stops (blank marker, zeros,
+a torn or corrupt record) the per-record decoder classifies the bytes, so both paths share
+one codec. Corruption becomes a `Finding` and the scan resynchronizes on the next position
+that holds the magic code and its own offset (a vectorized search): it never raises on
+bad bytes.
 """
 
 from __future__ import annotations
 
-import zlib
-from collections.abc import Iterator
+import struct
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
+from operator import itemgetter
 
 import numpy as np
 
-from rmqtool.format import message, sysflag
+from rmqtool.format import kernels, message, sysflag
 from rmqtool.format.crc import POSITIVE_MASK
 from rmqtool.format.finding import ERROR, Finding
 from rmqtool.format.message import (
@@ -32,8 +34,11 @@ from rmqtool.format.message import (
 
 WINDOW_BYTES = 32 << 20
 _SEARCH_CHUNK = 1 << 18  # keeps the byte comparison in cache
-_MAGIC_FIRST_BYTE = (MAGIC_V1 & 0xFFFFFFFF) >> 24  # shared by v1 and v2 magic codes
+_MAGIC_BYTE0 = (MAGIC_V1 >> 24) & 0xFF  # the first two bytes are shared by v1 and v2 magic codes
+_MAGIC_BYTE1 = (MAGIC_V1 >> 16) & 0xFF
 _HOST_V6_BITS = sysflag.BORN_HOST_V6 | sysflag.STORE_HOST_V6
+_V4_DTYPE = message.header_dtype(False, False)
+_V4_HEADER = f"V{_V4_DTYPE.itemsize}"
 _SIZED_REASONS = ("physicalOffset", "record length mismatch")  # the size field itself is sound
 
 END_BLANK = "blank"  # a blank marker closes the segment
@@ -41,11 +46,43 @@ END_ZEROS = "zeros"  # the rest of the segment is zeros: the end of the log
 END_FILE = "eof"  # the last record ends exactly at the end of the file
 
 
-def _strided(arr: np.ndarray, dtype: str | np.dtype) -> np.ndarray:
-    """A view with one element starting at every byte of `arr` (for unaligned gathers)."""
+def _strided(buf, dtype: str | np.dtype) -> np.ndarray:
+    """A view of `buf` with one element starting at every byte (for unaligned gathers).
+
+    Built on the raw buffer, not on a numpy array over it: gathers from the latter are
+    several times slower.
+    """
     dt = np.dtype(dtype)
-    n = max(len(arr) - dt.itemsize + 1, 0)
-    return np.ndarray(shape=(n,), dtype=dt, buffer=arr, offset=0, strides=(1,))
+    n = max(len(buf) - dt.itemsize + 1, 0)
+    return np.ndarray(shape=(n,), dtype=dt, buffer=buf, offset=0, strides=(1,))
+
+
+class Columns(Mapping):
+    """Fixed header fields of many records, converted to native-endian arrays on first use."""
+
+    def __init__(self, raw: np.ndarray) -> None:
+        self.raw = raw  # big-endian structured rows (IPv4 layout; other layouts patched in)
+        self._cache: dict[str, np.ndarray] = {}
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        col = self._cache.get(name)
+        if col is None:
+            if name not in _COLUMN_FIELDS:
+                raise KeyError(name)
+            field_raw = self.raw[name]
+            col = self._cache[name] = field_raw.astype(field_raw.dtype.newbyteorder("="))
+        return col
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(_COLUMN_FIELDS)
+
+    def __len__(self) -> int:
+        return len(_COLUMN_FIELDS)
+
+    def select(self, mask: np.ndarray) -> Columns:
+        out = Columns(self.raw[mask])
+        out._cache = {k: v[mask] for k, v in self._cache.items()}
+        return out
 
 
 @dataclass
@@ -56,13 +93,14 @@ class RecordBatch:
     base: int
     buf: object
     pos: np.ndarray  # record start within the segment
-    cols: dict[str, np.ndarray]
+    cols: Columns
     body_pos: np.ndarray
     topic_pos: np.ndarray
     topic_len: np.ndarray
     props_pos: np.ndarray
     props_len: np.ndarray
     _topics: tuple[np.ndarray, list[str]] | None = field(default=None, repr=False)
+    _bodies: list[bytes] | None = field(default=None, repr=False)
 
     def __len__(self) -> int:
         return len(self.pos)
@@ -82,19 +120,22 @@ class RecordBatch:
         return [names[i] for i in ids.tolist()]
 
     def bodies(self) -> list[bytes]:
-        return _slices(self.buf, self.body_pos, self.cols["bodyLength"])
+        if self._bodies is None:
+            self._bodies = _slices(self.buf, self.body_pos, self.cols["bodyLength"])
+        return self._bodies
 
     def properties_strings(self) -> list[str]:
         raw = _slices(self.buf, self.props_pos, self.props_len)
         return [r.decode("utf-8", "replace") for r in raw]
 
     def body_crcs(self) -> np.ndarray:
-        crc = np.fromiter(map(zlib.crc32, self.bodies()), dtype=np.int64, count=len(self))
-        return crc & POSITIVE_MASK
+        """java.util.zip.CRC32 of every body, masked positive as the store records it."""
+        arr = np.frombuffer(self.buf, dtype=np.uint8)
+        return kernels.body_crcs(arr, self.body_pos, self.cols["bodyLength"]) & POSITIVE_MASK
 
     def select(self, mask: np.ndarray) -> RecordBatch:
         return RecordBatch(
-            self.file, self.base, self.buf, self.pos[mask], {k: v[mask] for k, v in self.cols.items()},
+            self.file, self.base, self.buf, self.pos[mask], self.cols.select(mask),
             self.body_pos[mask], self.topic_pos[mask], self.topic_len[mask], self.props_pos[mask],
             self.props_len[mask],
         )
@@ -117,9 +158,38 @@ class SegmentEnd:
     kind: str  # END_BLANK, END_ZEROS or END_FILE
 
 
+def _length_groups(lengths: np.ndarray) -> Iterator[tuple[int, np.ndarray]]:
+    """(length, indices) for each distinct length, indices in ascending order."""
+    if len(lengths) and (lengths == lengths[0]).all():
+        yield int(lengths[0]), np.arange(len(lengths))
+        return
+    order = np.argsort(lengths, kind="stable")
+    sorted_len = lengths[order]
+    cuts = np.flatnonzero(np.diff(sorted_len)) + 1
+    for group in np.split(order, cuts):
+        yield int(lengths[group[0]]), group
+
+
+def _fixed_slices(buf, starts: np.ndarray, length: int) -> Iterator[bytes]:
+    """arr[s:s+length] for each s, as bytes, produced by one gather and a C-level split."""
+    if length == 0:
+        return iter([b""] * len(starts))
+    packed = _strided(buf, f"V{length}")[starts].tobytes()
+    return map(itemgetter(0), struct.iter_unpack(f"{length}s", packed))
+
+
 def _slices(buf, starts: np.ndarray, lengths: np.ndarray) -> list[bytes]:
-    ends = starts + lengths
-    return list(map(buf.__getitem__, map(slice, starts.tolist(), ends.tolist())))
+    """buf[start:start+len] for every record, in record order."""
+    pieces: list[bytes] = []
+    order = []
+    for length, idx in _length_groups(lengths):
+        pieces.extend(_fixed_slices(buf, starts[idx], length))
+        order.append(idx)
+    if len(order) == 1:
+        return pieces
+    where = np.empty(len(starts), dtype=np.int64)
+    where[np.concatenate(order)] = np.arange(len(starts))
+    return [pieces[i] for i in where.tolist()]
 
 
 def _group_strings(buf, starts: np.ndarray, lengths: np.ndarray) -> tuple[np.ndarray, list[str]]:
@@ -127,30 +197,40 @@ def _group_strings(buf, starts: np.ndarray, lengths: np.ndarray) -> tuple[np.nda
     n = len(starts)
     if n == 0:
         return np.zeros(0, dtype=np.int64), []
-    width = max(int(lengths.max()), 1)
-    arr = np.frombuffer(buf, dtype=np.uint8)
-    limit = len(arr) - width
-    rows = np.zeros((n, width), dtype=np.uint8)
-    inside = starts <= limit
-    if inside.any():
-        rows[inside] = _strided(arr, f"V{width}")[starts[inside]].view(np.uint8).reshape(-1, width)
-    for i in np.flatnonzero(~inside).tolist():  # the last bytes of a segment: copy by hand
-        s = int(starts[i])
-        rows[i, : len(arr) - s] = arr[s:]
-    rows[np.arange(width) >= lengths[:, None]] = 0
-    keyed = np.hstack([rows, lengths.astype(">u2").view(np.uint8).reshape(n, 2)])
-    uniq, first, inverse = np.unique(
-        keyed.view(f"V{width + 2}").ravel(), return_index=True, return_inverse=True
-    )
+    if (lengths == lengths[0]).all():
+        keys = _strided(buf, f"V{max(int(lengths[0]), 1)}")[starts] if lengths[0] else np.zeros(n, dtype="V1")
+    else:
+        keys = _padded_keys(buf, starts, lengths)
+    if (keys == keys[0]).all():  # one topic: the common case
+        first, inverse = np.zeros(1, dtype=np.int64), np.zeros(n, dtype=np.int64)
+    else:
+        _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
     names = [bytes(buf[int(starts[i]) : int(starts[i] + lengths[i])]).decode("utf-8", "replace") for i in first]
     return inverse.ravel().astype(np.int64), names
+
+
+def _padded_keys(buf, starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """Each string zero-padded to the longest, with its length appended, as one void value."""
+    n, width = len(starts), max(int(lengths.max()), 1)
+    size = len(buf)
+    rows = np.zeros((n, width), dtype=np.uint8)
+    inside = starts + width <= size
+    if inside.any():
+        rows[inside] = _strided(buf, f"V{width}")[starts[inside]].view(np.uint8).reshape(-1, width)
+    for i in np.flatnonzero(~inside).tolist():  # the last bytes of a file: copy by hand
+        s = int(starts[i])
+        tail = bytes(buf[s:])
+        rows[i, : len(tail)] = np.frombuffer(tail, dtype=np.uint8)
+    rows[np.arange(width) >= lengths[:, None]] = 0
+    keyed = np.hstack([rows, lengths.astype(">u2").view(np.uint8).reshape(n, 2)])
+    return keyed.view(f"V{width + 2}").ravel()
 
 
 class SegmentScanner:
     """Walks one segment buffer; `batches()` yields RecordBatch objects, then one SegmentEnd."""
 
     def __init__(self, buf, base: int, file: str, *, verify_crc: bool = True, start: int = 0,
-                 window: int = WINDOW_BYTES) -> None:
+                 window: int = WINDOW_BYTES, data_end: int | None = None) -> None:
         self.buf = buf
         self.base = base
         self.file = file
@@ -158,58 +238,40 @@ class SegmentScanner:
         self.start = start
         self.window = window
         self.arr = np.frombuffer(buf, dtype=np.uint8)
-        self.i4 = _strided(self.arr, ">i4")
-        self.i8 = _strided(self.arr, ">i8")
+        # bytes from data_end on are known to be zeros (a hole of a sparse file)
+        self.data_end = len(self.arr) if data_end is None else min(data_end, len(self.arr))
+        self.i4 = _strided(buf, ">i4")
+        self.i8 = _strided(buf, ">i8")
         self.findings: list[Finding] = []
         self.end: SegmentEnd | None = None
-
-    # -- candidate discovery -------------------------------------------------------------
-    def _candidates(self, lo: int, hi: int) -> np.ndarray:
-        """Starts in [lo, hi) with a message magic, a plausible size and their own offset."""
-        arr, size = self.arr, len(self.arr)
-        found = []
-        for c0 in range(lo + MAGIC_OFFSET, min(hi + MAGIC_OFFSET, size), _SEARCH_CHUNK):
-            c1 = min(c0 + _SEARCH_CHUNK, hi + MAGIC_OFFSET, size)
-            found.append(np.flatnonzero(arr[c0:c1] == _MAGIC_FIRST_BYTE) + (c0 - MAGIC_OFFSET))
-        if not found:
-            return np.zeros(0, dtype=np.int64)
-        c = np.concatenate(found)
-        c = c[c + MIN_RECORD_LEN <= size]
-        magic = self.i4[c + MAGIC_OFFSET]
-        c = c[(magic == MAGIC_V1) | (magic == MAGIC_V2)]
-        c = c[self.i8[c + PHYSICAL_OFFSET_OFFSET] == c + self.base]
-        total = self.i4[c]
-        return c[(total >= MIN_RECORD_LEN) & (total <= size - c)]
 
     # -- the walk ------------------------------------------------------------------------------
     def batches(self) -> Iterator[RecordBatch | SegmentEnd]:
         size = len(self.arr)
         pos = self.start
+        out = np.empty(self.window // MIN_RECORD_LEN + 1, dtype=np.int64)
         while self.end is None:
             if pos >= size:
                 self.end = SegmentEnd(self.file, self.base, pos, END_FILE)
                 break
             hi = min(pos + self.window, size)
-            cand = self._candidates(pos, hi)
-            nexts = cand + self.i4[cand]
-            run_starts: list[np.ndarray] = []
+            runs: list[np.ndarray] = []
             while pos < hi and self.end is None:
-                j = int(np.searchsorted(cand, pos))
-                if j < len(cand) and cand[j] == pos:
-                    chain = np.flatnonzero(nexts[j:-1] != cand[j + 1 :])
-                    k = j + (int(chain[0]) if chain.size else len(cand) - 1 - j)
-                    run_starts.append(cand[j : k + 1])
-                    pos = int(nexts[k])
-                else:
+                count, stop = kernels.walk(self.arr, pos, hi, self.base, out)
+                if count:
+                    runs.append(out[:count].copy())
+                pos = stop
+                if pos < hi:
                     here = pos
-                    pos, keep = self._slow_step(pos, cand, j)
+                    pos, keep = self._slow_step(pos)
                     if keep:
-                        run_starts.append(np.array([here], dtype=np.int64))
-            if run_starts:
-                yield from self._columns(np.concatenate(run_starts))
+                        runs.append(np.array([here], dtype=np.int64))
+            if runs:
+                starts = np.concatenate(runs) if len(runs) > 1 else runs[0]
+                yield self._columns(starts, self._headers(starts))
         yield self.end
 
-    def _slow_step(self, pos: int, cand: np.ndarray, j: int) -> tuple[int, bool]:
+    def _slow_step(self, pos: int) -> tuple[int, bool]:
         """Classify the bytes at `pos` with the per-record decoder.
 
         Returns where to go on and whether `pos` holds a good record to keep.
@@ -221,97 +283,131 @@ class SegmentScanner:
         if isinstance(rec, message.Message):
             return pos + rec.store_size, True
         size = len(self.arr)
-        next_cand = self._next_candidate(pos + 1, cand, j)
-        stop = next_cand if next_cand is not None else size
-        if not self.arr[pos:stop].any():
-            if next_cand is None:
+        next_start = self.next_record_start(pos + 1)
+        stop = next_start if next_start is not None else size
+        if not self.arr[pos : min(stop, max(self.data_end, pos))].any():
+            if next_start is None:
                 self.end = SegmentEnd(self.file, self.base, pos, END_ZEROS)
             else:
                 self._report(pos, "zero-filled gap before the next record", stop - pos)
             return stop, False
-        if rec.reason.startswith(_SIZED_REASONS) and (next_cand is None or pos + rec.length <= next_cand):
+        if rec.reason.startswith(_SIZED_REASONS) and (next_start is None or pos + rec.length <= next_start):
             self._report(pos, rec.reason, rec.length)
             return pos + rec.length, False
-        if next_cand is None:
-            garbage = int(np.flatnonzero(self.arr[pos:])[-1]) + 1
+        if next_start is None:
+            garbage = int(np.flatnonzero(self.arr[pos : max(self.data_end, pos + 1)])[-1]) + 1
             self._report(pos, f"{rec.reason}; no record follows", garbage)
             self.end = SegmentEnd(self.file, self.base, pos, END_ZEROS)
             return size, False
         self._report(pos, f"{rec.reason}; skipped to the next record", stop - pos)
         return stop, False
 
-    def _next_candidate(self, lo: int, cand: np.ndarray, j: int) -> int | None:
-        later = cand[j:]
-        later = later[later >= lo]
-        if later.size:
-            return int(later[0])
-        found = self._candidates(lo, len(self.arr))
-        return int(found[0]) if found.size else None
+    def next_record_start(self, lo: int) -> int | None:
+        """The first position >= lo holding a message magic, a plausible size and its own
+        offset (where a scan resynchronizes after corruption); None when there is none."""
+        while lo < self.data_end:
+            hi = min(lo + self.window, self.data_end)
+            found = self._candidates(lo, hi)
+            if found.size:
+                return int(found[0])
+            lo = hi
+        return None
+
+    def _candidates(self, lo: int, hi: int) -> np.ndarray:
+        """Positions in [lo, hi) that could start a record: the magic code at byte 4, then
+        confirmed by a plausible totalSize and a physicalOffset field equal to the position."""
+        arr, size = self.arr, len(self.arr)
+        found = []
+        top = min(hi + MAGIC_OFFSET, size - 1)
+        for c0 in range(lo + MAGIC_OFFSET, top, _SEARCH_CHUNK):
+            c1 = min(c0 + _SEARCH_CHUNK, top)
+            hit = arr[c0:c1] == _MAGIC_BYTE0
+            hit &= arr[c0 + 1 : c1 + 1] == _MAGIC_BYTE1
+            where = np.flatnonzero(hit)
+            if where.size:
+                found.append(where + (c0 - MAGIC_OFFSET))
+        if not found:
+            return np.zeros(0, dtype=np.int64)
+        c = np.concatenate(found)
+        c = c[c + MIN_RECORD_LEN <= size]
+        magic = self.i4[c + MAGIC_OFFSET]
+        c = c[(magic == MAGIC_V1) | (magic == MAGIC_V2)]
+        c = c[self.i8[c + PHYSICAL_OFFSET_OFFSET] == c + self.base]
+        total = self.i4[c]
+        return c[(total >= MIN_RECORD_LEN) & (total <= size - c)]
 
     def _report(self, pos: int, reason: str, nbytes: int, severity: str = ERROR) -> None:
         self.findings.append(Finding(self.file, self.base + pos, reason, int(nbytes), severity))
 
+    def _headers(self, starts: np.ndarray) -> np.ndarray:
+        """Writable big-endian header rows (IPv4 layout) at `starts`; zero-padded at the file end."""
+        head = _strided(self.buf, _V4_HEADER)
+        inside = starts < len(head)
+        if inside.all():
+            return head[starts].view(_V4_DTYPE)
+        rows = np.zeros(len(starts), dtype=_V4_DTYPE)
+        rows[inside] = head[starts[inside]].view(_V4_DTYPE)
+        for i in np.flatnonzero(~inside).tolist():
+            tail = bytes(self.buf[int(starts[i]) :])
+            rows[i : i + 1].view(np.uint8)[: len(tail)] = np.frombuffer(tail, dtype=np.uint8)
+        return rows
+
     # -- columns ---------------------------------------------------------------------------
-    def _columns(self, starts: np.ndarray) -> Iterator[RecordBatch]:
+    def _columns(self, starts: np.ndarray, raw: np.ndarray) -> RecordBatch:
         arr = self.arr
-        v4_dtype = message.header_dtype(False, False)
-        head = _strided(arr, f"V{v4_dtype.itemsize}")
-        limit = len(head)
-        inside = starts < limit
-        raw = np.zeros(len(starts), dtype=v4_dtype)
-        raw[inside] = head[starts[inside]].view(v4_dtype)
-        cols = {name: raw[name].astype(raw.dtype[name].newbyteorder("=")) for name in _COLUMN_FIELDS}
-        sys_flag = self.i4[starts + message.SYS_FLAG_OFFSET]
-        cols["sysFlag"] = sys_flag.astype(np.int32)
-        hdr_len = np.full(len(starts), v4_dtype.itemsize, dtype=np.int64)
-        odd = np.flatnonzero(((sys_flag & _HOST_V6_BITS) != 0) | ~inside)
-        for i in odd.tolist():  # IPv6 hosts, or a header at the very end: the struct codec
-            self._fill_odd(int(starts[i]), i, cols, hdr_len)
-        body_pos = starts + hdr_len
+        sys_flag = raw["sysFlag"]
+        hdr_len = np.full(len(starts), _V4_DTYPE.itemsize, dtype=np.int64)
+        for i in np.flatnonzero((sys_flag & _HOST_V6_BITS) != 0).tolist():
+            self._fill_v6(int(starts[i]), i, raw, hdr_len)  # IPv6 hosts: through the struct codec
+        cols = Columns(raw)
         body_len = cols["bodyLength"].astype(np.int64)
+        body_pos = starts + hdr_len
         tl_pos = body_pos + body_len
         v2 = cols["magicCode"] == MAGIC_V2
         topic_len = arr[np.clip(tl_pos, 0, len(arr) - 1)].astype(np.int64)
         if v2.any():
-            topic_len[v2] = self.i4[tl_pos[v2] - 2] & 0xFFFF
+            topic_len[v2] = self.i4[np.clip(tl_pos[v2] - 2, 0, len(self.i4) - 1)] & 0xFFFF
         topic_pos = tl_pos + np.where(v2, 2, 1)
         props_len_pos = topic_pos + topic_len
         props_len = np.zeros(len(starts), dtype=np.int64)
-        ok_pos = props_len_pos + 2 <= len(arr)
-        props_len[ok_pos] = (arr[props_len_pos[ok_pos]].astype(np.int64) << 8) | arr[props_len_pos[ok_pos] + 1]
+        ok_pos = (body_len >= 0) & (props_len_pos + 2 <= len(arr))
+        at = props_len_pos[ok_pos]
+        props_len[ok_pos] = (arr[at].astype(np.int64) << 8) | arr[at + 1]
         props_pos = props_len_pos + 2
-        consistent = (body_len >= 0) & ok_pos & (props_len < 0x8000) & (props_pos + props_len - starts == cols["totalSize"])
+        good = ok_pos & (props_len < 0x8000) & (props_pos + props_len - starts == cols["totalSize"])
         batch = RecordBatch(self.file, self.base, self.buf, starts, cols, body_pos, topic_pos, topic_len,
                             props_pos, props_len)
-        good = consistent
-        for i in np.flatnonzero(~consistent).tolist():
+        for i in np.flatnonzero(~good).tolist():
             rec = message.decode(self.buf, int(starts[i]), verify_crc=False)
             reason = rec.reason if isinstance(rec, Corrupt) else "record length mismatch"
             self._report(int(starts[i]), reason, int(cols["totalSize"][i]))
         if self.verify_crc:
+            checked = batch if good.all() else batch.select(good)
             crc = np.zeros(len(starts), dtype=np.int64)
-            crc[good] = batch.select(good).body_crcs()
+            crc[good] = checked.body_crcs()
             bad_crc = good & (crc != cols["bodyCRC"])
             for i in np.flatnonzero(bad_crc).tolist():
                 self._report(int(starts[i]), f"body CRC mismatch: stored {int(cols['bodyCRC'][i])}, "
                              f"computed {int(crc[i])}", int(cols["totalSize"][i]))
-            good = good & ~bad_crc
-        yield batch if good.all() else batch.select(good)
+            if not bad_crc.any():
+                return checked
+            good &= ~bad_crc
+        return batch if good.all() else batch.select(good)
 
-    def _fill_odd(self, start: int, i: int, cols: dict[str, np.ndarray], hdr_len: np.ndarray) -> None:
-        flags = int(cols["sysFlag"][i])
+    def _fill_v6(self, start: int, i: int, raw: np.ndarray, hdr_len: np.ndarray) -> None:
+        flags = int(raw["sysFlag"][i])
         st = message.HEADER_STRUCTS[(sysflag.born_host_v6(flags), sysflag.store_host_v6(flags))]
         hdr_len[i] = st.size
         if start + st.size > len(self.arr):
-            cols["bodyLength"][i] = -1
+            raw["bodyLength"][i] = -1
             return
         values = dict(zip(_ALL_FIELDS, st.unpack_from(self.buf, start), strict=True))
         for name in _COLUMN_FIELDS:
-            cols[name][i] = values[name]
+            raw[name][i] = values[name]
 
 
 _ALL_FIELDS = [name for name, _ in message.header_fields(False, False)]
-_COLUMN_FIELDS = [n for n in _ALL_FIELDS if not n.endswith("Address") and n != "sysFlag"]
+_COLUMN_FIELDS = [n for n in _ALL_FIELDS if not n.endswith("Address")]
 
 
 def scan_buffer(buf, base: int = 0, file: str = "", *, verify_crc: bool = True,

@@ -8,7 +8,6 @@ import os
 import time
 from dataclasses import replace
 
-
 import numpy as np
 
 from rmqtool.format import checkpoint, consumequeue, index, message, properties, sysflag

@@ -16,7 +16,14 @@ from rmqtool.format.finding import Finding
 from rmqtool.format.scan import END_ZEROS, RecordBatch, SegmentEnd, SegmentScanner
 from rmqtool.store.config import StoreConfig
 from rmqtool.store.paths import StorePaths
-from rmqtool.store.segments import SegmentFile, list_segments, open_read_only, read_file, single_segment
+from rmqtool.store.segments import (
+    SegmentFile,
+    data_end,
+    list_segments,
+    open_read_only,
+    read_file,
+    single_segment,
+)
 
 
 @dataclass
@@ -107,7 +114,8 @@ class StoreReader:
             start = max(from_offset - seg.start, 0)
             with open_read_only(seg.path) as buf:
                 scanner = SegmentScanner(buf, seg.start, str(seg.path), verify_crc=verify_crc,
-                                         start=self._first_record_at(buf, seg, start) if first else 0)
+                                         start=self._first_record_at(buf, seg, start) if first else 0,
+                                         data_end=data_end(seg.path))
                 first = False
                 for item in scanner.batches():
                     found, scanner.findings = scanner.findings, []
@@ -135,9 +143,8 @@ class StoreReader:
         probe = message.decode(buf, pos, verify_crc=False, expected_offset=seg.start + pos)
         if not isinstance(probe, message.Corrupt):
             return pos
-        scanner = SegmentScanner(buf, seg.start, str(seg.path))
-        found = scanner._candidates(pos, len(buf))
-        return int(found[0]) if found.size else len(buf)
+        found = SegmentScanner(buf, seg.start, str(seg.path)).next_record_start(pos)
+        return found if found is not None else len(buf)
 
     def read_record(self, offset: int, *, verify_crc: bool = True) -> message.Message | message.Blank | \
             message.Corrupt:

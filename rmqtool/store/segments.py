@@ -73,3 +73,33 @@ def read_file(path: Path) -> bytes:
         return path.read_bytes()
     except OSError as e:
         raise RmqError(f"cannot read {path}: {e.strerror}") from None
+
+
+def data_end(path: Path) -> int | None:
+    """End of the file's last allocated extent: bytes past it are a hole (zeros).
+
+    Preallocated segments are sparse until written, so this lets a scan stop at the end of
+    the data without reading the unwritten tail. None when the filesystem cannot tell.
+    """
+    seek_data, seek_hole = getattr(os, "SEEK_DATA", None), getattr(os, "SEEK_HOLE", None)
+    if seek_data is None or seek_hole is None:
+        return None
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        size = os.fstat(fd).st_size
+        end, pos = 0, 0
+        while pos < size:
+            try:
+                start = os.lseek(fd, pos, seek_data)
+            except OSError:  # ENXIO: only a hole remains
+                break
+            pos = os.lseek(fd, start, seek_hole)
+            end = pos
+        return end
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
