@@ -17,7 +17,24 @@ MODES = ("full", "headers", "consumequeue")
 _HEADER_COLUMNS = ("totalSize", "queueId", "queueOffset", "storeTimestamp")
 
 
+def reset_peak_rss() -> None:
+    """Start a new peak-RSS measurement (Linux: VmHWM is reset by writing 5 to clear_refs)."""
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+    except OSError:
+        pass
+
+
 def peak_rss_bytes() -> int:
+    """Peak resident set size since the last reset (or since the process started)."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
 
@@ -71,6 +88,7 @@ def run_scan_bench(store: Path | None, *, messages: int, body_size: int, mode: s
             generate_store(tmp, messages, body_size)
             store = tmp
         reader = open_reader(store, config)
+        reset_peak_rss()
         best = None
         for _ in range(repeat):
             t0 = time.perf_counter()

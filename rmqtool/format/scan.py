@@ -19,7 +19,7 @@ from operator import itemgetter
 
 import numpy as np
 
-from rmqtool.format import kernels, message, sysflag
+from rmqtool.format import message, sysflag
 from rmqtool.format.crc import POSITIVE_MASK
 from rmqtool.format.finding import ERROR, Finding
 from rmqtool.format.message import (
@@ -130,6 +130,8 @@ class RecordBatch:
 
     def body_crcs(self) -> np.ndarray:
         """java.util.zip.CRC32 of every body, masked positive as the store records it."""
+        from rmqtool.format import kernels  # numba: imported only when records are scanned
+
         arr = np.frombuffer(self.buf, dtype=np.uint8)
         return kernels.body_crcs(arr, self.body_pos, self.cols["bodyLength"]) & POSITIVE_MASK
 
@@ -247,6 +249,8 @@ class SegmentScanner:
 
     # -- the walk ------------------------------------------------------------------------------
     def batches(self) -> Iterator[RecordBatch | SegmentEnd]:
+        from rmqtool.format import kernels  # numba: imported only when records are scanned
+
         size = len(self.arr)
         pos = self.start
         out = np.empty(self.window // MIN_RECORD_LEN + 1, dtype=np.int64)
