@@ -9,6 +9,7 @@ import typer
 
 from rmqtool.cli import output
 from rmqtool.errors import RmqError
+from rmqtool.format.message import render_body
 
 app = typer.Typer(help="Decode store files: commitlog, consume queues, index, checkpoint, msgIds.",
                   no_args_is_help=True)
@@ -76,8 +77,6 @@ def commitlog(
 
 def _commitlog_table(items, body: str) -> bool:
     from rmqtool.format.finding import ERROR, Finding
-    from rmqtool.format.message import render_body
-
     corrupt = shown = 0
     cols = ["offset", "size", "topic", "queue", "qoffset", "storeTime (UTC)", "tags", "keys", "body"]
     page = output.table(None, cols)
@@ -89,7 +88,7 @@ def _commitlog_table(items, body: str) -> bool:
         else:
             m = item.message
             props = m.properties
-            text = render_body(m.body[:64], body) if body != "none" else ""
+            text = _preview(m.body[:64], body)
             page.add_row(str(m.physical_offset), str(m.store_size), m.topic, str(m.queue_id), str(m.queue_offset),
                          _time(m.store_timestamp), props.get("TAGS", ""), props.get("KEYS", ""),
                          (text or "") + ("…" if len(m.body) > 64 else ""))
@@ -101,6 +100,16 @@ def _commitlog_table(items, body: str) -> bool:
         output.stdout.print(page)
     output.stderr.print(f"{shown} messages" + (f", [red]{corrupt} corrupt regions[/]" if corrupt else ""))
     return bool(corrupt)
+
+
+def _preview(body: bytes, how: str) -> str:
+    """A table cell for a body: text when it is printable UTF-8, else as asked (hex for text)."""
+    if how == "none":
+        return ""
+    if how == "text":
+        text = body.decode("utf-8", "replace")
+        return text if text.isprintable() else body.hex()
+    return render_body(body, how) or ""
 
 
 @app.command("consumequeue")

@@ -9,7 +9,9 @@ from collections.abc import Iterable
 from rich.console import Console
 from rich.table import Table
 
-stdout = Console(highlight=False, soft_wrap=False)
+PIPED_WIDTH = 160  # tables written to a file or a pipe are not squeezed to 80 columns
+
+stdout = Console(highlight=False, soft_wrap=False, width=None if sys.stdout.isatty() else PIPED_WIDTH)
 stderr = Console(stderr=True, highlight=False)
 
 

@@ -104,8 +104,8 @@ class StoreBuilder:
         self.times[0] = rec.store_timestamp
         if queued:
             self.queue_offsets[key] = rec.queue_offset + 1
-            code = consumequeue.tags_code(rec.topic, rec.properties, rec.store_timestamp,
-                                          self.cfg.delay_levels_ms)
+            code = consumequeue.tags_code(rec.topic, properties.parse_java(rec.properties_string),
+                                          rec.store_timestamp, self.cfg.delay_levels_ms)
             self.queues.setdefault(key, []).append((rec.physical_offset, rec.store_size, code))
             self.times[1] = rec.store_timestamp
         if self.cfg.messageIndexEnable and tx != sysflag.TRANSACTION_ROLLBACK:

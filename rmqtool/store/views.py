@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 
 from rmqtool.errors import RmqError
-from rmqtool.format import consumequeue, index, message
+from rmqtool.format import consumequeue, index, message, properties
 from rmqtool.format.finding import ERROR, Finding
 from rmqtool.format.template import FieldSpan, record_template
 from rmqtool.store.reader import StoreReader
@@ -30,7 +30,8 @@ def tags_code_of(msg: message.Message, levels_ms: list[int]) -> int | None:
     """The consume-queue tagsCode of a record, None for records that are not dispatched."""
     if not consumequeue.in_consume_queue(msg.sys_flag):
         return None
-    return consumequeue.tags_code(msg.topic, msg.properties, msg.store_timestamp, levels_ms)
+    return consumequeue.tags_code(msg.topic, properties.parse_java(msg.properties_string), msg.store_timestamp,
+                                  levels_ms)
 
 
 def decode_log(reader: StoreReader, *, from_offset: int = 0, count: int | None = None, topic: str | None = None,
