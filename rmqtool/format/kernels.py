@@ -57,11 +57,18 @@ def _i64(buf, p):
     return v
 
 
+# columns of the geometry a walk writes for every record it passes
+GEO_START, GEO_BODY, GEO_TOPIC, GEO_TOPIC_LEN, GEO_PROPS, GEO_PROPS_LEN = range(6)
+GEO_COLUMNS = 6
+
+
 @njit(cache=True, nogil=True)
 def walk(buf, pos, end, base, out):
-    """Record starts from `pos` while records are sound and start before `end`.
+    """Sound records from `pos` on, while they start before `end`.
 
-    Returns (count written to `out`, position where the walk stopped).
+    A row of `out` per record: start, body position, topic position, topic length,
+    properties position, properties length. Returns (rows written, position where the
+    walk stopped).
     """
     size = buf.shape[0]
     n = 0
@@ -87,7 +94,8 @@ def walk(buf, pos, end, base, out):
         if pos + head > rec_end:
             break
         body_len = _i32(buf, pos + head - _BODY_LEN_FROM_END)
-        p = pos + head + body_len
+        body = pos + head
+        p = body + body_len
         if body_len < 0 or p + 1 > rec_end:
             break
         if magic == MAGIC_V2:
@@ -98,13 +106,19 @@ def walk(buf, pos, end, base, out):
         else:
             topic_len = np.int64(buf[p])
             p += 1
+        topic = p
         p += topic_len
         if p + 2 > rec_end:
             break
         props_len = (np.int64(buf[p]) << 8) | np.int64(buf[p + 1])
         if props_len >= 0x8000 or p + 2 + props_len != rec_end:
             break
-        out[n] = pos
+        out[n, 0] = pos
+        out[n, 1] = body
+        out[n, 2] = topic
+        out[n, 3] = topic_len
+        out[n, 4] = p + 2
+        out[n, 5] = props_len
         n += 1
         pos = rec_end
     return n, pos

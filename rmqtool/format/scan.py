@@ -29,7 +29,6 @@ from rmqtool.format.message import (
     MIN_RECORD_LEN,
     PHYSICAL_OFFSET_OFFSET,
     Blank,
-    Corrupt,
 )
 
 WINDOW_BYTES = 32 << 20
@@ -228,6 +227,15 @@ def _padded_keys(buf, starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
     return keyed.view(f"V{width + 2}").ravel()
 
 
+def _geometry(start: int, rec: message.Message) -> np.ndarray:
+    """The walk's geometry row for a record the per-record decoder accepted."""
+    topic_len = len(rec.topic.encode())
+    props_len = len(rec.properties_string.encode())
+    body = start + message.header_len(rec.sys_flag)
+    topic = body + len(rec.body) + message.topic_len_size(rec.magic)
+    return np.array([[start, body, topic, topic_len, start + rec.store_size - props_len, props_len]], dtype=np.int64)
+
+
 class SegmentScanner:
     """Walks one segment buffer; `batches()` yields RecordBatch objects, then one SegmentEnd."""
 
@@ -253,7 +261,7 @@ class SegmentScanner:
 
         size = len(self.arr)
         pos = self.start
-        out = np.empty(self.window // MIN_RECORD_LEN + 1, dtype=np.int64)
+        out = np.empty((self.window // MIN_RECORD_LEN + 1, kernels.GEO_COLUMNS), dtype=np.int64)
         while self.end is None:
             if pos >= size:
                 self.end = SegmentEnd(self.file, self.base, pos, END_FILE)
@@ -267,25 +275,24 @@ class SegmentScanner:
                 pos = stop
                 if pos < hi:
                     here = pos
-                    pos, keep = self._slow_step(pos)
-                    if keep:
-                        runs.append(np.array([here], dtype=np.int64))
+                    pos, rec = self._slow_step(pos)
+                    if rec is not None:
+                        runs.append(_geometry(here, rec))
             if runs:
-                starts = np.concatenate(runs) if len(runs) > 1 else runs[0]
-                yield self._columns(starts, self._headers(starts))
+                yield self._columns(np.concatenate(runs) if len(runs) > 1 else runs[0])
         yield self.end
 
-    def _slow_step(self, pos: int) -> tuple[int, bool]:
+    def _slow_step(self, pos: int) -> tuple[int, message.Message | None]:
         """Classify the bytes at `pos` with the per-record decoder.
 
-        Returns where to go on and whether `pos` holds a good record to keep.
+        Returns where to go on, and the record at `pos` when it is a good one to keep.
         """
         rec = message.decode(self.buf, pos, verify_crc=False, expected_offset=self.base + pos)
         if isinstance(rec, Blank):
             self.end = SegmentEnd(self.file, self.base, pos, END_BLANK)
-            return pos, False
+            return pos, None
         if isinstance(rec, message.Message):
-            return pos + rec.store_size, True
+            return pos + rec.store_size, rec
         size = len(self.arr)
         next_start = self.next_record_start(pos + 1)
         stop = next_start if next_start is not None else size
@@ -294,17 +301,17 @@ class SegmentScanner:
                 self.end = SegmentEnd(self.file, self.base, pos, END_ZEROS)
             else:
                 self._report(pos, "zero-filled gap before the next record", stop - pos)
-            return stop, False
+            return stop, None
         if rec.reason.startswith(_SIZED_REASONS) and (next_start is None or pos + rec.length <= next_start):
             self._report(pos, rec.reason, rec.length)
-            return pos + rec.length, False
+            return pos + rec.length, None
         if next_start is None:
             garbage = int(np.flatnonzero(self.arr[pos : max(self.data_end, pos + 1)])[-1]) + 1
             self._report(pos, f"{rec.reason}; no record follows", garbage)
             self.end = SegmentEnd(self.file, self.base, pos, END_ZEROS)
-            return size, False
+            return size, None
         self._report(pos, f"{rec.reason}; skipped to the next record", stop - pos)
-        return stop, False
+        return stop, None
 
     def next_record_start(self, lo: int) -> int | None:
         """The first position >= lo holding a message magic, a plausible size and its own
@@ -357,54 +364,30 @@ class SegmentScanner:
         return rows
 
     # -- columns ---------------------------------------------------------------------------
-    def _columns(self, starts: np.ndarray, raw: np.ndarray) -> RecordBatch:
-        arr = self.arr
-        sys_flag = raw["sysFlag"]
-        hdr_len = np.full(len(starts), _V4_DTYPE.itemsize, dtype=np.int64)
-        for i in np.flatnonzero((sys_flag & _HOST_V6_BITS) != 0).tolist():
-            self._fill_v6(int(starts[i]), i, raw, hdr_len)  # IPv6 hosts: through the struct codec
-        cols = Columns(raw)
-        body_len = cols["bodyLength"].astype(np.int64)
-        body_pos = starts + hdr_len
-        tl_pos = body_pos + body_len
-        v2 = cols["magicCode"] == MAGIC_V2
-        topic_len = arr[np.clip(tl_pos, 0, len(arr) - 1)].astype(np.int64)
-        if v2.any():
-            topic_len[v2] = self.i4[np.clip(tl_pos[v2] - 2, 0, len(self.i4) - 1)] & 0xFFFF
-        topic_pos = tl_pos + np.where(v2, 2, 1)
-        props_len_pos = topic_pos + topic_len
-        props_len = np.zeros(len(starts), dtype=np.int64)
-        ok_pos = (body_len >= 0) & (props_len_pos + 2 <= len(arr))
-        at = props_len_pos[ok_pos]
-        props_len[ok_pos] = (arr[at].astype(np.int64) << 8) | arr[at + 1]
-        props_pos = props_len_pos + 2
-        good = ok_pos & (props_len < 0x8000) & (props_pos + props_len - starts == cols["totalSize"])
-        batch = RecordBatch(self.file, self.base, self.buf, starts, cols, body_pos, topic_pos, topic_len,
-                            props_pos, props_len)
-        for i in np.flatnonzero(~good).tolist():
-            rec = message.decode(self.buf, int(starts[i]), verify_crc=False)
-            reason = rec.reason if isinstance(rec, Corrupt) else "record length mismatch"
-            self._report(int(starts[i]), reason, int(cols["totalSize"][i]))
-        if self.verify_crc:
-            checked = batch if good.all() else batch.select(good)
-            crc = np.zeros(len(starts), dtype=np.int64)
-            crc[good] = checked.body_crcs()
-            bad_crc = good & (crc != cols["bodyCRC"])
-            for i in np.flatnonzero(bad_crc).tolist():
-                self._report(int(starts[i]), f"body CRC mismatch: stored {int(cols['bodyCRC'][i])}, "
-                             f"computed {int(crc[i])}", int(cols["totalSize"][i]))
-            if not bad_crc.any():
-                return checked
-            good &= ~bad_crc
-        return batch if good.all() else batch.select(good)
+    def _columns(self, geo: np.ndarray) -> RecordBatch:
+        """A batch of the records whose geometry rows are `geo` (already validated)."""
+        starts = geo[:, 0]
+        raw = self._headers(starts)
+        for i in np.flatnonzero((raw["sysFlag"] & _HOST_V6_BITS) != 0).tolist():
+            self._fill_v6(int(starts[i]), i, raw)  # IPv6 hosts: through the struct codec
+        batch = RecordBatch(self.file, self.base, self.buf, starts, Columns(raw), geo[:, 1], geo[:, 2], geo[:, 3],
+                            geo[:, 4], geo[:, 5])
+        if not self.verify_crc:
+            return batch
+        crc, stored = batch.body_crcs(), batch.cols["bodyCRC"]
+        bad = np.flatnonzero(crc != stored)
+        if not bad.size:
+            return batch
+        for i in bad.tolist():
+            self._report(int(starts[i]), f"body CRC mismatch: stored {int(stored[i])}, computed {int(crc[i])}",
+                         int(batch.cols["totalSize"][i]))
+        keep = np.ones(len(starts), dtype=bool)
+        keep[bad] = False
+        return batch.select(keep)
 
-    def _fill_v6(self, start: int, i: int, raw: np.ndarray, hdr_len: np.ndarray) -> None:
+    def _fill_v6(self, start: int, i: int, raw: np.ndarray) -> None:
         flags = int(raw["sysFlag"][i])
         st = message.HEADER_STRUCTS[(sysflag.born_host_v6(flags), sysflag.store_host_v6(flags))]
-        hdr_len[i] = st.size
-        if start + st.size > len(self.arr):
-            raw["bodyLength"][i] = -1
-            return
         values = dict(zip(_ALL_FIELDS, st.unpack_from(self.buf, start), strict=True))
         for name in _COLUMN_FIELDS:
             raw[name][i] = values[name]
