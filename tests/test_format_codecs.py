@@ -141,7 +141,8 @@ def test_msgid_create_and_decode():
     assert len(long_id) == 56 and msgid.decode(long_id) == (V6_STORE, 1)
 
 
-@pytest.mark.parametrize("bad", ["", "C6336407", "Z633640700002A9F0000000000000206", "C633640700002A9F00000000000002060"])
+@pytest.mark.parametrize(
+    "bad", ["", "C6336407", "Z633640700002A9F0000000000000206", "C633640700002A9F00000000000002060"])
 def test_malformed_msgid_is_refused(bad):
     with pytest.raises(RmqError):
         msgid.decode(bad)

@@ -15,8 +15,8 @@ from rmqtool.format.message import Message
 from rmqtool.format.scan import END_BLANK, END_ZEROS, scan_buffer
 from rmqtool.store.builder import build_store
 from rmqtool.store.config import StoreConfig
-from rmqtool.store.reader import StoreReader, open_reader
 from rmqtool.store.paths import offset_name
+from rmqtool.store.reader import StoreReader, open_reader
 
 SEG = 4096
 HOST = parse_host("10.0.0.1:9876")
@@ -107,7 +107,7 @@ def test_scanner_agrees_with_decoder_on_random_stores(tmp_path_factory, rows):
 def test_segment_roll_leaves_blank_marker(tmp_path):
     root, stored = _store(tmp_path, _simple(80))
     raw = _segment(root, 0).read_bytes()
-    batches, end, findings = scan_buffer(raw, 0)
+    _batches, end, findings = scan_buffer(raw, 0)
     assert end.kind == END_BLANK and findings == []
     last = [m for m in stored if m.physical_offset < SEG][-1]
     assert end.pos == last.physical_offset + last.store_size
@@ -199,7 +199,8 @@ def test_truncated_segment_file(tmp_path):
     assert [(f.offset, f.bytes) for f in findings] == [(last.physical_offset, 28)]
     assert findings[0].reason.startswith("bad totalSize")
     sizes = StoreReader(root, _cfg(), {"mappedFileSizeCommitLog"}).sequence_findings()
-    assert [(f.offset, f.reason) for f in sizes] == [(0, f"segment is {last.physical_offset + 30} bytes, expected {SEG}")]
+    expected = f"segment is {last.physical_offset + 30} bytes, expected {SEG}"
+    assert [(f.offset, f.reason) for f in sizes] == [(0, expected)]
 
 
 def test_missing_blank_marker_in_non_last_segment(tmp_path):
@@ -232,7 +233,7 @@ def test_magic_inside_a_body_makes_no_phantom_record(tmp_path):
         return fake * 3
 
     def build(claimed: int) -> tuple[Path, list[Message]]:
-        msgs = _simple(3) + [Message(topic="T", body=carrier_body(claimed), born_host=HOST, store_host=HOST)]
+        msgs = [*_simple(3), Message(topic="T", body=carrier_body(claimed), born_host=HOST, store_host=HOST)]
         return _store(tmp_path / str(claimed), msgs + _simple(3))
 
     _, first = build(0)
