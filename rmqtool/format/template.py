@@ -80,6 +80,8 @@ def record_template(buf, pos: int, limit: int | None = None) -> tuple[list[Field
         return spans, str(stop)
     if p - pos != total:
         return spans, f"fields add up to {p - pos} bytes, totalSize says {total}"
+    if computed != crc_field.value:
+        return spans, f"body CRC mismatch: stored {crc_field.value}, computed {computed}"
     return spans, None
 
 

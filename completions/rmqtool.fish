@@ -1,0 +1,1 @@
+complete --command rmqtool --no-files --arguments "(env _RMQTOOL_COMPLETE=complete_fish _TYPER_COMPLETE_FISH_ACTION=get-args _TYPER_COMPLETE_ARGS=(commandline -cp) rmqtool)" --condition "env _RMQTOOL_COMPLETE=complete_fish _TYPER_COMPLETE_FISH_ACTION=is-args _TYPER_COMPLETE_ARGS=(commandline -cp) rmqtool"
