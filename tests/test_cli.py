@@ -9,8 +9,8 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from fixtures_messages import expected_messages
+
 from rmqtool.format import crc, msgid
 from rmqtool.format.javahash import java_string_hash
 

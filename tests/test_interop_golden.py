@@ -91,7 +91,7 @@ def test_index_entries_point_at_records_carrying_the_key(golden_reader, golden_e
         for e in index_report(golden_reader, path)["entries"]:
             m = by_offset[e["phyOffset"]]
             props = properties.parse_java(m["propertiesString"])
-            keys = [props.get("UNIQ_KEY")] + properties.keys_of(props)
+            keys = [props.get("UNIQ_KEY"), *properties.keys_of(props)]
             assert e["keyHash"] in {index.key_hash(index.index_key(m["topic"], k)) for k in keys if k}
 
 
