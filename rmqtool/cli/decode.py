@@ -33,7 +33,8 @@ def commitlog(
     count: int | None = typer.Option(None, "--count", min=0, help="Stop after this many messages."),
     topic: str | None = typer.Option(None, "--topic", help="Only messages of this topic."),
     verify_crc: bool = typer.Option(True, "--verify-crc/--no-verify-crc", help="Check every body CRC."),
-    body: str = typer.Option("base64", "--body", help="Body rendering: text, hex, base64 or none."),
+    body: str | None = typer.Option(None, "--body", help="Body rendering: text, hex, base64 or none "
+                                    "(default: base64 in JSON, text in the table)."),
     as_json: bool = JSON,
     as_jsonl: bool = JSONL,
     config: Path | None = CONFIG,
@@ -50,6 +51,8 @@ def commitlog(
     from rmqtool.store.reader import open_reader
     from rmqtool.store.views import decode_log
 
+    if body is None:
+        body = "base64" if as_json or as_jsonl else "text"
     if body not in BODY_FORMATS:
         raise RmqError(f"--body must be one of {', '.join(BODY_FORMATS)}, not {body!r}")
     reader = open_reader(store, config)
