@@ -116,6 +116,9 @@ def index_report(reader: StoreReader, path: Path, with_entries: bool = True) -> 
     return report
 
 
+_MAX_CHAIN_STEPS = 100_000  # a corrupt file can link entries in a cycle
+
+
 def _chain_lengths(slots: np.ndarray, entries: np.ndarray) -> np.ndarray:
     """Length of the chain hanging from each used slot (bounded walk, cycles cut)."""
     prev = np.concatenate([[0], entries["prevIndex"].astype(np.int64)])
@@ -123,7 +126,7 @@ def _chain_lengths(slots: np.ndarray, entries: np.ndarray) -> np.ndarray:
     heads = heads[heads < len(prev)]
     lengths = np.zeros(len(heads), dtype=np.int64)
     cur = heads.copy()
-    for _ in range(len(prev)):
+    for _ in range(min(len(prev), _MAX_CHAIN_STEPS)):
         live = (cur > 0) & (cur < len(prev))
         if not live.any():
             break
