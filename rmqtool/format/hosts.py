@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ipaddress
 import struct
+from functools import lru_cache
 from typing import NamedTuple
 
 from rmqtool.errors import RmqError
@@ -29,7 +30,7 @@ class SocketAddress(NamedTuple):
 
     @property
     def ip(self) -> str:
-        return str(ipaddress.ip_address(self.address))
+        return _ip_text(self.address)
 
     def encoded_len(self) -> int:
         return len(self.address) + PORT_LEN
@@ -38,7 +39,18 @@ class SocketAddress(NamedTuple):
         return self.address + _PORT.pack(self.port)
 
     def __str__(self) -> str:
-        return f"[{self.ip}]:{self.port}" if self.is_v6 else f"{self.ip}:{self.port}"
+        return _host_text(self.address, self.port)
+
+
+@lru_cache(maxsize=4096)
+def _ip_text(address: bytes) -> str:
+    return str(ipaddress.ip_address(address))
+
+
+@lru_cache(maxsize=4096)
+def _host_text(address: bytes, port: int) -> str:
+    ip = _ip_text(address)
+    return f"[{ip}]:{port}" if len(address) == IPV6_LEN else f"{ip}:{port}"
 
 
 def host_len(is_v6: bool) -> int:

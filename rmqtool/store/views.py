@@ -53,7 +53,8 @@ def decode_log(reader: StoreReader, *, from_offset: int = 0, count: int | None =
             if left is not None:
                 picks = picks[:left]
                 left -= len(picks)
-            messages = ((int(batch.offsets[i]), _decoded(batch.message(i), levels)) for i in picks.tolist())
+            offsets = batch.offsets
+            messages = ((int(offsets[i]), _decoded(batch.message(i), levels)) for i in picks.tolist())
         findings = ((f.offset, f) for f in chunk.findings)
         for _, item in heapq.merge(messages, findings, key=lambda pair: pair[0]):
             yield item
