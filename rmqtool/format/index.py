@@ -8,6 +8,8 @@ beginTimestamp), prevIndex (0 ends the chain).
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 
 from rmqtool.format.javahash import java_string_hash
@@ -33,6 +35,12 @@ DEFAULT_HASH_SLOTS = 5_000_000
 DEFAULT_INDEX_NUM = 20_000_000
 KEY_SEPARATOR = "#"
 NAME_FORMAT = "%Y%m%d%H%M%S"  # followed by 3 digits of milliseconds
+
+
+def file_name(timestamp_ms: int) -> str:
+    """yyyyMMddHHmmssSSS in local time, as the broker names index files by creation time."""
+    secs, ms = divmod(timestamp_ms, 1000)
+    return time.strftime(NAME_FORMAT, time.localtime(secs)) + f"{ms:03d}"
 
 
 def file_len(hash_slots: int, index_num: int) -> int:

@@ -32,10 +32,13 @@ DEFAULT_MAX_MESSAGE_SIZE = 4 * 1024 * 1024
 TOTAL_SIZE_OFFSET = 0
 MAGIC_OFFSET = 4
 BODY_CRC_OFFSET = 8
+QUEUE_ID_OFFSET = 12
+FLAG_OFFSET = 16
 QUEUE_OFFSET_OFFSET = 20
 PHYSICAL_OFFSET_OFFSET = 28
 SYS_FLAG_OFFSET = 36
-STORE_TIMESTAMP_V4_OFFSET = 56  # with an IPv4 born host
+STORE_TIMESTAMP_V4_OFFSET = 56  # with an IPv4 born host (IPv6: 12 bytes later)
+BODY_LENGTH_FROM_HEADER_END = 4  # bodyLength is the last fixed field
 PREFIX = struct.Struct(">ii")  # totalSize, magic: enough to classify a record
 
 
@@ -152,27 +155,29 @@ def encoded_len(msg: Message) -> int:
     return record_len(msg.sys_flag, len(msg.body), len(topic), len(props), msg.magic)
 
 
-def encode_into(buf, pos: int, msg: Message) -> int:
+def encode_into(buf, pos: int, msg: Message, parts: tuple[bytes, bytes] | None = None) -> int:
     """Write `msg` at `buf[pos:]` exactly as the broker stores it; returns totalSize.
 
     Every field is taken from `msg` as given (the store fills in offsets, timestamps and
-    bodyCRC before calling this); only totalSize is computed.
+    bodyCRC before calling this); only totalSize is computed. `parts` are the encoded
+    (topic, properties) when the caller already has them.
     """
-    topic, props = encoded_parts(msg)
+    topic, props = parts or encoded_parts(msg)
     born_v6, store_v6 = sysflag.born_host_v6(msg.sys_flag), sysflag.store_host_v6(msg.sys_flag)
     if msg.born_host.is_v6 != born_v6 or msg.store_host.is_v6 != store_v6:
         raise ValueError("sysFlag host bits do not match the host address families")
     head = HEADER_STRUCTS[(born_v6, store_v6)]
-    total = head.size + len(msg.body) + topic_len_size(msg.magic) + len(topic) + 2 + len(props)
+    body = msg.body
+    total = head.size + len(body) + topic_len_size(msg.magic) + len(topic) + 2 + len(props)
     head.pack_into(
         buf, pos, total, msg.magic, msg.body_crc, msg.queue_id, msg.flag, msg.queue_offset,
         msg.physical_offset, msg.sys_flag, msg.born_timestamp, msg.born_host.address, msg.born_host.port,
         msg.store_timestamp, msg.store_host.address, msg.store_host.port, msg.reconsume_times,
-        msg.prepared_transaction_offset, len(msg.body),
+        msg.prepared_transaction_offset, len(body),
     )
     p = pos + head.size
-    buf[p : p + len(msg.body)] = msg.body
-    p += len(msg.body)
+    buf[p : p + len(body)] = body
+    p += len(body)
     if msg.magic == MAGIC_V2:
         struct.pack_into(">h", buf, p, len(topic))
         p += 2
@@ -185,6 +190,14 @@ def encode_into(buf, pos: int, msg: Message) -> int:
     p += 2
     buf[p : p + len(props)] = props
     return total
+
+
+def header_template(sys_flag: int, queue_id: int, born_timestamp: int, born_host: SocketAddress,
+                    store_timestamp: int, store_host: SocketAddress, reconsume_times: int) -> bytes:
+    """The fixed fields shared by the records of one broker batch (sizes, CRCs, flag and offsets zero)."""
+    head = HEADER_STRUCTS[(sysflag.born_host_v6(sys_flag), sysflag.store_host_v6(sys_flag))]
+    return head.pack(0, MAGIC_V1, 0, queue_id, 0, 0, 0, sys_flag, born_timestamp, born_host.address,
+                     born_host.port, store_timestamp, store_host.address, store_host.port, reconsume_times, 0, 0)
 
 
 def encode(msg: Message) -> bytes:

@@ -73,3 +73,15 @@ def java_hashmap_order(keys: Iterable[str], initial_capacity: int = _HASHMAP_INI
 def keys_of(properties: Mapping[str, str]) -> list[str]:
     """The words of the KEYS property (the index keys besides UNIQ_KEY)."""
     return [k for k in properties.get(KEYS, "").split(KEY_SEPARATOR) if k]
+
+
+def java_rebuild(text: str, updates: Iterable[tuple[str, str]] = ()) -> str:
+    """The string the broker writes after reading `text` into a HashMap and putting `updates`.
+
+    Java's reading drops empty names and values, a put on an existing name keeps its place,
+    and the pairs come out in HashMap iteration order without a trailing separator.
+    """
+    pairs = parse_java(text)
+    for name, value in updates:
+        pairs[name] = value
+    return build((k, pairs[k]) for k in java_hashmap_order(pairs))

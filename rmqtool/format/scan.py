@@ -111,7 +111,7 @@ class RecordBatch:
     def topics(self) -> tuple[np.ndarray, list[str]]:
         """(topic id per record, topic names): each distinct topic is decoded once."""
         if self._topics is None:
-            self._topics = _group_strings(self.buf, self.topic_pos, self.topic_len)
+            self._topics = group_strings(self.buf, self.topic_pos, self.topic_len)
         return self._topics
 
     def topic_names(self) -> list[str]:
@@ -193,7 +193,7 @@ def _slices(buf, starts: np.ndarray, lengths: np.ndarray) -> list[bytes]:
     return [pieces[i] for i in where.tolist()]
 
 
-def _group_strings(buf, starts: np.ndarray, lengths: np.ndarray) -> tuple[np.ndarray, list[str]]:
+def group_strings(buf, starts: np.ndarray, lengths: np.ndarray) -> tuple[np.ndarray, list[str]]:
     """Distinct byte strings among buf[start:start+len] and each record's index into them."""
     n = len(starts)
     if n == 0:

@@ -5,7 +5,6 @@ index and the checkpoint. Used for fixtures and tests; sized for small stores.""
 from __future__ import annotations
 
 import os
-import time
 from dataclasses import replace
 
 import numpy as np
@@ -14,12 +13,6 @@ from rmqtool.format import checkpoint, consumequeue, index, message, properties,
 from rmqtool.format.crc import body_crc
 from rmqtool.store.config import StoreConfig
 from rmqtool.store.paths import StorePaths, offset_name
-
-
-def index_file_name(timestamp_ms: int) -> str:
-    """yyyyMMddHHmmssSSS in local time, as the broker names index files."""
-    secs, ms = divmod(timestamp_ms, 1000)
-    return time.strftime(index.NAME_FORMAT, time.localtime(secs)) + f"{ms:03d}"
 
 
 class _IndexWriter:
@@ -35,7 +28,7 @@ class _IndexWriter:
             hdr = np.zeros(1, dtype=index.HEADER_DTYPE)
             hdr["indexCount"] = index.FIRST_INDEX
             buf[: index.HEADER_LEN] = hdr.tobytes()
-            self.files.append((index_file_name(store_ts), buf))
+            self.files.append((index.file_name(store_ts), buf))
         return self.files[-1][1]
 
     @staticmethod

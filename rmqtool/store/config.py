@@ -27,6 +27,7 @@ class StoreConfig:
     maxMessageSize: int = DEFAULT_MAX_MESSAGE_SIZE
     messageDelayLevel: str = DEFAULT_DELAY_LEVELS
     flushDiskType: str = ASYNC_FLUSH
+    flushIntervalCommitLog: int = 500
     checkCRCOnRecover: bool = True
     messageIndexEnable: bool = True
     messageIndexSafe: bool = False

@@ -1,0 +1,74 @@
+"""Putting keys into one hash index file, as the broker's IndexFile.putKey does, compiled.
+
+The file is a flat uint8 array: header, slot table, entries (layout in `format.index`).
+A new entry links to the slot's previous entry (a slot value outside 1..indexCount counts
+as empty), the slot then points at the new entry; the header's begin fields are set by
+the first entry, its end fields by every entry.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from rmqtool.format.index import ENTRY_LEN, FIRST_INDEX, HEADER_DTYPE, HEADER_LEN, INVALID_INDEX, SLOT_LEN
+from rmqtool.format.nbutil import get_i32, get_i64, put_i32, put_i64
+
+_BEGIN_TS = HEADER_DTYPE.fields["beginTimestamp"][1]
+_END_TS = HEADER_DTYPE.fields["endTimestamp"][1]
+_BEGIN_PHY = HEADER_DTYPE.fields["beginPhyOffset"][1]
+_END_PHY = HEADER_DTYPE.fields["endPhyOffset"][1]
+_SLOT_COUNT = HEADER_DTYPE.fields["hashSlotCount"][1]
+_INDEX_COUNT = HEADER_DTYPE.fields["indexCount"][1]
+_MS_PER_S = 1000
+_INT_MAX = 2**31 - 1
+
+
+@njit(cache=True, nogil=True)
+def put_keys(buf, hash_slots, index_num, hashes, phys, times, i, n):
+    """Put keys i..n-1 (hash, phyOffset, storeTimestamp) until the file is full; returns the next i."""
+    entries_at = HEADER_LEN + hash_slots * SLOT_LEN
+    count = get_i32(buf, _INDEX_COUNT)
+    used = get_i32(buf, _SLOT_COUNT)
+    begin_ts = get_i64(buf, _BEGIN_TS)
+    while i < n and count < index_num:
+        h = hashes[i]
+        slot_at = HEADER_LEN + (h % hash_slots) * SLOT_LEN
+        prev = get_i32(buf, slot_at)
+        if prev <= INVALID_INDEX or prev > count:
+            prev = INVALID_INDEX
+        diff = (times[i] - begin_ts) // _MS_PER_S if times[i] >= begin_ts else -((begin_ts - times[i]) // _MS_PER_S)
+        if begin_ts <= 0 or diff < 0:
+            diff = 0
+        elif diff > _INT_MAX:
+            diff = _INT_MAX
+        e = entries_at + count * ENTRY_LEN
+        put_i32(buf, e, h)
+        put_i64(buf, e + 4, phys[i])
+        put_i32(buf, e + 12, diff)
+        put_i32(buf, e + 16, prev)
+        put_i32(buf, slot_at, count)
+        if count <= FIRST_INDEX:
+            put_i64(buf, _BEGIN_PHY, phys[i])
+            put_i64(buf, _BEGIN_TS, times[i])
+            begin_ts = times[i]
+        if prev == INVALID_INDEX:
+            used += 1
+        count += 1
+        put_i64(buf, _END_PHY, phys[i])
+        put_i64(buf, _END_TS, times[i])
+        i += 1
+    put_i32(buf, _INDEX_COUNT, count)
+    put_i32(buf, _SLOT_COUNT, used)
+    return i
+
+
+def new_header(end_phy_offset: int, end_timestamp: int) -> bytes:
+    """A fresh file's header: it starts where the previous file ended (0 for the first file)."""
+    hdr = np.zeros(1, dtype=HEADER_DTYPE)
+    if end_phy_offset > 0:
+        hdr["beginPhyOffset"] = hdr["endPhyOffset"] = end_phy_offset
+    if end_timestamp > 0:
+        hdr["beginTimestamp"] = hdr["endTimestamp"] = end_timestamp
+    hdr["indexCount"] = FIRST_INDEX
+    return hdr.tobytes()

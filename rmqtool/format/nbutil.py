@@ -1,0 +1,163 @@
+"""Helpers for compiled (numba) kernels: big-endian reads and writes, Java's String.hashCode
+over UTF-8 bytes, and zlib's CRC-32 called from compiled code.
+
+Kernels see files as flat uint8 arrays; these helpers are the only place they turn bytes
+into numbers and back.
+"""
+
+from __future__ import annotations
+
+import ctypes.util
+
+import numpy as np
+from numba import njit, types
+
+_INT_SPAN = np.int64(1) << 32
+_INT_MAX = (np.int64(1) << 31) - 1
+_REPLACEMENT = 0xFFFD
+_SUPPLEMENTARY = 0x10000
+_HIGH_SURROGATE = 0xD800
+_LOW_SURROGATE = 0xDC00
+
+
+@njit(cache=True, inline="always")
+def get_i16(buf, p):
+    v = (np.int64(buf[p]) << 8) | np.int64(buf[p + 1])
+    return v - 65536 if v >= 32768 else v
+
+
+@njit(cache=True, inline="always")
+def get_i32(buf, p):
+    v = (np.int64(buf[p]) << 24) | (np.int64(buf[p + 1]) << 16) | (np.int64(buf[p + 2]) << 8) | np.int64(buf[p + 3])
+    return v - _INT_SPAN if v > _INT_MAX else v
+
+
+@njit(cache=True, inline="always")
+def get_i64(buf, p):
+    v = np.int64(0)
+    for k in range(8):
+        v = (v << 8) | np.int64(buf[p + k])
+    return v
+
+
+@njit(cache=True, inline="always")
+def put_i16(buf, p, v):
+    buf[p] = (v >> 8) & 0xFF
+    buf[p + 1] = v & 0xFF
+
+
+@njit(cache=True, inline="always")
+def put_i32(buf, p, v):
+    buf[p] = (v >> 24) & 0xFF
+    buf[p + 1] = (v >> 16) & 0xFF
+    buf[p + 2] = (v >> 8) & 0xFF
+    buf[p + 3] = v & 0xFF
+
+
+@njit(cache=True, inline="always")
+def put_i64(buf, p, v):
+    for k in range(8):
+        buf[p + k] = (v >> (56 - 8 * k)) & 0xFF
+
+
+@njit(cache=True, inline="always")
+def _continuation(buf, p, end):
+    return p < end and (buf[p] & 0xC0) == 0x80
+
+
+@njit(cache=True)
+def java_hash_utf8(buf, start, end, h):
+    """Continue Java's String.hashCode state `h` (0..2^32-1) over UTF-8 bytes buf[start:end].
+
+    Code points above the BMP count as two UTF-16 units; a malformed byte counts as U+FFFD.
+    Returns the new state; `to_java_int` turns a final state into the signed hash.
+    """
+    i = start
+    while i < end:
+        b0 = np.int64(buf[i])
+        cp = np.int64(_REPLACEMENT)
+        step = 1
+        if b0 < 0x80:
+            cp = b0
+        elif 0xC2 <= b0 < 0xE0 and _continuation(buf, i + 1, end):
+            cp = ((b0 & 0x1F) << 6) | (buf[i + 1] & 0x3F)
+            step = 2
+        elif 0xE0 <= b0 < 0xF0 and _continuation(buf, i + 1, end) and _continuation(buf, i + 2, end):
+            v = ((b0 & 0x0F) << 12) | ((np.int64(buf[i + 1]) & 0x3F) << 6) | (buf[i + 2] & 0x3F)
+            if v >= 0x800 and not (0xD800 <= v < 0xE000):
+                cp = v
+                step = 3
+        elif 0xF0 <= b0 < 0xF5 and _continuation(buf, i + 1, end) and _continuation(buf, i + 2, end) \
+                and _continuation(buf, i + 3, end):
+            v = (((b0 & 0x07) << 18) | ((np.int64(buf[i + 1]) & 0x3F) << 12)
+                 | ((np.int64(buf[i + 2]) & 0x3F) << 6) | (buf[i + 3] & 0x3F))
+            if _SUPPLEMENTARY <= v < 0x110000:
+                cp = v
+                step = 4
+        if cp >= _SUPPLEMENTARY:
+            cp -= _SUPPLEMENTARY
+            h = (h * 31 + _HIGH_SURROGATE + (cp >> 10)) & 0xFFFFFFFF
+            h = (h * 31 + _LOW_SURROGATE + (cp & 0x3FF)) & 0xFFFFFFFF
+        else:
+            h = (h * 31 + cp) & 0xFFFFFFFF
+        i += step
+    return h
+
+
+@njit(cache=True, inline="always")
+def java_hash_step(h, unit):
+    return (h * 31 + unit) & 0xFFFFFFFF
+
+
+@njit(cache=True, inline="always")
+def to_java_int(h):
+    return h - _INT_SPAN if h > _INT_MAX else h
+
+
+def _load_zlib() -> bool:
+    """Make zlib's `crc32` callable from compiled code (Python's zlib module links the same library)."""
+    import llvmlite.binding as llvm
+
+    name = ctypes.util.find_library("z")
+    if not name:
+        return False
+    try:
+        llvm.load_library_permanently(name)
+    except RuntimeError:
+        return False
+    return True
+
+
+HAVE_ZLIB = _load_zlib()
+_zlib_crc32 = types.ExternalFunction("crc32", types.uint64(types.uint64, types.voidptr, types.uint32))
+_CRC_POLY = 0xEDB88320
+
+
+def _crc_table() -> np.ndarray:
+    t = np.zeros(256, dtype=np.int64)
+    for b in range(256):
+        c = b
+        for _ in range(8):
+            c = (c >> 1) ^ (_CRC_POLY if c & 1 else 0)
+        t[b] = c
+    return t
+
+
+CRC_TABLE = _crc_table()
+
+
+if HAVE_ZLIB:
+
+    @njit(cache=True, inline="always")
+    def crc32(buf, start, length, table):
+        """zlib CRC-32 of buf[start:start+length] (unmasked)."""
+        return np.int64(_zlib_crc32(0, buf[start:].ctypes.data, length))
+
+else:  # pragma: no cover - every CPython build ships libz
+
+    @njit(cache=True)
+    def crc32(buf, start, length, table):
+        crc = np.int64(0xFFFFFFFF)
+        for i in range(start, start + length):
+            crc = table[(crc ^ np.int64(buf[i])) & 0xFF] ^ (crc >> 8)
+        return crc ^ 0xFFFFFFFF

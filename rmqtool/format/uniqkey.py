@@ -1,0 +1,30 @@
+"""The client's unique message id (UNIQ_KEY, MessageClientIDSetter): 16 bytes as 32 hex digits.
+
+Layout: client IPv4 address (4), process id (2), a per-process random (4), milliseconds since
+the start of the current month (4), a counter (2).
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import struct
+import time
+
+_FIXED = struct.Struct(">4sHi")
+_VARIABLE = struct.Struct(">iH")
+_counter = itertools.count()
+_PROCESS_SALT = int.from_bytes(os.urandom(4), "big", signed=True)
+
+
+def _month_start_ms(now_ms: int) -> int:
+    t = time.localtime(now_ms // 1000)
+    return int(time.mktime((t.tm_year, t.tm_mon, 1, 0, 0, 0, 0, 0, -1)) * 1000)
+
+
+def create(ip4: bytes, now_ms: int | None = None) -> str:
+    """A new unique id for a message sent from `ip4`."""
+    now = time.time_ns() // 1_000_000 if now_ms is None else now_ms
+    fixed = _FIXED.pack(ip4[-4:].rjust(4, b"\0"), os.getpid() & 0xFFFF, _PROCESS_SALT)
+    since = (now - _month_start_ms(now)) & 0x7FFFFFFF
+    return (fixed + _VARIABLE.pack(since, next(_counter) & 0xFFFF)).hex().upper()

@@ -1,0 +1,259 @@
+"""The commitlog: appends records to the segment queue exactly as the broker's CommitLog does.
+
+A record goes to the last segment when it fits with 8 bytes to spare; otherwise the
+segment is closed with a blank marker and the record starts the next one. Queue offsets
+come from the topic-queue table; prepared and rolled-back records take queue offset 0 and
+do not advance it. A plain or committed record with a delay level is moved to the schedule
+topic (queue = level - 1) with its real topic and queue kept in properties. A client batch
+is re-encoded into records written back to back in one segment.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import numpy as np
+
+from rmqtool.errors import RmqError
+from rmqtool.format import batchkernel, kernels, message, properties, sysflag
+from rmqtool.format.crc import body_crc
+from rmqtool.format.delay import SCHEDULE_TOPIC
+from rmqtool.format.hosts import SocketAddress
+from rmqtool.store.config import StoreConfig
+from rmqtool.store.filequeue import FileQueue
+from rmqtool.store.mappedfile import MappedFile
+from rmqtool.store.results import PutResult, PutStatus, refused
+
+ENCODER_HEADROOM = 64 * 1024  # the broker's encoder allows maxMessageSize of body plus 64 KiB of the rest
+_WALK_ROWS = 1 << 20
+_QUEUED = (sysflag.TRANSACTION_NOT, sysflag.TRANSACTION_COMMIT)
+
+
+def now_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+def java_length(text: str) -> int:
+    """String.length(): UTF-16 code units."""
+    return len(text) if text.isascii() else len(text.encode("utf-16-le")) // 2
+
+
+def delay_level(props_string: str) -> int:
+    """The DELAY property as the broker reads it (0 when absent or not a number)."""
+    value = properties.parse_java(props_string).get(properties.DELAY)
+    try:
+        return int(value) if value is not None else 0
+    except ValueError:
+        return 0
+
+
+class CommitLog:
+    def __init__(self, directory: Path, cfg: StoreConfig) -> None:
+        self.cfg = cfg
+        self.segment_size = cfg.mappedFileSizeCommitLog
+        self.queue = FileQueue(directory, self.segment_size)
+        self.table: dict[tuple[str, int], int] = {}  # topic-queueId -> next queue offset
+        self.max_delay_level = len(cfg.delay_levels_ms)
+        self.last_store_timestamp = 0
+        self._topics: dict[str, bytes] = {}
+        self._walk_rows = np.empty((_WALK_ROWS, kernels.GEO_COLUMNS), dtype=np.int64)
+
+    # ---- opening -------------------------------------------------------------------------
+    def find_end(self) -> None:
+        """Set the write position of the last segment to the end of its records.
+
+        Earlier segments are full by construction. A last segment that ends in anything but
+        a blank marker or zeros was not closed cleanly: that is for recovery to decide.
+        """
+        for mf in self.queue.files[:-1]:
+            mf.wrote = mf.flushed = mf.size
+        last = self.queue.last
+        if last is None:
+            return
+        pos = 0
+        while True:
+            n, stop = kernels.walk(last.arr, pos, last.size, last.from_offset, self._walk_rows)
+            if n:
+                self.last_store_timestamp = message.decode(last.map, int(self._walk_rows[n - 1, 0]),
+                                                           verify_crc=False).store_timestamp
+            if stop == pos or n < _WALK_ROWS:
+                pos = stop
+                break
+            pos = stop
+        end = _classify_end(last, pos)
+        last.wrote = last.flushed = end
+
+    # ---- appending -------------------------------------------------------------------------
+    def _topic_bytes(self, topic: str) -> bytes:
+        b = self._topics.get(topic)
+        if b is None:
+            b = self._topics[topic] = topic.encode("utf-8")
+        return b
+
+    def _check(self, topic: bytes, props_string: str, props: bytes, body_len: int, length: int) -> PutResult | None:
+        if len(topic) > message.MAX_TOPIC_LEN_V1:
+            return refused(PutStatus.MESSAGE_ILLEGAL, f"topic is {len(topic)} bytes; at most "
+                                                      f"{message.MAX_TOPIC_LEN_V1}")
+        if len(props) > properties.MAX_PROPERTIES_LEN:
+            status = (PutStatus.MESSAGE_ILLEGAL if java_length(props_string) > properties.MAX_PROPERTIES_LEN
+                      else PutStatus.PROPERTIES_SIZE_EXCEEDED)
+            return refused(status, f"properties are {len(props)} bytes; at most {properties.MAX_PROPERTIES_LEN}")
+        if body_len > self.cfg.maxMessageSize:
+            return refused(PutStatus.MESSAGE_ILLEGAL, f"body is {body_len} bytes; maxMessageSize is "
+                                                      f"{self.cfg.maxMessageSize}")
+        if length > self.cfg.maxMessageSize + ENCODER_HEADROOM:
+            return refused(PutStatus.MESSAGE_ILLEGAL, f"record is {length} bytes; at most maxMessageSize + 64 KiB")
+        if length + message.BLANK_MARKER_LEN > self.segment_size:
+            return refused(PutStatus.MESSAGE_ILLEGAL, f"record of {length} bytes does not fit a commitlog segment "
+                                                      f"of {self.segment_size}")
+        return None
+
+    def rewrite_delay(self, msg: message.Message) -> None:
+        """Move a delayed plain/commit message to the schedule topic, as the broker does."""
+        if sysflag.transaction_type(msg.sys_flag) not in _QUEUED:
+            return
+        level = delay_level(msg.properties_string)
+        if level <= 0:
+            return
+        updates = []
+        if level > self.max_delay_level:
+            updates.append((properties.DELAY, str(self.max_delay_level)))
+            level = self.max_delay_level
+        updates += [(properties.REAL_TOPIC, msg.topic), (properties.REAL_QID, str(msg.queue_id))]
+        msg.properties_string = properties.java_rebuild(msg.properties_string, updates)
+        msg.topic = SCHEDULE_TOPIC
+        msg.queue_id = level - 1
+
+    def _space_for(self, length: int, store_timestamp: int) -> MappedFile:
+        """The segment the next `length` bytes go to, closing the current one with a blank marker if needed."""
+        mf = self.queue.writable(self.queue.max_offset)
+        if length + message.BLANK_MARKER_LEN > mf.room:
+            mf.map[mf.wrote : mf.wrote + message.BLANK_MARKER_LEN] = message.encode_blank(mf.room)
+            mf.wrote = mf.size
+            mf = self.queue.roll()
+        return mf
+
+    def put_message(self, msg: message.Message, *, as_stored: bool = False) -> PutResult:
+        """Append one message; the store fills in its offsets, storeTimestamp and bodyCRC.
+
+        `msg` is updated to the record as stored (as the broker updates its message). With
+        `as_stored` the message is written as it was once stored elsewhere: its
+        storeTimestamp is kept and no delay rewrite happens (import).
+        """
+        if not as_stored:
+            self.rewrite_delay(msg)
+        msg.sys_flag = _with_host_bits(msg.sys_flag, msg.born_host, msg.store_host)
+        topic = self._topic_bytes(msg.topic)
+        props = msg.properties_string.encode("utf-8")
+        length = message.record_len(msg.sys_flag, len(msg.body), len(topic), len(props), msg.magic)
+        bad = self._check(topic, msg.properties_string, props, len(msg.body), length)
+        if bad:
+            return bad
+        if not as_stored:
+            msg.store_timestamp = now_ms()
+        msg.body_crc = body_crc(msg.body)
+        key = (msg.topic, msg.queue_id)
+        queued = (msg.sys_flag & sysflag.TRANSACTION_MASK) in _QUEUED
+        msg.queue_offset = self.table.get(key, 0) if queued else 0
+        mf = self._space_for(length, msg.store_timestamp)
+        at = mf.wrote
+        msg.physical_offset = mf.from_offset + at
+        msg.store_size = message.encode_into(mf.map, at, msg, (topic, props))
+        mf.wrote = at + length
+        if queued:
+            self.table[key] = msg.queue_offset + 1
+        self.last_store_timestamp = msg.store_timestamp
+        return PutResult(PutStatus.PUT_OK, wrote_offset=msg.physical_offset, wrote_bytes=length,
+                         queue_offset=msg.queue_offset, store_timestamp=msg.store_timestamp, msg_count=1,
+                         store_host=msg.store_host, offsets=(msg.physical_offset,))
+
+    def put_batch(self, topic: str, queue_id: int, body, *, batch_properties: str = "", sys_flag: int = 0,
+                  born_timestamp: int = 0, born_host: SocketAddress, store_host: SocketAddress,
+                  reconsume_times: int = 0, max_count: int | None = None) -> PutResult:
+        """Append a client batch (MessageBatch body bytes) as consecutive records of one topic-queue."""
+        if sysflag.transaction_type(sys_flag) != sysflag.TRANSACTION_NOT:
+            return refused(PutStatus.MESSAGE_ILLEGAL, "a batch cannot be transactional")
+        if delay_level(batch_properties) > 0:
+            return refused(PutStatus.MESSAGE_ILLEGAL, "a batch cannot be delayed")
+        topic_b = self._topic_bytes(topic)
+        if len(topic_b) > message.MAX_TOPIC_LEN_V1:
+            return refused(PutStatus.MESSAGE_ILLEGAL, f"topic is {len(topic_b)} bytes; at most "
+                                                      f"{message.MAX_TOPIC_LEN_V1}")
+        if len(body) > self.cfg.maxMessageSize:
+            return refused(PutStatus.MESSAGE_ILLEGAL, f"batch body is {len(body)} bytes; maxMessageSize is "
+                                                      f"{self.cfg.maxMessageSize}")
+        batch_props = properties.java_rebuild(batch_properties).encode("utf-8") if batch_properties else b""
+        if len(batch_props) > properties.MAX_PROPERTIES_LEN:
+            return refused(PutStatus.PROPERTIES_SIZE_EXCEEDED, "batch properties exceed 32767 bytes")
+        sys_flag = _with_host_bits(sys_flag, born_host, store_host)
+        store_ts = now_ms()
+        header = np.frombuffer(message.header_template(sys_flag, queue_id, born_timestamp, born_host, store_ts,
+                                                       store_host, reconsume_times), dtype=np.uint8)
+        src = np.frombuffer(body, dtype=np.uint8)
+        cap = max_count or self.cfg.maxMsgsNumBatch
+        offsets = np.empty(cap, dtype=np.int64)
+        sizes = np.empty(cap, dtype=np.int64)
+        key = (topic, queue_id)
+        first_queue_offset = self.table.get(key, 0)
+        topic_arr = np.frombuffer(topic_b, dtype=np.uint8)
+        props_arr = np.frombuffer(batch_props, dtype=np.uint8)
+        for attempt in range(2):
+            mf = self.queue.writable(self.queue.max_offset)
+            status, n, total = batchkernel.encode_client_batch(
+                src, mf.arr, mf.wrote, mf.room, header, topic_arr, props_arr, first_queue_offset,
+                mf.end_offset, offsets, sizes)
+            if status == batchkernel.BATCH_TOO_MANY:
+                return refused(PutStatus.MESSAGE_ILLEGAL, f"batch holds more than {cap} messages")
+            if status == batchkernel.BATCH_MALFORMED:
+                return refused(PutStatus.MESSAGE_ILLEGAL, f"malformed batch body (message {n + 1})")
+            if status == batchkernel.BATCH_PROPERTIES_TOO_LONG:
+                return refused(PutStatus.PROPERTIES_SIZE_EXCEEDED, f"message {n + 1} of the batch has properties "
+                                                                   f"over {properties.MAX_PROPERTIES_LEN} bytes")
+            if n == 0:
+                return refused(PutStatus.MESSAGE_ILLEGAL, "empty batch")
+            if total + message.BLANK_MARKER_LEN <= mf.room:
+                break
+            if attempt or mf.wrote == 0 or total + message.BLANK_MARKER_LEN > self.segment_size:
+                return refused(PutStatus.MESSAGE_ILLEGAL, f"batch of {total} bytes does not fit a commitlog segment "
+                                                          f"of {self.segment_size}")
+            self._space_for(total, store_ts)
+        wrote_offset = mf.end_offset
+        mf.wrote += total
+        self.table[key] = first_queue_offset + n
+        self.last_store_timestamp = store_ts
+        return PutResult(PutStatus.PUT_OK, wrote_offset=wrote_offset, wrote_bytes=total,
+                         queue_offset=first_queue_offset, store_timestamp=store_ts, msg_count=n,
+                         store_host=store_host, offsets=offsets[:n].tolist())
+
+    @property
+    def max_offset(self) -> int:
+        return self.queue.max_offset
+
+    def flush(self) -> None:
+        self.queue.flush()
+
+    def close(self) -> None:
+        self.queue.close()
+
+
+def _with_host_bits(sys_flag: int, born: SocketAddress, store: SocketAddress) -> int:
+    flags = sys_flag & ~(sysflag.BORN_HOST_V6 | sysflag.STORE_HOST_V6)
+    if born.is_v6:
+        flags |= sysflag.BORN_HOST_V6
+    if store.is_v6:
+        flags |= sysflag.STORE_HOST_V6
+    return flags
+
+
+def _classify_end(mf: MappedFile, pos: int) -> int:
+    """Where appends continue in the last segment, given where the record walk stopped."""
+    if pos >= mf.size:
+        return mf.size
+    found = message.decode(mf.map, pos, verify_crc=False, expected_offset=mf.from_offset + pos)
+    if isinstance(found, message.Blank):
+        return mf.size
+    if not any(mf.map[pos : pos + message.BLANK_MARKER_LEN]):
+        return pos
+    reason = found.reason if isinstance(found, message.Corrupt) else "a record the walk could not follow"
+    raise RmqError(f"commitlog damaged at offset {mf.from_offset + pos} ({reason}): run `rmqtool recover` first")

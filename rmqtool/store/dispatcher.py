@@ -1,0 +1,110 @@
+"""Dispatch: reading appended records back from the commitlog into consume queues and the
+index, as the broker's reput service does, many records per compiled pass.
+
+The dispatcher keeps the physical offset it has dispatched up to. Each run walks the records
+from there to the commitlog's write position, takes every record's consume-queue entry and
+index keys (`format.dispatchkernel`), appends the entries to their queues in record order and
+puts the keys into the index.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from rmqtool.errors import RmqError
+from rmqtool.format import kernels, message
+from rmqtool.format.dispatchkernel import (
+    D_COLUMNS,
+    D_IN_CQ,
+    D_OFFSET,
+    D_QUEUE_ID,
+    D_QUEUE_OFFSET,
+    D_SIZE,
+    D_STORE_TS,
+    D_TAGS_CODE,
+    dispatch_fields,
+)
+from rmqtool.format.scan import group_strings
+from rmqtool.store.commitlog import CommitLog
+from rmqtool.store.consume_queue import ConsumeQueue
+from rmqtool.store.index_service import IndexService
+from rmqtool.store.mappedfile import MappedFile
+
+CHUNK_RECORDS = 1 << 16
+_KEYS_PER_RECORD = 4
+
+
+class Dispatcher:
+    def __init__(self, commitlog: CommitLog, queue_for, index: IndexService | None, levels_ms: list[int]) -> None:
+        self.commitlog = commitlog
+        self.queue_for = queue_for  # (topic, queueId) -> ConsumeQueue
+        self.index = index
+        self.levels = np.asarray(levels_ms, dtype=np.int64)
+        self.dispatched = commitlog.queue.min_offset
+        self.last_logics_timestamp = 0
+        self._geo = np.empty((CHUNK_RECORDS, kernels.GEO_COLUMNS), dtype=np.int64)
+        self._fields = np.empty((CHUNK_RECORDS, D_COLUMNS), dtype=np.int64)
+        self._key_rec = np.empty(CHUNK_RECORDS * _KEYS_PER_RECORD, dtype=np.int64)
+        self._key_hash = np.empty(CHUNK_RECORDS * _KEYS_PER_RECORD, dtype=np.int64)
+
+    @property
+    def behind(self) -> int:
+        """Bytes appended but not yet dispatched."""
+        return self.commitlog.max_offset - self.dispatched
+
+    def run(self) -> None:
+        """Dispatch everything appended so far."""
+        queue = self.commitlog.queue
+        while self.dispatched < queue.max_offset:
+            mf = queue.find(self.dispatched)
+            if mf is None:
+                raise RmqError(f"dispatch: no commitlog segment holds offset {self.dispatched}")
+            pos = self.dispatched - mf.from_offset
+            if pos >= mf.wrote:
+                self.dispatched = mf.from_offset + mf.size
+                continue
+            n, stop = kernels.walk(mf.arr, pos, mf.wrote, mf.from_offset, self._geo)
+            if n == 0:
+                found = message.decode(mf.map, pos, verify_crc=False)
+                if not isinstance(found, message.Blank):
+                    raise RmqError(f"dispatch: unreadable record at offset {self.dispatched}")
+                self.dispatched = mf.from_offset + mf.size
+                continue
+            self._dispatch(mf, n)
+            self.dispatched = mf.from_offset + stop
+
+    def _dispatch(self, mf: MappedFile, n: int) -> None:
+        geo = self._geo[:n]
+        while True:
+            nkeys = dispatch_fields(mf.arr, geo, n, mf.from_offset, self.levels, self._fields, self._key_rec,
+                                    self._key_hash)
+            if nkeys <= len(self._key_rec):
+                break
+            self._key_rec = np.empty(nkeys, dtype=np.int64)
+            self._key_hash = np.empty(nkeys, dtype=np.int64)
+        fields = self._fields[:n]
+        queued = np.flatnonzero(fields[:, D_IN_CQ])
+        if len(queued):
+            self._to_queues(mf, geo, fields, queued)
+            self.last_logics_timestamp = int(fields[queued[-1], D_STORE_TS])
+        if self.index is not None and nkeys:
+            rec = self._key_rec[:nkeys]
+            self.index.put(self._key_hash[:nkeys].copy(), fields[rec, D_OFFSET], fields[rec, D_STORE_TS])
+
+    def _to_queues(self, mf: MappedFile, geo: np.ndarray, fields: np.ndarray, rows: np.ndarray) -> None:
+        topic_ids, names = group_strings(mf.map, geo[rows, kernels.GEO_TOPIC], geo[rows, kernels.GEO_TOPIC_LEN])
+        qids = fields[rows, D_QUEUE_ID]
+        group = (topic_ids << 32) | (qids & 0xFFFFFFFF)
+        if (group == group[0]).all():
+            starts, order = np.zeros(1, dtype=np.int64), np.arange(len(rows))
+        else:
+            order = np.argsort(group, kind="stable")
+            sorted_groups = group[order]
+            starts = np.flatnonzero(np.r_[True, sorted_groups[1:] != sorted_groups[:-1]])
+        bounds = np.r_[starts, len(rows)]
+        for a, b in zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True):
+            sel = rows[order[a:b]]
+            first = sel[0]
+            cq: ConsumeQueue = self.queue_for(names[topic_ids[order[a]]], int(fields[first, D_QUEUE_ID]))
+            cq.put(fields[sel, D_OFFSET], fields[sel, D_SIZE], fields[sel, D_TAGS_CODE],
+                   int(fields[first, D_QUEUE_OFFSET]))

@@ -1,0 +1,105 @@
+"""Hash index files and the service that fills them, as the broker's IndexService does.
+
+Keys go into the newest file until it is full (indexCount = maxIndexNum); the next file is
+named by its creation time and starts where the previous one ended. A message at an offset
+below the newest file's endPhyOffset was indexed already and is skipped.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import numpy as np
+
+from rmqtool.errors import RmqError
+from rmqtool.format import index, indexkernel
+from rmqtool.store.config import StoreConfig
+from rmqtool.store.mappedfile import MappedFile
+
+
+def _is_index_name(name: str) -> bool:
+    return len(name) == len(index.file_name(0)) and name.isdigit()
+
+
+class IndexFile:
+    """One index file: a mapped file plus its header fields."""
+
+    def __init__(self, mf: MappedFile, hash_slots: int, index_num: int) -> None:
+        self.mf, self.hash_slots, self.index_num = mf, hash_slots, index_num
+
+    @property
+    def name(self) -> str:
+        return self.mf.path.name
+
+    @property
+    def header(self) -> np.void:
+        return index.decode_header(self.mf.map)
+
+    @property
+    def full(self) -> bool:
+        return int(self.header["indexCount"]) >= self.index_num
+
+    def put(self, hashes: np.ndarray, phys: np.ndarray, times: np.ndarray, start: int) -> int:
+        """Put keys from `start` until full; returns the next key to put."""
+        return indexkernel.put_keys(self.mf.arr, self.hash_slots, self.index_num, hashes, phys, times,
+                                    start, len(hashes))
+
+
+class IndexService:
+    def __init__(self, directory: Path, cfg: StoreConfig) -> None:
+        self.directory = Path(directory)
+        self.hash_slots, self.index_num = cfg.maxHashSlotNum, cfg.maxIndexNum
+        self.file_len = index.file_len(self.hash_slots, self.index_num)
+        self.files: list[IndexFile] = []
+        self.last_full_end_timestamp = 0  # the checkpoint's indexMsgTimestamp: set when a full file is left
+        names = sorted(p.name for p in self.directory.iterdir() if _is_index_name(p.name)) \
+            if self.directory.is_dir() else []
+        try:
+            for name in names:
+                self.files.append(IndexFile(MappedFile(self.directory / name, self.file_len), self.hash_slots,
+                                            self.index_num))
+        except RmqError as e:
+            self.close()
+            raise RmqError(f"{e} (index files need maxHashSlotNum/maxIndexNum as written: pass --config)") from None
+
+    def _roll(self) -> IndexFile:
+        prev = self.files[-1] if self.files else None
+        end_phy = end_ts = 0
+        if prev is not None:
+            hdr = prev.header
+            end_phy, end_ts = int(hdr["endPhyOffset"]), int(hdr["endTimestamp"])
+            if prev.full:
+                self.last_full_end_timestamp = end_ts
+        stamp = time.time_ns() // 1_000_000
+        name = index.file_name(stamp)
+        while (prev is not None and name <= prev.name) or (self.directory / name).exists():
+            stamp += 1
+            name = index.file_name(stamp)
+        mf = MappedFile(self.directory / name, self.file_len, create=True)
+        mf.map[: index.HEADER_LEN] = indexkernel.new_header(end_phy, end_ts)
+        f = IndexFile(mf, self.hash_slots, self.index_num)
+        self.files.append(f)
+        return f
+
+    def put(self, hashes: np.ndarray, phys: np.ndarray, times: np.ndarray) -> None:
+        """Index keys (Java key hash, record offset, storeTimestamp) in order."""
+        if len(hashes) == 0:
+            return
+        if self.files:
+            seen = phys < int(self.files[-1].header["endPhyOffset"])
+            if seen.any():
+                hashes, phys, times = hashes[~seen], phys[~seen], times[~seen]
+        i = 0
+        while i < len(hashes):
+            f = self.files[-1] if self.files and not self.files[-1].full else self._roll()
+            i = f.put(hashes, phys, times, i)
+
+    def flush(self) -> None:
+        for f in self.files:
+            f.mf.wrote = f.mf.size
+            f.mf.flush()
+
+    def close(self) -> None:
+        for f in self.files:
+            f.mf.close()

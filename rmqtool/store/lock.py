@@ -1,0 +1,66 @@
+"""Exclusive ownership of a store root: the `lock` file and the `abort` marker.
+
+The broker takes a POSIX record lock (fcntl) on byte 0 of `lock`, so a running broker and
+rmqtool exclude each other. `abort` exists while a writer has the store open; a clean
+close removes it last, after everything is flushed.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+from pathlib import Path
+
+from rmqtool.errors import RmqError
+from rmqtool.store.paths import StorePaths
+
+LOCK_TEXT = b"lock"  # what the broker writes into the lock file
+_HELD_HERE: set[str] = set()  # POSIX locks do not exclude a second open in the same process
+
+
+class StoreLock:
+    def __init__(self, paths: StorePaths) -> None:
+        self.paths = paths
+        self.key = os.path.realpath(paths.root)
+        if self.key in _HELD_HERE:
+            raise RmqError(f"store {paths.root} is already open in this process")
+        try:
+            self.fd = os.open(paths.lock, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as e:
+            raise RmqError(f"cannot open {paths.lock}: {e.strerror}") from None
+        try:
+            fcntl.lockf(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB, 1, 0)
+        except OSError:
+            os.close(self.fd)
+            raise RmqError(f"store {paths.root} is locked by another process (a running broker?)") from None
+        os.pwrite(self.fd, LOCK_TEXT, 0)
+        os.fsync(self.fd)
+        _HELD_HERE.add(self.key)
+
+    def release(self) -> None:
+        if self.fd < 0:
+            return
+        fcntl.lockf(self.fd, fcntl.LOCK_UN, 1, 0)
+        os.close(self.fd)
+        self.fd = -1
+        _HELD_HERE.discard(self.key)
+
+
+def create_abort(path: Path) -> None:
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT, 0o644)
+    os.fsync(fd)
+    os.close(fd)
+    _sync_dir(path.parent)
+
+
+def remove_abort(path: Path) -> None:
+    path.unlink(missing_ok=True)
+    _sync_dir(path.parent)
+
+
+def _sync_dir(directory: Path) -> None:
+    fd = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)

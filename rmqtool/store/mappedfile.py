@@ -1,0 +1,93 @@
+"""One preallocated, memory-mapped store file and its write and flush positions.
+
+A new file gets its full size from `posix_fallocate`, so a full disk is an error at
+creation time, never a SIGBUS on a later write into the map. `wrote` is where the next
+append goes, `flushed` how far `fdatasync` has made the bytes durable (nothing is staged
+outside the map, so the broker's separate committed position equals `wrote`).
+"""
+
+from __future__ import annotations
+
+import errno
+import mmap
+import os
+from pathlib import Path
+
+import numpy as np
+
+from rmqtool.errors import RmqError
+from rmqtool.store.paths import parse_offset_name
+
+
+class MappedFile:
+    """A read-write map of `path` (exactly `size` bytes); `arr` is a uint8 view for kernels."""
+
+    def __init__(self, path: Path, size: int, *, create: bool = False) -> None:
+        self.path = Path(path)
+        self.size = size
+        start = parse_offset_name(self.path.name)
+        self.from_offset = start if start is not None else 0
+        self.fd = _create(self.path, size) if create else os.open(self.path, os.O_RDWR)
+        try:
+            actual = os.fstat(self.fd).st_size
+            if actual != size:
+                raise RmqError(f"{self.path}: size {actual}, expected {size} (check the segment size settings)")
+            self.map = mmap.mmap(self.fd, size, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
+        except BaseException:
+            os.close(self.fd)
+            raise
+        self.arr = np.frombuffer(self.map, dtype=np.uint8)
+        self.wrote = 0
+        self.flushed = 0
+
+    @property
+    def room(self) -> int:
+        return self.size - self.wrote
+
+    @property
+    def end_offset(self) -> int:
+        """The physical offset just after the last written byte."""
+        return self.from_offset + self.wrote
+
+    def append(self, data) -> int:
+        """Write `data` at the write position; returns where it went (within the file)."""
+        at = self.wrote
+        self.map[at : at + len(data)] = data
+        self.wrote = at + len(data)
+        return at
+
+    def flush(self) -> None:
+        """Make everything written so far durable (fdatasync)."""
+        if self.flushed < self.wrote:
+            os.fdatasync(self.fd)
+            self.flushed = self.wrote
+
+    def close(self) -> None:
+        if self.map.closed:
+            return
+        self.arr = None  # the map cannot close while a view of it is alive
+        self.map.close()
+        os.close(self.fd)
+
+    def destroy(self) -> None:
+        self.close()
+        self.path.unlink(missing_ok=True)
+
+
+def _create(path: Path, size: int) -> int:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o644)
+    except FileExistsError:
+        raise RmqError(f"{path} already exists") from None
+    except OSError as e:
+        raise RmqError(f"cannot create {path}: {e.strerror}") from None
+    try:
+        os.posix_fallocate(fd, 0, size)
+    except OSError as e:
+        os.close(fd)
+        path.unlink(missing_ok=True)
+        if e.errno in (errno.ENOSPC, errno.EDQUOT):
+            raise RmqError(f"disk full: cannot allocate {size} bytes for {path}") from None
+        raise RmqError(f"cannot allocate {path}: {e.strerror}") from None
+    return fd

@@ -1,0 +1,224 @@
+"""MessageStore: a store root opened for writing, as the broker's DefaultMessageStore.
+
+Open takes the `lock` (refusing a store anyone else holds, a running broker included),
+refuses a store whose `abort` says the last writer crashed (recovery first), finds the end of
+the commitlog, rebuilds the topic-queue offset table from the consume queues, catches up
+dispatch, and creates `abort`. Appends go to the commitlog; dispatch to consume queues and
+the index follows in chunks, as the broker's reput service follows its writers. Close
+dispatches the rest, flushes every file, writes the checkpoint, and only then removes
+`abort` and releases the lock.
+
+Flush modes: `sync` acknowledges an append (a batch: one group commit) only after
+`fdatasync` of the commitlog; `async` acknowledges once the bytes are in the page cache and
+a background flusher makes them durable every `flushIntervalCommitLog` ms and at close.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from pathlib import Path
+
+from rmqtool.errors import RmqError
+from rmqtool.format import message
+from rmqtool.format.hosts import SocketAddress
+from rmqtool.store.checkpoint_file import CheckpointFile
+from rmqtool.store.commitlog import CommitLog
+from rmqtool.store.config import SYNC_FLUSH, StoreConfig
+from rmqtool.store.consume_queue import ConsumeQueue
+from rmqtool.store.dispatcher import Dispatcher
+from rmqtool.store.index_service import IndexService
+from rmqtool.store.lock import StoreLock, create_abort, remove_abort
+from rmqtool.store.paths import StorePaths
+from rmqtool.store.results import PutResult, PutStatus, refused
+
+FLUSH_SYNC = "sync"
+FLUSH_ASYNC = "async"
+DISPATCH_EVERY_BYTES = 16 << 20
+_BAD_TOPIC_CHARS = ("/", "\\", "\0")
+
+
+class MessageStore:
+    def __init__(self, root: str | os.PathLike, config: StoreConfig | None = None, *, flush: str | None = None,
+                 create: bool = True) -> None:
+        self.cfg = config or StoreConfig()
+        self.paths = StorePaths(root, self.cfg.storePathCommitLog or None)
+        self.flush_mode = flush or (FLUSH_SYNC if self.cfg.flushDiskType == SYNC_FLUSH else FLUSH_ASYNC)
+        if self.flush_mode not in (FLUSH_SYNC, FLUSH_ASYNC):
+            raise RmqError(f"unknown flush mode {self.flush_mode!r}: use sync or async")
+        _prepare_root(self.paths, create)
+        self._lock = StoreLock(self.paths)
+        self.commitlog: CommitLog | None = None
+        self.queues: dict[tuple[str, int], ConsumeQueue] = {}
+        self.index: IndexService | None = None
+        self._flusher: _Flusher | None = None
+        try:
+            if self.paths.abort.exists():
+                raise RmqError(f"store {self.paths.root} was not shut down cleanly (abort file present): "
+                               "run `rmqtool recover` first")
+            self._load()
+        except BaseException:
+            self._close_files()
+            self._lock.release()
+            raise
+        create_abort(self.paths.abort)
+        if self.flush_mode == FLUSH_ASYNC:
+            self._flusher = _Flusher(self.commitlog, self.cfg.flushIntervalCommitLog / 1000)
+
+    def _load(self) -> None:
+        self.commitlog = CommitLog(self.paths.commitlog, self.cfg)
+        self.commitlog.find_end()
+        self.checkpoint = CheckpointFile(self.paths.checkpoint)
+        if self.paths.consumequeue.is_dir():
+            for topic_dir in sorted(self.paths.consumequeue.iterdir()):
+                for qdir in sorted(topic_dir.iterdir()) if topic_dir.is_dir() else []:
+                    if qdir.name.lstrip("-").isdigit():
+                        self._open_queue(topic_dir.name, int(qdir.name))
+        if self.cfg.messageIndexEnable:
+            self.index = IndexService(self.paths.index, self.cfg)
+        for key, cq in self.queues.items():
+            self.commitlog.table[key] = cq.max_offset_in_queue
+        self.dispatcher = Dispatcher(self.commitlog, self._queue, self.index, self.cfg.delay_levels_ms)
+        reput = max((cq.max_physical_end for cq in self.queues.values()), default=0)
+        self.dispatcher.dispatched = min(max(reput, self.commitlog.queue.min_offset), self.commitlog.max_offset)
+        self.dispatcher.run()
+
+    def _open_queue(self, topic: str, queue_id: int) -> ConsumeQueue:
+        cq = ConsumeQueue(self.paths.queue_dir(topic, queue_id), topic, queue_id, self.cfg.mappedFileSizeConsumeQueue)
+        self.queues[(topic, queue_id)] = cq
+        return cq
+
+    def _queue(self, topic: str, queue_id: int) -> ConsumeQueue:
+        cq = self.queues.get((topic, queue_id))
+        return cq if cq is not None else self._open_queue(topic, queue_id)
+
+    # ---- appending -------------------------------------------------------------------------
+    def put_message(self, msg: message.Message, *, as_stored: bool = False) -> PutResult:
+        """Append one message (see `CommitLog.put_message`)."""
+        bad = _check_topic(msg.topic)
+        if bad:
+            return bad
+        result = self.commitlog.put_message(msg, as_stored=as_stored)
+        self._after_put(result)
+        return result
+
+    def put_batch(self, topic: str, queue_id: int, body, *, batch_properties: str = "", sys_flag: int = 0,
+                  born_timestamp: int = 0, born_host: SocketAddress, store_host: SocketAddress,
+                  reconsume_times: int = 0) -> PutResult:
+        """Append a client batch body as one broker batch (see `CommitLog.put_batch`)."""
+        bad = _check_topic(topic)
+        if bad:
+            return bad
+        result = self.commitlog.put_batch(topic, queue_id, body, batch_properties=batch_properties,
+                                          sys_flag=sys_flag, born_timestamp=born_timestamp, born_host=born_host,
+                                          store_host=store_host, reconsume_times=reconsume_times)
+        self._after_put(result)
+        return result
+
+    def _after_put(self, result: PutResult) -> None:
+        if not result.ok:
+            return
+        if self.flush_mode == FLUSH_SYNC:
+            self.commitlog.flush()
+        if self.dispatcher.behind >= DISPATCH_EVERY_BYTES:
+            self.dispatcher.run()
+
+    # ---- durability ------------------------------------------------------------------------
+    def dispatch(self) -> None:
+        """Bring consume queues and the index up to the commitlog."""
+        self.dispatcher.run()
+
+    def flush(self) -> None:
+        """Dispatch, then make the commitlog, queues, index and checkpoint durable."""
+        self.dispatcher.run()
+        self.commitlog.flush()
+        for cq in self.queues.values():
+            cq.flush()
+        if self.index is not None:
+            self.index.flush()
+        cp = self.checkpoint
+        cp.physic = self.commitlog.last_store_timestamp or cp.physic
+        cp.logics = self.dispatcher.last_logics_timestamp or cp.logics
+        if self.index is not None:
+            cp.index = self.index.last_full_end_timestamp or cp.index
+        cp.flush()
+
+    def close(self) -> None:
+        """Clean shutdown: flush everything, write the checkpoint, remove `abort`, release the lock."""
+        if self.commitlog is None:
+            return
+        try:
+            if self._flusher is not None:
+                self._flusher.stop()
+            self.flush()
+            self._close_files()
+            remove_abort(self.paths.abort)
+        finally:
+            self._lock.release()
+
+    def _close_files(self) -> None:
+        if self.commitlog is not None:
+            self.commitlog.close()
+        for cq in self.queues.values():
+            cq.close()
+        if self.index is not None:
+            self.index.close()
+        self.commitlog = None
+
+    def __enter__(self) -> MessageStore:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def _check_topic(topic: str) -> PutResult | None:
+    if not topic or topic in (".", "..") or any(c in topic for c in _BAD_TOPIC_CHARS):
+        return refused(PutStatus.MESSAGE_ILLEGAL, f"topic {topic!r} cannot name a consume-queue folder")
+    return None
+
+
+def _prepare_root(paths: StorePaths, create: bool) -> None:
+    root = paths.root
+    if root.exists() and not root.is_dir():
+        raise RmqError(f"{root} is not a directory")
+    if paths.is_store():
+        return
+    if not create:
+        raise RmqError(f"{root} is not a store (no commitlog/ folder)")
+    if root.exists() and any(p.name not in ("lock", "config") for p in root.iterdir()):
+        raise RmqError(f"{root} is not empty and holds no store: refusing to create one there")
+    try:
+        paths.commitlog.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise RmqError(f"cannot create {paths.commitlog}: {e.strerror}") from None
+
+
+class _Flusher:
+    """Async flush: a thread that fdatasyncs the commitlog every interval (fdatasync releases the GIL)."""
+
+    def __init__(self, commitlog: CommitLog, interval_s: float) -> None:
+        self.commitlog = commitlog
+        self.interval = interval_s
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, name="rmqtool-flush", daemon=True)
+        self._thread.start()
+
+    def _loop(self) -> None:
+        while not self._stop.wait(self.interval):
+            for mf in list(self.commitlog.queue.files):
+                wrote = mf.wrote
+                if mf.flushed < wrote:
+                    os.fdatasync(mf.fd)
+                    mf.flushed = max(mf.flushed, wrote)
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
+def open_store(root: str | os.PathLike, config_path: str | os.PathLike | None = None, *, flush: str | None = None,
+               create: bool = True) -> MessageStore:
+    """Open (or create) a store for writing, with settings from a broker.conf when given."""
+    cfg = StoreConfig.from_file(config_path)[0] if config_path else StoreConfig()
+    return MessageStore(Path(root), cfg, flush=flush, create=create)
