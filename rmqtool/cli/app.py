@@ -7,7 +7,7 @@ import sys
 import typer
 
 from rmqtool import __version__
-from rmqtool.cli import bench, decode, inspect_cmd
+from rmqtool.cli import append, bench, decode, inspect_cmd
 from rmqtool.errors import RmqError
 
 app = typer.Typer(
@@ -21,6 +21,9 @@ app = typer.Typer(
 )
 app.add_typer(decode.app, name="decode")
 app.command("inspect")(inspect_cmd.inspect)
+app.command("append")(append.append)
+app.command("import")(append.import_)
+app.command("export")(append.export)
 app.add_typer(bench.app, name="bench")
 
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 
 from rich.console import Console
 from rich.table import Table
@@ -44,3 +45,26 @@ def key_values(title: str, values: dict) -> Table:
 
 def warn(text: str) -> None:
     stderr.print(f"[yellow]warning:[/] {text}", markup=True)
+
+
+@contextmanager
+def progress(label: str, total: int | None) -> Iterator[Callable[[int], None]]:
+    """An `advance(n)` callable drawing a progress bar on stderr, only when stderr is a terminal."""
+    if not sys.stderr.isatty():
+        yield lambda n: None
+        return
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+                  console=stderr, transient=True) as bar:
+        task = bar.add_task(label, total=total)
+        pending = 0
+
+        def advance(n: int) -> None:
+            nonlocal pending
+            pending += n
+            if pending >= 1000:
+                bar.advance(task, pending)
+                pending = 0
+
+        yield advance

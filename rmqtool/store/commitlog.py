@@ -11,6 +11,7 @@ is re-encoded into records written back to back in one segment.
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -125,7 +126,7 @@ class CommitLog:
         msg.topic = SCHEDULE_TOPIC
         msg.queue_id = level - 1
 
-    def _space_for(self, length: int, store_timestamp: int) -> MappedFile:
+    def _space_for(self, length: int) -> MappedFile:
         """The segment the next `length` bytes go to, closing the current one with a blank marker if needed."""
         mf = self.queue.writable(self.queue.max_offset)
         if length + message.BLANK_MARKER_LEN > mf.room:
@@ -134,6 +135,21 @@ class CommitLog:
             mf = self.queue.roll()
         return mf
 
+    def _prepare(self, msg: message.Message, as_stored: bool) -> tuple[bytes, bytes, int] | PutResult:
+        """Rewrite and check `msg` in place: (topic bytes, properties bytes, record length) or a refusal."""
+        if not as_stored:
+            self.rewrite_delay(msg)
+        msg.sys_flag = _with_host_bits(msg.sys_flag, msg.born_host, msg.store_host)
+        topic = self._topic_bytes(msg.topic)
+        props = msg.properties_string.encode("utf-8")
+        length = message.record_len(msg.sys_flag, len(msg.body), len(topic), len(props), msg.magic)
+        return self._check(topic, msg.properties_string, props, len(msg.body), length) or (topic, props, length)
+
+    def validate(self, msg: message.Message, *, as_stored: bool = False) -> PutResult | None:
+        """The refusal `put_message` would give `msg`, without writing or changing anything."""
+        prepared = self._prepare(replace(msg), as_stored)
+        return prepared if isinstance(prepared, PutResult) else None
+
     def put_message(self, msg: message.Message, *, as_stored: bool = False) -> PutResult:
         """Append one message; the store fills in its offsets, storeTimestamp and bodyCRC.
 
@@ -141,22 +157,17 @@ class CommitLog:
         `as_stored` the message is written as it was once stored elsewhere: its
         storeTimestamp is kept and no delay rewrite happens (import).
         """
-        if not as_stored:
-            self.rewrite_delay(msg)
-        msg.sys_flag = _with_host_bits(msg.sys_flag, msg.born_host, msg.store_host)
-        topic = self._topic_bytes(msg.topic)
-        props = msg.properties_string.encode("utf-8")
-        length = message.record_len(msg.sys_flag, len(msg.body), len(topic), len(props), msg.magic)
-        bad = self._check(topic, msg.properties_string, props, len(msg.body), length)
-        if bad:
-            return bad
+        prepared = self._prepare(msg, as_stored)
+        if isinstance(prepared, PutResult):
+            return prepared
+        topic, props, length = prepared
         if not as_stored:
             msg.store_timestamp = now_ms()
         msg.body_crc = body_crc(msg.body)
         key = (msg.topic, msg.queue_id)
         queued = (msg.sys_flag & sysflag.TRANSACTION_MASK) in _QUEUED
         msg.queue_offset = self.table.get(key, 0) if queued else 0
-        mf = self._space_for(length, msg.store_timestamp)
+        mf = self._space_for(length)
         at = mf.wrote
         msg.physical_offset = mf.from_offset + at
         msg.store_size = message.encode_into(mf.map, at, msg, (topic, props))
@@ -217,7 +228,7 @@ class CommitLog:
             if attempt or mf.wrote == 0 or total + message.BLANK_MARKER_LEN > self.segment_size:
                 return refused(PutStatus.MESSAGE_ILLEGAL, f"batch of {total} bytes does not fit a commitlog segment "
                                                           f"of {self.segment_size}")
-            self._space_for(total, store_ts)
+            self._space_for(total)
         wrote_offset = mf.end_offset
         mf.wrote += total
         self.table[key] = first_queue_offset + n

@@ -102,6 +102,10 @@ class MessageStore:
         self._after_put(result)
         return result
 
+    def validate(self, msg: message.Message, *, as_stored: bool = False) -> PutResult | None:
+        """The refusal `put_message` would give `msg`, without writing anything."""
+        return _check_topic(msg.topic) or self.commitlog.validate(msg, as_stored=as_stored)
+
     def put_batch(self, topic: str, queue_id: int, body, *, batch_properties: str = "", sys_flag: int = 0,
                   born_timestamp: int = 0, born_host: SocketAddress, store_host: SocketAddress,
                   reconsume_times: int = 0) -> PutResult:

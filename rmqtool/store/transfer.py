@@ -1,0 +1,256 @@
+"""Moving messages in and out of a store: `append --batch` lines, `import` and `export`.
+
+Input files are checked completely before the first byte is written: a bad line is an
+error naming its line number and the store is left untouched. `import` writes records as
+they were stored (storeTimestamp, hosts, flags, sysFlag, reconsume times and the exact
+properties string kept; no delay rewrite), so exporting a store and importing it into an
+empty one with the same settings reproduces the commitlog and consume queues byte for
+byte and the index entry for entry.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from rmqtool.errors import RmqError
+from rmqtool.format import message, sysflag
+from rmqtool.format.message_json import stored_message
+from rmqtool.store.commitlog import delay_level
+from rmqtool.store.message_store import MessageStore
+from rmqtool.store.producer import DEFAULT_STORE_HOST, Hosts, client_batch, message_from_json
+from rmqtool.store.results import PutResult
+
+Progress = Callable[[int], None]  # called with the number of messages just written
+
+
+@dataclass
+class WriteSummary:
+    """What a bulk write did."""
+
+    messages: int = 0
+    batches: int = 0
+    bytes: int = 0
+    first_offset: int | None = None
+    last_offset: int | None = None
+    results: list[PutResult] = field(default_factory=list, repr=False)
+
+    def add(self, result: PutResult, keep: bool) -> None:
+        self.messages += result.msg_count
+        self.bytes += result.wrote_bytes
+        if self.first_offset is None:
+            self.first_offset = result.wrote_offset
+        self.last_offset = result.wrote_offset + result.wrote_bytes
+        if keep:
+            self.results.append(result)
+
+    def to_json(self) -> dict:
+        doc = {"messages": self.messages, "bytes": self.bytes, "firstOffset": self.first_offset,
+               "endOffset": self.last_offset}
+        if self.batches:
+            doc["puts"] = self.batches
+        return doc
+
+
+def _lines(source: str | Path) -> Iterator[tuple[int, str]]:
+    if str(source) == "-":
+        for n, line in enumerate(sys.stdin, 1):
+            yield n, line
+        return
+    try:
+        f = open(source, encoding="utf-8")
+    except OSError as e:
+        raise RmqError(f"cannot read {source}: {e.strerror}") from None
+    with f:
+        try:
+            yield from enumerate(f, 1)
+        except UnicodeDecodeError as e:
+            raise RmqError(f"{source}: not UTF-8 text ({e.reason})") from None
+
+
+def read_objects(source: str | Path) -> Iterator[tuple[int, object]]:
+    """(line number, parsed object) of every non-blank line; a malformed line is an RmqError."""
+    for n, line in _lines(source):
+        if not line.strip():
+            continue
+        try:
+            yield n, json.loads(line)
+        except json.JSONDecodeError as e:
+            raise RmqError(f"{source}:{n}: malformed JSON ({e.msg} at column {e.colno})") from None
+
+
+def _checked(store: MessageStore, source, n: int, msg: message.Message, as_stored: bool) -> message.Message:
+    refusal = store.validate(msg, as_stored=as_stored)
+    if refusal is not None:
+        raise RmqError(f"{source}:{n}: {refusal.status.value}: {refusal.reason}")
+    return msg
+
+
+def _batchable(msg: message.Message) -> bool:
+    """The broker refuses transactional and delayed batches: such messages go in one by one."""
+    return sysflag.transaction_type(msg.sys_flag) == sysflag.TRANSACTION_NOT and delay_level(msg.properties_string) <= 0
+
+
+def append_lines(store: MessageStore, source: str | Path, *, hosts: Hosts | None = None, batch_size: int = 64,
+                 progress: Progress | None = None, keep_results: bool = False) -> WriteSummary:
+    """Append every line of a JSONL file (or `-`, stdin) as a producer would send it.
+
+    Lines with the same topic, queue and hosts go in as broker batches of at most
+    `batch_size` messages (a batch carries its first line's bornTimestamp); the queue order
+    of the lines is kept. Delayed and transactional messages go in one by one.
+    """
+    hosts = hosts or Hosts()
+    messages = []
+    for n, obj in read_objects(source):
+        try:
+            msg = message_from_json(obj, hosts)
+        except ValueError as e:
+            raise RmqError(f"{source}:{n}: {e}") from None
+        messages.append(_checked(store, source, n, msg, as_stored=False))
+    summary = WriteSummary()
+    pending: dict[tuple, list[message.Message]] = {}
+
+    def put_group(group: list[message.Message]) -> None:
+        head = group[0]
+        if len(group) == 1:
+            result = store.put_message(head)
+        else:
+            result = store.put_batch(head.topic, head.queue_id, client_batch(group), born_timestamp=head.born_timestamp,
+                                     born_host=head.born_host, store_host=head.store_host)
+        if not result.ok:
+            raise RmqError(f"{result.status.value}: {result.reason}")
+        summary.batches += 1
+        summary.add(result, keep_results)
+        if progress:
+            progress(result.msg_count)
+
+    for msg in messages:
+        if not _batchable(msg):
+            put_group([msg])
+            continue
+        key = (msg.topic, msg.queue_id, msg.born_host, msg.store_host)
+        group = pending.setdefault(key, [])
+        group.append(msg)
+        if len(group) >= batch_size:
+            put_group(pending.pop(key))
+    for group in pending.values():
+        put_group(group)
+    return summary
+
+
+def import_file(store: MessageStore, source: str | Path, *, progress: Progress | None = None) -> WriteSummary:
+    """Write every message of an export (decode JSON schema, one per line) as it was stored."""
+    if str(source) == "-":
+        raise RmqError("import reads a file (it is checked before anything is written), not stdin")
+    count = 0
+    for n, obj in read_objects(source):  # first pass: nothing is written unless every line is good
+        _checked(store, source, n, _stored(source, n, obj), as_stored=True)
+        count += 1
+    summary = WriteSummary()
+    for n, obj in read_objects(source):
+        result = store.put_message(_stored(source, n, obj), as_stored=True)
+        if not result.ok:
+            raise RmqError(f"{source}:{n}: {result.status.value}: {result.reason}")
+        summary.add(result, False)
+        if progress:
+            progress(1)
+    return summary
+
+
+def _stored(source, n: int, obj: object) -> message.Message:
+    try:
+        return stored_message(obj, DEFAULT_STORE_HOST)
+    except ValueError as e:
+        raise RmqError(f"{source}:{n}: {e}") from None
+
+
+def count_lines(source: str | Path) -> int | None:
+    if str(source) == "-":
+        return None
+    try:
+        with open(source, "rb") as f:
+            return sum(chunk.count(b"\n") for chunk in iter(lambda: f.read(1 << 20), b""))
+    except OSError:
+        return None
+
+
+
+EXPORT_FORMATS = ("jsonl", "parquet")
+_PARQUET_ROWS = 65536
+
+
+@dataclass
+class ExportSummary:
+    messages: int = 0
+    corrupt_regions: int = 0
+
+    def to_json(self) -> dict:
+        return {"messages": self.messages, "corruptRegions": self.corrupt_regions}
+
+
+def export_store(reader, out: str | Path | None, fmt: str = "jsonl", *,
+                 progress: Progress | None = None) -> ExportSummary:
+    """Write every message of the store in the decode JSON schema (JSONL), or as Parquet rows.
+
+    `out` None writes JSONL to stdout. Corrupt regions are skipped and counted.
+    """
+    from rmqtool.format.finding import ERROR, Finding
+    from rmqtool.store.views import decode_log
+
+    if fmt not in EXPORT_FORMATS:
+        raise RmqError(f"unknown export format {fmt!r}: use {' or '.join(EXPORT_FORMATS)}")
+    summary = ExportSummary()
+
+    def objects() -> Iterator[dict]:
+        for item in decode_log(reader):
+            if isinstance(item, Finding):
+                summary.corrupt_regions += item.severity == ERROR
+                continue
+            summary.messages += 1
+            if progress:
+                progress(1)
+            yield item.to_json("base64")
+
+    if fmt == "parquet":
+        if out is None:
+            raise RmqError("--format parquet needs --out FILE")
+        _write_parquet(objects(), Path(out))
+        return summary
+    dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+    target = open(out, "w", encoding="utf-8") if out is not None else sys.stdout
+    try:
+        for obj in objects():
+            target.write(dumps(obj) + "\n")
+    finally:
+        if out is not None:
+            target.close()
+    return summary
+
+
+def _write_parquet(objects: Iterator[dict], out: Path) -> None:
+    try:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+    except ImportError:
+        raise RmqError("Parquet export needs pyarrow: pip install 'rmqtool[spark]'") from None
+    schema = pa.schema([
+        ("msgId", pa.string()), ("commitLogOffset", pa.int64()), ("storeSize", pa.int32()), ("topic", pa.string()),
+        ("queueId", pa.int32()), ("queueOffset", pa.int64()), ("sysFlag", pa.int32()), ("flag", pa.int32()),
+        ("bornTimestamp", pa.int64()), ("storeTimestamp", pa.int64()), ("bornHost", pa.string()),
+        ("storeHost", pa.string()), ("reconsumeTimes", pa.int32()), ("preparedTransactionOffset", pa.int64()),
+        ("bodyCRC", pa.int32()), ("body", pa.string()), ("propertiesString", pa.string()),
+        ("properties", pa.map_(pa.string(), pa.string())), ("tagsCode", pa.int64()),
+    ])
+    with pq.ParquetWriter(out, schema) as writer:
+        rows: list[dict] = []
+        for obj in objects:
+            obj["properties"] = list(obj["properties"].items())
+            rows.append(obj)
+            if len(rows) >= _PARQUET_ROWS:
+                writer.write_table(pa.Table.from_pylist(rows, schema=schema))
+                rows = []
+        if rows or writer is not None:
+            writer.write_table(pa.Table.from_pylist(rows, schema=schema))
