@@ -17,8 +17,8 @@ from rmqtool.format.delay import SCHEDULE_TOPIC
 from rmqtool.format.hosts import IPV4_LEN, IPV6_LEN
 from rmqtool.format.index import KEY_SEPARATOR
 from rmqtool.format.nbutil import get_i32, get_i64, java_hash_step, java_hash_utf8, to_java_int
-from rmqtool.format.properties import DELAY, KEY_SEPARATOR as WORD_SEPARATOR, KEYS, NAME_VALUE_SEPARATOR, \
-    PROPERTY_SEPARATOR, TAGS, UNIQ_KEY
+from rmqtool.format.properties import DELAY, KEYS, NAME_VALUE_SEPARATOR, PROPERTY_SEPARATOR, TAGS, UNIQ_KEY
+from rmqtool.format.properties import KEY_SEPARATOR as WORD_SEPARATOR
 
 # columns of the rows `dispatch_fields` writes
 D_OFFSET, D_SIZE, D_QUEUE_ID, D_QUEUE_OFFSET, D_STORE_TS, D_TAGS_CODE, D_IN_CQ, D_INDEXED = range(8)
@@ -45,7 +45,7 @@ _INT_MAX = 2**31 - 1
 def _equals(buf, start, length, word):
     if length != word.shape[0]:
         return False
-    for k in range(length):
+    for k in range(length):  # noqa: SIM110 - a loop compiles; a generator does not
         if buf[start + k] != word[k]:
             return False
     return True

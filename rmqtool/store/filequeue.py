@@ -7,6 +7,7 @@ the last one and rolls to a new one, finds the file holding an offset, and trunc
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 
 from rmqtool.errors import RmqError
@@ -25,7 +26,7 @@ class FileQueue:
                 if start % file_size:
                     raise RmqError(f"{self.directory / offset_name(start)}: start offset is not a multiple of the file "
                                    f"size {file_size}")
-            for prev, start in zip(starts, starts[1:], strict=False):
+            for prev, start in itertools.pairwise(starts):
                 if start != prev + file_size:
                     raise RmqError(f"{self.directory}: files are not contiguous after {offset_name(prev)}")
             try:

@@ -10,9 +10,10 @@ byte and the index entry for entry.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -57,11 +58,10 @@ class WriteSummary:
 
 def _lines(source: str | Path) -> Iterator[tuple[int, str]]:
     if str(source) == "-":
-        for n, line in enumerate(sys.stdin, 1):
-            yield n, line
+        yield from enumerate(sys.stdin, 1)
         return
     try:
-        f = open(source, encoding="utf-8")
+        f = open(source, encoding="utf-8")  # noqa: SIM115 - closed by the with below
     except OSError as e:
         raise RmqError(f"cannot read {source}: {e.strerror}") from None
     with f:
@@ -145,10 +145,8 @@ def import_file(store: MessageStore, source: str | Path, *, progress: Progress |
     """Write every message of an export (decode JSON schema, one per line) as it was stored."""
     if str(source) == "-":
         raise RmqError("import reads a file (it is checked before anything is written), not stdin")
-    count = 0
     for n, obj in read_objects(source):  # first pass: nothing is written unless every line is good
         _checked(store, source, n, _stored(source, n, obj), as_stored=True)
-        count += 1
     summary = WriteSummary()
     for n, obj in read_objects(source):
         result = store.put_message(_stored(source, n, obj), as_stored=True)
@@ -220,13 +218,13 @@ def export_store(reader, out: str | Path | None, fmt: str = "jsonl", *,
         _write_parquet(objects(), Path(out))
         return summary
     dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
-    target = open(out, "w", encoding="utf-8") if out is not None else sys.stdout
     try:
+        target = open(out, "w", encoding="utf-8") if out is not None else contextlib.nullcontext(sys.stdout)  # noqa: SIM115
+    except OSError as e:
+        raise RmqError(f"cannot write {out}: {e.strerror}") from None
+    with target as f:
         for obj in objects():
-            target.write(dumps(obj) + "\n")
-    finally:
-        if out is not None:
-            target.close()
+            f.write(dumps(obj) + "\n")
     return summary
 
 
