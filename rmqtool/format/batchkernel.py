@@ -15,7 +15,7 @@ from numba import njit
 
 from rmqtool.format import message
 from rmqtool.format.crc import POSITIVE_MASK
-from rmqtool.format.nbutil import CRC_TABLE, crc32, get_i16, get_i32, put_i16, put_i32, put_i64
+from rmqtool.format.nbutil import CRC_TABLES, crc32, get_i16, get_i32, put_i16, put_i32, put_i64
 from rmqtool.format.properties import MAX_PROPERTIES_LEN, PROPERTY_SEPARATOR
 
 _ITEM_FLAG = 12  # client item: totalSize, magic, bodyCRC, flag, bodyLength
@@ -23,10 +23,11 @@ _ITEM_BODY_LEN = 16
 _ITEM_HEAD = 20
 _PROPS_LEN_SIZE = 2
 _PAIR_END = ord(PROPERTY_SEPARATOR)
+MIN_ITEM_LEN = _ITEM_HEAD + _PROPS_LEN_SIZE
 _MAX_TOPIC_LEN = message.MAX_TOPIC_LEN_V1
 
 # status codes of `encode_client_batch`
-BATCH_OK, BATCH_MALFORMED, BATCH_TOO_MANY, BATCH_PROPERTIES_TOO_LONG = 0, -1, -2, -3
+BATCH_OK, BATCH_MALFORMED, BATCH_PROPERTIES_TOO_LONG = 0, -1, -3
 
 
 @njit(cache=True)
@@ -38,9 +39,7 @@ def _layout(src, item_pos, item_len, body_len, props_len, batch_props_len, fixed
     end = src.shape[0]
     cap = item_pos.shape[0]
     while pos < end:
-        if n >= cap:
-            return BATCH_TOO_MANY, n, total
-        if end - pos < _ITEM_HEAD + _PROPS_LEN_SIZE:
+        if n >= cap or end - pos < _ITEM_HEAD + _PROPS_LEN_SIZE:
             return BATCH_MALFORMED, n, total
         blen = get_i32(src, pos + _ITEM_BODY_LEN)
         p = pos + _ITEM_HEAD + blen
@@ -88,7 +87,7 @@ def encode_client_batch(src, dst, at, room, header, topic, batch_props, queue_of
         size = out_size[r]
         dst[w:w + hlen] = header
         put_i32(dst, w + message.TOTAL_SIZE_OFFSET, size)
-        put_i32(dst, w + message.BODY_CRC_OFFSET, crc32(src, s + _ITEM_HEAD, blen, CRC_TABLE) & POSITIVE_MASK)
+        put_i32(dst, w + message.BODY_CRC_OFFSET, crc32(src, s + _ITEM_HEAD, blen, CRC_TABLES) & POSITIVE_MASK)
         dst[w + message.FLAG_OFFSET:w + message.FLAG_OFFSET + 4] = src[s + _ITEM_FLAG:s + _ITEM_FLAG + 4]
         put_i64(dst, w + message.QUEUE_OFFSET_OFFSET, queue_offset + r)
         out_offset[r] = phys + (w - at)

@@ -11,6 +11,7 @@ import numpy as np
 from numba import njit
 
 from rmqtool.format.hosts import IPV4_LEN, IPV6_LEN
+from rmqtool.format.nbutil import CRC_TABLES
 from rmqtool.format.message import (
     HEADER_V4_LEN,
     MAGIC_OFFSET,
@@ -24,23 +25,7 @@ from rmqtool.format.sysflag import BORN_HOST_V6, STORE_HOST_V6
 
 _V6_EXTRA = IPV6_LEN - IPV4_LEN
 _BODY_LEN_FROM_END = 4  # bodyLength is the last fixed field
-_CRC_POLY = 0xEDB88320
-
-
-def _crc_tables() -> np.ndarray:
-    """Slicing-by-8 tables of the reflected CRC-32 (java.util.zip.CRC32, zlib)."""
-    t = np.zeros((8, 256), dtype=np.int64)
-    for b in range(256):
-        c = b
-        for _ in range(8):
-            c = (c >> 1) ^ (_CRC_POLY if c & 1 else 0)
-        t[0, b] = c
-    for k in range(1, 8):
-        t[k] = (t[k - 1] >> 8) ^ t[0][t[k - 1] & 0xFF]
-    return t
-
-
-_TABLES = _crc_tables()
+_TABLES = CRC_TABLES
 
 
 @njit(cache=True, inline="always")

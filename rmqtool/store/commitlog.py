@@ -169,6 +169,8 @@ class CommitLog:
         msg.queue_offset = self.table.get(key, 0) if queued else 0
         mf = self._space_for(length)
         at = mf.wrote
+        if at + length > mf.populated:
+            mf.prefault(at + length)
         msg.physical_offset = mf.from_offset + at
         msg.store_size = message.encode_into(mf.map, at, msg, (topic, props))
         mf.wrote = at + length
@@ -181,7 +183,7 @@ class CommitLog:
 
     def put_batch(self, topic: str, queue_id: int, body, *, batch_properties: str = "", sys_flag: int = 0,
                   born_timestamp: int = 0, born_host: SocketAddress, store_host: SocketAddress,
-                  reconsume_times: int = 0, max_count: int | None = None) -> PutResult:
+                  reconsume_times: int = 0) -> PutResult:
         """Append a client batch (MessageBatch body bytes) as consecutive records of one topic-queue."""
         if sysflag.transaction_type(sys_flag) != sysflag.TRANSACTION_NOT:
             return refused(PutStatus.MESSAGE_ILLEGAL, "a batch cannot be transactional")
@@ -202,7 +204,7 @@ class CommitLog:
         header = np.frombuffer(message.header_template(sys_flag, queue_id, born_timestamp, born_host, store_ts,
                                                        store_host, reconsume_times), dtype=np.uint8)
         src = np.frombuffer(body, dtype=np.uint8)
-        cap = max_count or self.cfg.maxMsgsNumBatch
+        cap = len(body) // batchkernel.MIN_ITEM_LEN + 1
         offsets = np.empty(cap, dtype=np.int64)
         sizes = np.empty(cap, dtype=np.int64)
         key = (topic, queue_id)
@@ -211,11 +213,11 @@ class CommitLog:
         props_arr = np.frombuffer(batch_props, dtype=np.uint8)
         for attempt in range(2):
             mf = self.queue.writable(self.queue.max_offset)
+            if mf.wrote + len(body) * 2 > mf.populated:  # records outgrow client items by the topic and batch props
+                mf.prefault(mf.wrote + len(body) * 2 + len(batch_props) * cap)
             status, n, total = batchkernel.encode_client_batch(
                 src, mf.arr, mf.wrote, mf.room, header, topic_arr, props_arr, first_queue_offset,
                 mf.end_offset, offsets, sizes)
-            if status == batchkernel.BATCH_TOO_MANY:
-                return refused(PutStatus.MESSAGE_ILLEGAL, f"batch holds more than {cap} messages")
             if status == batchkernel.BATCH_MALFORMED:
                 return refused(PutStatus.MESSAGE_ILLEGAL, f"malformed batch body (message {n + 1})")
             if status == batchkernel.BATCH_PROPERTIES_TOO_LONG:

@@ -9,6 +9,8 @@ puts the keys into the index.
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 
 from rmqtool.errors import RmqError
@@ -46,6 +48,7 @@ class Dispatcher:
         self._fields = np.empty((CHUNK_RECORDS, D_COLUMNS), dtype=np.int64)
         self._key_rec = np.empty(CHUNK_RECORDS * _KEYS_PER_RECORD, dtype=np.int64)
         self._key_hash = np.empty(CHUNK_RECORDS * _KEYS_PER_RECORD, dtype=np.int64)
+        self.lock = threading.Lock()  # one run at a time: the background thread or a caller
 
     @property
     def behind(self) -> int:
@@ -54,6 +57,10 @@ class Dispatcher:
 
     def run(self) -> None:
         """Dispatch everything appended so far."""
+        with self.lock:
+            self._run()
+
+    def _run(self) -> None:
         queue = self.commitlog.queue
         while self.dispatched < queue.max_offset:
             mf = queue.find(self.dispatched)
@@ -108,3 +115,42 @@ class Dispatcher:
             cq: ConsumeQueue = self.queue_for(names[topic_ids[order[a]]], int(fields[first, D_QUEUE_ID]))
             cq.put(fields[sel, D_OFFSET], fields[sel, D_SIZE], fields[sel, D_TAGS_CODE],
                    int(fields[first, D_QUEUE_OFFSET]))
+
+
+class DispatchThread:
+    """Dispatch in the background, as the broker's reput service: woken by appenders once
+    enough bytes wait, it runs the dispatcher while they go on (the compiled passes release
+    the GIL). An error is kept and raised to the next caller of `check`."""
+
+    def __init__(self, dispatcher: Dispatcher) -> None:
+        self.dispatcher = dispatcher
+        self.error: BaseException | None = None
+        self._wake = threading.Event()
+        self._stop = False
+        self._thread = threading.Thread(target=self._loop, name="rmqtool-dispatch", daemon=True)
+        self._thread.start()
+
+    def wake(self) -> None:
+        self._wake.set()
+
+    def _loop(self) -> None:
+        while True:
+            self._wake.wait()
+            self._wake.clear()
+            if self._stop:
+                return
+            try:
+                self.dispatcher.run()
+            except BaseException as e:  # noqa: BLE001 - handed to the appending thread
+                self.error = e
+                return
+
+    def check(self) -> None:
+        if self.error is not None:
+            raise self.error
+
+    def stop(self) -> None:
+        self._stop = True
+        self._wake.set()
+        self._thread.join()
+        self.check()

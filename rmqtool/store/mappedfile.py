@@ -9,6 +9,7 @@ outside the map, so the broker's separate committed position equals `wrote`).
 from __future__ import annotations
 
 import errno
+import gc
 import mmap
 import os
 from pathlib import Path
@@ -17,6 +18,9 @@ import numpy as np
 
 from rmqtool.errors import RmqError
 from rmqtool.store.paths import parse_offset_name
+
+MADV_POPULATE_WRITE = getattr(mmap, "MADV_POPULATE_WRITE", 23)  # Linux 5.14
+PREFAULT_WINDOW = 16 << 20
 
 
 class MappedFile:
@@ -39,6 +43,24 @@ class MappedFile:
         self.arr = np.frombuffer(self.map, dtype=np.uint8)
         self.wrote = 0
         self.flushed = 0
+        self.populated = 0  # bytes below this are mapped for writing already
+
+    def prefault(self, end: int) -> None:
+        """Map pages for writing up to `end` ahead of the writer, a window at a time.
+
+        One madvise(MADV_POPULATE_WRITE) per window costs a fraction of a page fault per
+        page; kernels without it (before 5.14) fault page by page as before.
+        """
+        while self.populated < end:
+            length = min(PREFAULT_WINDOW, self.size - self.populated)
+            if length <= 0:
+                return
+            try:
+                self.map.madvise(MADV_POPULATE_WRITE, self.populated, length)
+            except OSError:
+                self.populated = self.size
+                return
+            self.populated += length
 
     @property
     def room(self) -> int:
@@ -52,6 +74,8 @@ class MappedFile:
     def append(self, data) -> int:
         """Write `data` at the write position; returns where it went (within the file)."""
         at = self.wrote
+        if at + len(data) > self.populated:
+            self.prefault(at + len(data))
         self.map[at : at + len(data)] = data
         self.wrote = at + len(data)
         return at
@@ -66,7 +90,11 @@ class MappedFile:
         if self.map.closed:
             return
         self.arr = None  # the map cannot close while a view of it is alive
-        self.map.close()
+        try:
+            self.map.close()
+        except BufferError:  # a view still waits in a reference cycle
+            gc.collect()
+            self.map.close()
         os.close(self.fd)
 
     def destroy(self) -> None:

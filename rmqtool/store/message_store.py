@@ -26,7 +26,7 @@ from rmqtool.store.checkpoint_file import CheckpointFile
 from rmqtool.store.commitlog import CommitLog
 from rmqtool.store.config import SYNC_FLUSH, StoreConfig
 from rmqtool.store.consume_queue import ConsumeQueue
-from rmqtool.store.dispatcher import Dispatcher
+from rmqtool.store.dispatcher import Dispatcher, DispatchThread
 from rmqtool.store.index_service import IndexService
 from rmqtool.store.lock import StoreLock, create_abort, remove_abort
 from rmqtool.store.paths import StorePaths
@@ -34,7 +34,7 @@ from rmqtool.store.results import PutResult, PutStatus, refused
 
 FLUSH_SYNC = "sync"
 FLUSH_ASYNC = "async"
-DISPATCH_EVERY_BYTES = 16 << 20
+DISPATCH_EVERY_BYTES = 4 << 20  # the background dispatcher is woken when this much waits
 _BAD_TOPIC_CHARS = ("/", "\\", "\0")
 
 
@@ -52,6 +52,7 @@ class MessageStore:
         self.queues: dict[tuple[str, int], ConsumeQueue] = {}
         self.index: IndexService | None = None
         self._flusher: _Flusher | None = None
+        self._dispatch_thread: DispatchThread | None = None
         try:
             if self.paths.abort.exists():
                 raise RmqError(f"store {self.paths.root} was not shut down cleanly (abort file present): "
@@ -62,6 +63,7 @@ class MessageStore:
             self._lock.release()
             raise
         create_abort(self.paths.abort)
+        self._dispatch_thread = DispatchThread(self.dispatcher)
         if self.flush_mode == FLUSH_ASYNC:
             self._flusher = _Flusher(self.commitlog, self.cfg.flushIntervalCommitLog / 1000)
 
@@ -125,7 +127,8 @@ class MessageStore:
         if self.flush_mode == FLUSH_SYNC:
             self.commitlog.flush()
         if self.dispatcher.behind >= DISPATCH_EVERY_BYTES:
-            self.dispatcher.run()
+            self._dispatch_thread.check()
+            self._dispatch_thread.wake()
 
     # ---- durability ------------------------------------------------------------------------
     def dispatch(self) -> None:
@@ -154,6 +157,7 @@ class MessageStore:
         try:
             if self._flusher is not None:
                 self._flusher.stop()
+            self._dispatch_thread.stop()
             self.flush()
             self._close_files()
             remove_abort(self.paths.abort)
