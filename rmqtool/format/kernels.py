@@ -11,7 +11,6 @@ import numpy as np
 from numba import njit
 
 from rmqtool.format.hosts import IPV4_LEN, IPV6_LEN
-from rmqtool.format.nbutil import CRC_TABLES
 from rmqtool.format.message import (
     HEADER_V4_LEN,
     MAGIC_OFFSET,
@@ -21,6 +20,7 @@ from rmqtool.format.message import (
     PHYSICAL_OFFSET_OFFSET,
     SYS_FLAG_OFFSET,
 )
+from rmqtool.format.nbutil import CRC_TABLES
 from rmqtool.format.sysflag import BORN_HOST_V6, STORE_HOST_V6
 
 _V6_EXTRA = IPV6_LEN - IPV4_LEN

@@ -155,6 +155,24 @@ def encoded_len(msg: Message) -> int:
     return record_len(msg.sys_flag, len(msg.body), len(topic), len(props), msg.magic)
 
 
+_RECORD_STRUCTS: dict[tuple[int, int, int, int, int], struct.Struct] = {}
+_RECORD_STRUCTS_MAX = 1024  # one per distinct (layout, lengths); beyond this records are packed piecewise
+_HOST_BITS = sysflag.BORN_HOST_V6 | sysflag.STORE_HOST_V6
+_HOST_BITS_OF = {(IPV4_LEN, IPV4_LEN): 0, (IPV6_LEN, IPV4_LEN): sysflag.BORN_HOST_V6,
+                 (IPV4_LEN, IPV6_LEN): sysflag.STORE_HOST_V6, (IPV6_LEN, IPV6_LEN): _HOST_BITS}
+
+
+def _record_struct(host_bits: int, magic: int, body_len: int, topic_len: int, props_len: int) -> struct.Struct | None:
+    """A Struct packing a whole record of these lengths in one call (cached)."""
+    key = (host_bits, magic, body_len, topic_len, props_len)
+    found = _RECORD_STRUCTS.get(key)
+    if found is None and len(_RECORD_STRUCTS) < _RECORD_STRUCTS_MAX:
+        head = HEADER_STRUCTS[(sysflag.born_host_v6(host_bits), sysflag.store_host_v6(host_bits))].format.lstrip(">")
+        topic_len_code = "h" if magic == MAGIC_V2 else "B"
+        found = _RECORD_STRUCTS[key] = struct.Struct(f">{head}{body_len}s{topic_len_code}{topic_len}sh{props_len}s")
+    return found
+
+
 def encode_into(buf, pos: int, msg: Message, parts: tuple[bytes, bytes] | None = None) -> int:
     """Write `msg` at `buf[pos:]` exactly as the broker stores it; returns totalSize.
 
@@ -163,32 +181,41 @@ def encode_into(buf, pos: int, msg: Message, parts: tuple[bytes, bytes] | None =
     (topic, properties) when the caller already has them.
     """
     topic, props = parts or encoded_parts(msg)
-    born_v6, store_v6 = sysflag.born_host_v6(msg.sys_flag), sysflag.store_host_v6(msg.sys_flag)
-    if msg.born_host.is_v6 != born_v6 or msg.store_host.is_v6 != store_v6:
+    flags = msg.sys_flag
+    born, store = msg.born_host, msg.store_host
+    host_bits = flags & _HOST_BITS
+    if _HOST_BITS_OF.get((len(born.address), len(store.address))) != host_bits:
         raise ValueError("sysFlag host bits do not match the host address families")
-    head = HEADER_STRUCTS[(born_v6, store_v6)]
-    body = msg.body
-    total = head.size + len(body) + topic_len_size(msg.magic) + len(topic) + 2 + len(props)
-    head.pack_into(
-        buf, pos, total, msg.magic, msg.body_crc, msg.queue_id, msg.flag, msg.queue_offset,
-        msg.physical_offset, msg.sys_flag, msg.born_timestamp, msg.born_host.address, msg.born_host.port,
-        msg.store_timestamp, msg.store_host.address, msg.store_host.port, msg.reconsume_times,
-        msg.prepared_transaction_offset, len(body),
-    )
+    body, magic = msg.body, msg.magic
+    body_len, topic_len, props_len = len(body), len(topic), len(props)
+    whole = _RECORD_STRUCTS.get((host_bits, magic, body_len, topic_len, props_len)) or _record_struct(
+        host_bits, magic, body_len, topic_len, props_len)
+    if whole is not None:
+        total = whole.size
+        whole.pack_into(buf, pos, total, magic, msg.body_crc, msg.queue_id, msg.flag, msg.queue_offset,
+                        msg.physical_offset, flags, msg.born_timestamp, born.address, born.port, msg.store_timestamp,
+                        store.address, store.port, msg.reconsume_times, msg.prepared_transaction_offset, body_len,
+                        body, topic_len, topic, props_len, props)
+        return total
+    head = HEADER_STRUCTS[(sysflag.born_host_v6(flags), sysflag.store_host_v6(flags))]
+    total = head.size + body_len + topic_len_size(magic) + topic_len + 2 + props_len
+    head.pack_into(buf, pos, total, magic, msg.body_crc, msg.queue_id, msg.flag, msg.queue_offset,
+                   msg.physical_offset, flags, msg.born_timestamp, born.address, born.port, msg.store_timestamp,
+                   store.address, store.port, msg.reconsume_times, msg.prepared_transaction_offset, body_len)
     p = pos + head.size
-    buf[p : p + len(body)] = body
-    p += len(body)
-    if msg.magic == MAGIC_V2:
-        struct.pack_into(">h", buf, p, len(topic))
+    buf[p : p + body_len] = body
+    p += body_len
+    if magic == MAGIC_V2:
+        struct.pack_into(">h", buf, p, topic_len)
         p += 2
     else:
-        buf[p] = len(topic)
+        buf[p] = topic_len
         p += 1
-    buf[p : p + len(topic)] = topic
-    p += len(topic)
-    struct.pack_into(">h", buf, p, len(props))
+    buf[p : p + topic_len] = topic
+    p += topic_len
+    struct.pack_into(">h", buf, p, props_len)
     p += 2
-    buf[p : p + len(props)] = props
+    buf[p : p + props_len] = props
     return total
 
 

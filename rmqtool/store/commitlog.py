@@ -11,6 +11,7 @@ is re-encoded into records written back to back in one segment.
 from __future__ import annotations
 
 import time
+import zlib
 from dataclasses import replace
 from pathlib import Path
 
@@ -18,9 +19,9 @@ import numpy as np
 
 from rmqtool.errors import RmqError
 from rmqtool.format import batchkernel, kernels, message, properties, sysflag
-from rmqtool.format.crc import body_crc
+from rmqtool.format.crc import POSITIVE_MASK
 from rmqtool.format.delay import SCHEDULE_TOPIC
-from rmqtool.format.hosts import SocketAddress
+from rmqtool.format.hosts import IPV6_LEN, SocketAddress
 from rmqtool.store.config import StoreConfig
 from rmqtool.store.filequeue import FileQueue
 from rmqtool.store.mappedfile import MappedFile
@@ -28,6 +29,10 @@ from rmqtool.store.results import PutResult, PutStatus, refused
 
 ENCODER_HEADROOM = 64 * 1024  # the broker's encoder allows maxMessageSize of body plus 64 KiB of the rest
 _WALK_ROWS = 1 << 20
+_DELAY_MARK = properties.DELAY + properties.NAME_VALUE_SEPARATOR
+_HOST_BITS = sysflag.BORN_HOST_V6 | sysflag.STORE_HOST_V6
+_HEADER_LEN = {flags: message.header_len(flags) for flags in (0, sysflag.BORN_HOST_V6, sysflag.STORE_HOST_V6,
+                                                              _HOST_BITS)}
 _QUEUED = (sysflag.TRANSACTION_NOT, sysflag.TRANSACTION_COMMIT)
 
 
@@ -128,6 +133,9 @@ class CommitLog:
 
     def _space_for(self, length: int) -> MappedFile:
         """The segment the next `length` bytes go to, closing the current one with a blank marker if needed."""
+        mf = self.queue.files[-1] if self.queue.files else None
+        if mf is not None and length + message.BLANK_MARKER_LEN <= mf.size - mf.wrote:
+            return mf
         mf = self.queue.writable(self.queue.max_offset)
         if length + message.BLANK_MARKER_LEN > mf.room:
             mf.map[mf.wrote : mf.wrote + message.BLANK_MARKER_LEN] = message.encode_blank(mf.room)
@@ -137,13 +145,19 @@ class CommitLog:
 
     def _prepare(self, msg: message.Message, as_stored: bool) -> tuple[bytes, bytes, int] | PutResult:
         """Rewrite and check `msg` in place: (topic bytes, properties bytes, record length) or a refusal."""
-        if not as_stored:
+        if not as_stored and _DELAY_MARK in msg.properties_string:
             self.rewrite_delay(msg)
-        msg.sys_flag = _with_host_bits(msg.sys_flag, msg.born_host, msg.store_host)
-        topic = self._topic_bytes(msg.topic)
+        msg.sys_flag = flags = _with_host_bits(msg.sys_flag, msg.born_host, msg.store_host)
+        topic = self._topics.get(msg.topic) or self._topic_bytes(msg.topic)
         props = msg.properties_string.encode("utf-8")
-        length = message.record_len(msg.sys_flag, len(msg.body), len(topic), len(props), msg.magic)
-        return self._check(topic, msg.properties_string, props, len(msg.body), length) or (topic, props, length)
+        body_len = len(msg.body)
+        length = (_HEADER_LEN[flags & _HOST_BITS] + body_len + message.topic_len_size(msg.magic) + len(topic) + 2
+                  + len(props))
+        if (len(topic) > message.MAX_TOPIC_LEN_V1 or len(props) > properties.MAX_PROPERTIES_LEN
+                or body_len > self.cfg.maxMessageSize or length + message.BLANK_MARKER_LEN > self.segment_size
+                or length > self.cfg.maxMessageSize + ENCODER_HEADROOM):
+            return self._check(topic, msg.properties_string, props, body_len, length) or (topic, props, length)
+        return topic, props, length
 
     def validate(self, msg: message.Message, *, as_stored: bool = False) -> PutResult | None:
         """The refusal `put_message` would give `msg`, without writing or changing anything."""
@@ -162,8 +176,8 @@ class CommitLog:
             return prepared
         topic, props, length = prepared
         if not as_stored:
-            msg.store_timestamp = now_ms()
-        msg.body_crc = body_crc(msg.body)
+            msg.store_timestamp = time.time_ns() // 1_000_000
+        msg.body_crc = zlib.crc32(msg.body) & POSITIVE_MASK
         key = (msg.topic, msg.queue_id)
         queued = (msg.sys_flag & sysflag.TRANSACTION_MASK) in _QUEUED
         msg.queue_offset = self.table.get(key, 0) if queued else 0
@@ -241,7 +255,8 @@ class CommitLog:
 
     @property
     def max_offset(self) -> int:
-        return self.queue.max_offset
+        files = self.queue.files
+        return files[-1].from_offset + files[-1].wrote if files else 0
 
     def flush(self) -> None:
         self.queue.flush()
@@ -251,10 +266,10 @@ class CommitLog:
 
 
 def _with_host_bits(sys_flag: int, born: SocketAddress, store: SocketAddress) -> int:
-    flags = sys_flag & ~(sysflag.BORN_HOST_V6 | sysflag.STORE_HOST_V6)
-    if born.is_v6:
+    flags = sys_flag & ~_HOST_BITS
+    if len(born.address) == IPV6_LEN:
         flags |= sysflag.BORN_HOST_V6
-    if store.is_v6:
+    if len(store.address) == IPV6_LEN:
         flags |= sysflag.STORE_HOST_V6
     return flags
 

@@ -141,7 +141,7 @@ class DispatchThread:
                 return
             try:
                 self.dispatcher.run()
-            except BaseException as e:  # noqa: BLE001 - handed to the appending thread
+            except BaseException as e:
                 self.error = e
                 return
 

@@ -53,6 +53,7 @@ class MessageStore:
         self.index: IndexService | None = None
         self._flusher: _Flusher | None = None
         self._dispatch_thread: DispatchThread | None = None
+        self._good_topics: set[str] = set()
         try:
             if self.paths.abort.exists():
                 raise RmqError(f"store {self.paths.root} was not shut down cleanly (abort file present): "
@@ -97,9 +98,11 @@ class MessageStore:
     # ---- appending -------------------------------------------------------------------------
     def put_message(self, msg: message.Message, *, as_stored: bool = False) -> PutResult:
         """Append one message (see `CommitLog.put_message`)."""
-        bad = _check_topic(msg.topic)
-        if bad:
-            return bad
+        if msg.topic not in self._good_topics:
+            bad = _check_topic(msg.topic)
+            if bad:
+                return bad
+            self._good_topics.add(msg.topic)
         result = self.commitlog.put_message(msg, as_stored=as_stored)
         self._after_put(result)
         return result
@@ -122,11 +125,11 @@ class MessageStore:
         return result
 
     def _after_put(self, result: PutResult) -> None:
-        if not result.ok:
+        if result.status is not PutStatus.PUT_OK:
             return
         if self.flush_mode == FLUSH_SYNC:
             self.commitlog.flush()
-        if self.dispatcher.behind >= DISPATCH_EVERY_BYTES:
+        if result.wrote_offset + result.wrote_bytes - self.dispatcher.dispatched >= DISPATCH_EVERY_BYTES:
             self._dispatch_thread.check()
             self._dispatch_thread.wake()
 

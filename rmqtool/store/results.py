@@ -21,7 +21,7 @@ class PutStatus(str, Enum):
     UNKNOWN_ERROR = "UNKNOWN_ERROR"
 
 
-@dataclass
+@dataclass(slots=True)
 class PutResult:
     """One put: status, and for PUT_OK where the records went.
 
