@@ -20,7 +20,7 @@ from rmqtool.format.message import (
     PHYSICAL_OFFSET_OFFSET,
     SYS_FLAG_OFFSET,
 )
-from rmqtool.format.nbutil import CRC_TABLES
+from rmqtool.format.nbutil import CRC_TABLES, crc32
 from rmqtool.format.sysflag import BORN_HOST_V6, STORE_HOST_V6
 
 _V6_EXTRA = IPV6_LEN - IPV4_LEN
@@ -113,24 +113,8 @@ def walk(buf, pos, end, base, out):
 def crc32_many(buf, starts, lengths, tables):
     """zlib CRC-32 of buf[s:s+len] for every (s, len)."""
     out = np.empty(starts.shape[0], dtype=np.int64)
-    t0, t1, t2, t3, t4, t5, t6, t7 = (tables[0], tables[1], tables[2], tables[3], tables[4], tables[5],
-                                      tables[6], tables[7])
     for r in range(starts.shape[0]):
-        i = starts[r]
-        e = i + lengths[r]
-        crc = np.int64(0xFFFFFFFF)
-        while i + 8 <= e:
-            one = crc ^ (np.int64(buf[i]) | (np.int64(buf[i + 1]) << 8) | (np.int64(buf[i + 2]) << 16)
-                         | (np.int64(buf[i + 3]) << 24))
-            two = (np.int64(buf[i + 4]) | (np.int64(buf[i + 5]) << 8) | (np.int64(buf[i + 6]) << 16)
-                   | (np.int64(buf[i + 7]) << 24))
-            crc = (t7[one & 0xFF] ^ t6[(one >> 8) & 0xFF] ^ t5[(one >> 16) & 0xFF] ^ t4[one >> 24]
-                   ^ t3[two & 0xFF] ^ t2[(two >> 8) & 0xFF] ^ t1[(two >> 16) & 0xFF] ^ t0[two >> 24])
-            i += 8
-        while i < e:
-            crc = t0[(crc ^ np.int64(buf[i])) & 0xFF] ^ (crc >> 8)
-            i += 1
-        out[r] = crc ^ 0xFFFFFFFF
+        out[r] = crc32(buf, starts[r], lengths[r], tables)
     return out
 
 

@@ -10,6 +10,7 @@ is re-encoded into records written back to back in one segment.
 
 from __future__ import annotations
 
+import threading
 import time
 import zlib
 from dataclasses import replace
@@ -27,7 +28,8 @@ from rmqtool.store.filequeue import FileQueue
 from rmqtool.store.mappedfile import MappedFile
 from rmqtool.store.results import PutResult, PutStatus, refused
 
-ENCODER_HEADROOM = 64 * 1024  # the broker's encoder allows maxMessageSize of body plus 64 KiB of the rest
+ENCODER_HEADROOM = 64 * 1024
+WARM_AHEAD = 64 << 20  # pages kept mapped ahead of the writer  # the broker's encoder allows maxMessageSize of body plus 64 KiB of the rest
 _WALK_ROWS = 1 << 20
 _DELAY_MARK = properties.DELAY + properties.NAME_VALUE_SEPARATOR
 _HOST_BITS = sysflag.BORN_HOST_V6 | sysflag.STORE_HOST_V6
@@ -64,6 +66,7 @@ class CommitLog:
         self.last_store_timestamp = 0
         self._topics: dict[str, bytes] = {}
         self._walk_rows = np.empty((_WALK_ROWS, kernels.GEO_COLUMNS), dtype=np.int64)
+        self.warmer: SegmentWarmer | None = None
 
     # ---- opening -------------------------------------------------------------------------
     def find_end(self) -> None:
@@ -183,8 +186,8 @@ class CommitLog:
         msg.queue_offset = self.table.get(key, 0) if queued else 0
         mf = self._space_for(length)
         at = mf.wrote
-        if at + length > mf.populated:
-            mf.prefault(at + length)
+        if at + length + WARM_AHEAD // 2 > mf.populated:
+            self._warm(mf, at + length)
         msg.physical_offset = mf.from_offset + at
         msg.store_size = message.encode_into(mf.map, at, msg, (topic, props))
         mf.wrote = at + length
@@ -227,8 +230,9 @@ class CommitLog:
         props_arr = np.frombuffer(batch_props, dtype=np.uint8)
         for attempt in range(2):
             mf = self.queue.writable(self.queue.max_offset)
-            if mf.wrote + len(body) * 2 > mf.populated:  # records outgrow client items by the topic and batch props
-                mf.prefault(mf.wrote + len(body) * 2 + len(batch_props) * cap)
+            need = mf.wrote + len(body) * 2 + len(batch_props) * cap  # records outgrow client items a little
+            if need + WARM_AHEAD // 2 > mf.populated:
+                self._warm(mf, need)
             status, n, total = batchkernel.encode_client_batch(
                 src, mf.arr, mf.wrote, mf.room, header, topic_arr, props_arr, first_queue_offset,
                 mf.end_offset, offsets, sizes)
@@ -253,6 +257,13 @@ class CommitLog:
                          queue_offset=first_queue_offset, store_timestamp=store_ts, msg_count=n,
                          store_host=store_host, offsets=offsets[:n].tolist())
 
+    def _warm(self, mf: MappedFile, need: int) -> None:
+        """Have pages mapped ahead of the writer: by the warmer thread, or here when it falls behind."""
+        if self.warmer is not None:
+            self.warmer.wake()
+        if need > mf.populated:
+            mf.prefault(need)
+
     @property
     def max_offset(self) -> int:
         files = self.queue.files
@@ -262,6 +273,9 @@ class CommitLog:
         self.queue.flush()
 
     def close(self) -> None:
+        if self.warmer is not None:
+            self.warmer.stop()
+            self.warmer = None
         self.queue.close()
 
 
@@ -285,3 +299,34 @@ def _classify_end(mf: MappedFile, pos: int) -> int:
         return pos
     reason = found.reason if isinstance(found, message.Corrupt) else "a record the walk could not follow"
     raise RmqError(f"commitlog damaged at offset {mf.from_offset + pos} ({reason}): run `rmqtool recover` first")
+
+
+class SegmentWarmer:
+    """Maps the pages ahead of the commitlog writer in the background (MADV_POPULATE_WRITE without
+    the GIL), as the broker's warm-up of mapped files, so appends rarely take a page fault."""
+
+    def __init__(self, commitlog: CommitLog) -> None:
+        self.commitlog = commitlog
+        self._wake = threading.Event()
+        self._stopping = False
+        self._thread = threading.Thread(target=self._loop, name="rmqtool-warm", daemon=True)
+        self._thread.start()
+
+    def wake(self) -> None:
+        self._wake.set()
+
+    def _loop(self) -> None:
+        while True:
+            self._wake.wait()
+            self._wake.clear()
+            if self._stopping:
+                return
+            files = self.commitlog.queue.files
+            if files:
+                mf = files[-1]
+                mf.prefault(min(mf.wrote + WARM_AHEAD, mf.size))
+
+    def stop(self) -> None:
+        self._stopping = True
+        self._wake.set()
+        self._thread.join()

@@ -79,6 +79,7 @@ class Dispatcher:
                 continue
             self._dispatch(mf, n)
             self.dispatched = mf.from_offset + stop
+            mf.release(pos)  # read and dispatched: unmap, so resident memory stays bounded
 
     def _dispatch(self, mf: MappedFile, n: int) -> None:
         geo = self._geo[:n]

@@ -8,6 +8,7 @@ outside the map, so the broker's separate committed position equals `wrote`).
 
 from __future__ import annotations
 
+import ctypes
 import errno
 import gc
 import mmap
@@ -21,6 +22,9 @@ from rmqtool.store.paths import parse_offset_name
 
 MADV_POPULATE_WRITE = getattr(mmap, "MADV_POPULATE_WRITE", 23)  # Linux 5.14
 PREFAULT_WINDOW = 16 << 20
+PAGE = mmap.PAGESIZE
+_libc = ctypes.CDLL(None, use_errno=True)  # madvise through ctypes runs without the GIL
+_libc.madvise.argtypes = (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int)
 
 
 class MappedFile:
@@ -44,6 +48,7 @@ class MappedFile:
         self.wrote = 0
         self.flushed = 0
         self.populated = 0  # bytes below this are mapped for writing already
+        self.released = 0  # bytes below this were unmapped after use
 
     def prefault(self, end: int) -> None:
         """Map pages for writing up to `end` ahead of the writer, a window at a time.
@@ -52,15 +57,25 @@ class MappedFile:
         page; kernels without it (before 5.14) fault page by page as before.
         """
         while self.populated < end:
-            length = min(PREFAULT_WINDOW, self.size - self.populated)
-            if length <= 0:
-                return
-            try:
-                self.map.madvise(MADV_POPULATE_WRITE, self.populated, length)
-            except OSError:
+            start = self.populated
+            length = min(PREFAULT_WINDOW, self.size - start)
+            if length <= 0 or not self._advise(start, length, MADV_POPULATE_WRITE):
                 self.populated = self.size
                 return
-            self.populated += length
+            self.populated = max(self.populated, start + length)
+
+    def release(self, end: int) -> None:
+        """Unmap the pages below `end` (page cache keeps them, dirty or not): bounds resident memory."""
+        end -= end % PAGE
+        if end > self.released:
+            self._advise(self.released, end - self.released, mmap.MADV_DONTNEED)
+            self.released = end
+
+    def _advise(self, start: int, length: int, advice: int) -> bool:
+        arr = self.arr
+        if arr is None:
+            return False
+        return _libc.madvise(arr.ctypes.data + start, length, advice) == 0
 
     @property
     def room(self) -> int:

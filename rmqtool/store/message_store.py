@@ -23,7 +23,7 @@ from rmqtool.errors import RmqError
 from rmqtool.format import message
 from rmqtool.format.hosts import SocketAddress
 from rmqtool.store.checkpoint_file import CheckpointFile
-from rmqtool.store.commitlog import CommitLog
+from rmqtool.store.commitlog import CommitLog, SegmentWarmer
 from rmqtool.store.config import SYNC_FLUSH, StoreConfig
 from rmqtool.store.consume_queue import ConsumeQueue
 from rmqtool.store.dispatcher import Dispatcher, DispatchThread
@@ -65,6 +65,7 @@ class MessageStore:
             raise
         create_abort(self.paths.abort)
         self._dispatch_thread = DispatchThread(self.dispatcher)
+        self.commitlog.warmer = SegmentWarmer(self.commitlog)
         if self.flush_mode == FLUSH_ASYNC:
             self._flusher = _Flusher(self.commitlog, self.cfg.flushIntervalCommitLog / 1000)
 
