@@ -14,6 +14,12 @@ FLUSH = typer.Option(None, "--flush", help="sync: acknowledge after fdatasync; a
                      "(default: flushDiskType of the config, else async).")
 
 
+def _config(path: Path | None):
+    from rmqtool.store.config import StoreConfig
+
+    return StoreConfig.from_file(path)[0] if path else StoreConfig()
+
+
 def _hosts(born_host: str | None, store_host: str | None):
     from rmqtool.format.hosts import parse_host
     from rmqtool.store.producer import Hosts
@@ -79,16 +85,19 @@ def append(
     Example: [bold]rmqtool append /tmp/store --topic OrderTopic --tags TagA --keys "order-1 user-7" --body hi[/]
     Example: [bold]rmqtool append /tmp/store --batch fixtures/append.jsonl --json[/]
     """
-    from rmqtool.store.message_store import open_store
+    from rmqtool.store.commitlog import check_message
+    from rmqtool.store.message_store import MessageStore, check_topic
     from rmqtool.store.producer import build_message
-    from rmqtool.store.transfer import append_lines, count_lines
+    from rmqtool.store.transfer import append_messages, read_append_file
 
+    cfg = _config(config)
     hosts = _hosts(born_host, store_host)
     if batch is not None:
         if topic is not None or body is not None or body_file is not None:
             raise RmqError("--batch takes its messages from the file: drop --topic/--body")
-        with open_store(store, config, flush=flush) as st, output.progress("append", count_lines(batch)) as advance:
-            summary = append_lines(st, batch, hosts=hosts, batch_size=batch_size, progress=advance)
+        messages = read_append_file(batch, cfg, hosts)
+        with MessageStore(store, cfg, flush=flush) as st, output.progress("append", len(messages)) as advance:
+            summary = append_messages(st, messages, batch_size=batch_size, progress=advance)
         doc = summary.to_json()
         if as_json:
             output.emit_json(doc)
@@ -99,7 +108,10 @@ def append(
         raise RmqError("give --topic (or --batch FILE)")
     msg = build_message(topic, _body(body, body_file), queue_id=queue, flag=flag, tags=tags, keys=keys,
                         user=_properties(prop), delay_level=delay_level, transaction=transaction, hosts=hosts)
-    with open_store(store, config, flush=flush) as st:
+    refusal = check_topic(msg.topic) or check_message(cfg, msg)
+    if refusal is not None:
+        raise RmqError(f"{refusal.status.value}: {refusal.reason}")
+    with MessageStore(store, cfg, flush=flush) as st:
         result = st.put_message(msg)
     if not result.ok:
         raise RmqError(f"{result.status.value}: {result.reason}")
@@ -127,10 +139,12 @@ def import_(
 
     Example: [bold]rmqtool import /tmp/copy export.jsonl --config fixtures/broker.conf[/]
     """
-    from rmqtool.store.message_store import open_store
-    from rmqtool.store.transfer import count_lines, import_file
+    from rmqtool.store.message_store import MessageStore
+    from rmqtool.store.transfer import check_import_file, import_file
 
-    with open_store(store, config, flush=flush) as st, output.progress("import", count_lines(source)) as advance:
+    cfg = _config(config)
+    count = check_import_file(source, cfg)
+    with MessageStore(store, cfg, flush=flush) as st, output.progress("import", count) as advance:
         summary = import_file(st, source, progress=advance)
     doc = summary.to_json()
     if as_json:

@@ -28,13 +28,13 @@ from rmqtool.store.filequeue import FileQueue
 from rmqtool.store.mappedfile import MappedFile
 from rmqtool.store.results import PutResult, PutStatus, refused
 
-ENCODER_HEADROOM = 64 * 1024
-WARM_AHEAD = 64 << 20  # pages kept mapped ahead of the writer  # the broker's encoder allows maxMessageSize of body plus 64 KiB of the rest
+ENCODER_HEADROOM = 64 * 1024  # the broker's encoder allows maxMessageSize of body plus 64 KiB of the rest
+WARM_AHEAD = 64 << 20  # pages kept mapped ahead of the writer
 _WALK_ROWS = 1 << 20
 _DELAY_MARK = properties.DELAY + properties.NAME_VALUE_SEPARATOR
 _HOST_BITS = sysflag.BORN_HOST_V6 | sysflag.STORE_HOST_V6
-_HEADER_LEN = {flags: message.header_len(flags) for flags in (0, sysflag.BORN_HOST_V6, sysflag.STORE_HOST_V6,
-                                                              _HOST_BITS)}
+_HEADER_LEN = {flags: message.header_len(flags)
+               for flags in (0, sysflag.BORN_HOST_V6, sysflag.STORE_HOST_V6, _HOST_BITS)}
 _QUEUED = (sysflag.TRANSACTION_NOT, sysflag.TRANSACTION_COMMIT)
 
 
@@ -100,40 +100,6 @@ class CommitLog:
             b = self._topics[topic] = topic.encode("utf-8")
         return b
 
-    def _check(self, topic: bytes, props_string: str, props: bytes, body_len: int, length: int) -> PutResult | None:
-        if len(topic) > message.MAX_TOPIC_LEN_V1:
-            return refused(PutStatus.MESSAGE_ILLEGAL, f"topic is {len(topic)} bytes; at most "
-                                                      f"{message.MAX_TOPIC_LEN_V1}")
-        if len(props) > properties.MAX_PROPERTIES_LEN:
-            status = (PutStatus.MESSAGE_ILLEGAL if java_length(props_string) > properties.MAX_PROPERTIES_LEN
-                      else PutStatus.PROPERTIES_SIZE_EXCEEDED)
-            return refused(status, f"properties are {len(props)} bytes; at most {properties.MAX_PROPERTIES_LEN}")
-        if body_len > self.cfg.maxMessageSize:
-            return refused(PutStatus.MESSAGE_ILLEGAL, f"body is {body_len} bytes; maxMessageSize is "
-                                                      f"{self.cfg.maxMessageSize}")
-        if length > self.cfg.maxMessageSize + ENCODER_HEADROOM:
-            return refused(PutStatus.MESSAGE_ILLEGAL, f"record is {length} bytes; at most maxMessageSize + 64 KiB")
-        if length + message.BLANK_MARKER_LEN > self.segment_size:
-            return refused(PutStatus.MESSAGE_ILLEGAL, f"record of {length} bytes does not fit a commitlog segment "
-                                                      f"of {self.segment_size}")
-        return None
-
-    def rewrite_delay(self, msg: message.Message) -> None:
-        """Move a delayed plain/commit message to the schedule topic, as the broker does."""
-        if sysflag.transaction_type(msg.sys_flag) not in _QUEUED:
-            return
-        level = delay_level(msg.properties_string)
-        if level <= 0:
-            return
-        updates = []
-        if level > self.max_delay_level:
-            updates.append((properties.DELAY, str(self.max_delay_level)))
-            level = self.max_delay_level
-        updates += [(properties.REAL_TOPIC, msg.topic), (properties.REAL_QID, str(msg.queue_id))]
-        msg.properties_string = properties.java_rebuild(msg.properties_string, updates)
-        msg.topic = SCHEDULE_TOPIC
-        msg.queue_id = level - 1
-
     def _space_for(self, length: int) -> MappedFile:
         """The segment the next `length` bytes go to, closing the current one with a blank marker if needed."""
         mf = self.queue.files[-1] if self.queue.files else None
@@ -149,7 +115,7 @@ class CommitLog:
     def _prepare(self, msg: message.Message, as_stored: bool) -> tuple[bytes, bytes, int] | PutResult:
         """Rewrite and check `msg` in place: (topic bytes, properties bytes, record length) or a refusal."""
         if not as_stored and _DELAY_MARK in msg.properties_string:
-            self.rewrite_delay(msg)
+            rewrite_delay(msg, self.max_delay_level)
         msg.sys_flag = flags = _with_host_bits(msg.sys_flag, msg.born_host, msg.store_host)
         topic = self._topics.get(msg.topic) or self._topic_bytes(msg.topic)
         props = msg.properties_string.encode("utf-8")
@@ -159,13 +125,9 @@ class CommitLog:
         if (len(topic) > message.MAX_TOPIC_LEN_V1 or len(props) > properties.MAX_PROPERTIES_LEN
                 or body_len > self.cfg.maxMessageSize or length + message.BLANK_MARKER_LEN > self.segment_size
                 or length > self.cfg.maxMessageSize + ENCODER_HEADROOM):
-            return self._check(topic, msg.properties_string, props, body_len, length) or (topic, props, length)
+            return check_lengths(self.cfg, topic, msg.properties_string, props, body_len, length) or (topic, props,
+                                                                                                       length)
         return topic, props, length
-
-    def validate(self, msg: message.Message, *, as_stored: bool = False) -> PutResult | None:
-        """The refusal `put_message` would give `msg`, without writing or changing anything."""
-        prepared = self._prepare(replace(msg), as_stored)
-        return prepared if isinstance(prepared, PutResult) else None
 
     def put_message(self, msg: message.Message, *, as_stored: bool = False) -> PutResult:
         """Append one message; the store fills in its offsets, storeTimestamp and bodyCRC.
@@ -277,6 +239,53 @@ class CommitLog:
             self.warmer.stop()
             self.warmer = None
         self.queue.close()
+
+
+def check_lengths(cfg: StoreConfig, topic: bytes, props_string: str, props: bytes, body_len: int,
+                  length: int) -> PutResult | None:
+    """The broker's size rules for one record (checkMessage and the encoder's checks)."""
+    if len(topic) > message.MAX_TOPIC_LEN_V1:
+        return refused(PutStatus.MESSAGE_ILLEGAL, f"topic is {len(topic)} bytes; at most {message.MAX_TOPIC_LEN_V1}")
+    if len(props) > properties.MAX_PROPERTIES_LEN:
+        status = (PutStatus.MESSAGE_ILLEGAL if java_length(props_string) > properties.MAX_PROPERTIES_LEN
+                  else PutStatus.PROPERTIES_SIZE_EXCEEDED)
+        return refused(status, f"properties are {len(props)} bytes; at most {properties.MAX_PROPERTIES_LEN}")
+    if body_len > cfg.maxMessageSize:
+        return refused(PutStatus.MESSAGE_ILLEGAL, f"body is {body_len} bytes; maxMessageSize is {cfg.maxMessageSize}")
+    if length > cfg.maxMessageSize + ENCODER_HEADROOM:
+        return refused(PutStatus.MESSAGE_ILLEGAL, f"record is {length} bytes; at most maxMessageSize + 64 KiB")
+    if length + message.BLANK_MARKER_LEN > cfg.mappedFileSizeCommitLog:
+        return refused(PutStatus.MESSAGE_ILLEGAL, f"record of {length} bytes does not fit a commitlog segment of "
+                                                  f"{cfg.mappedFileSizeCommitLog}")
+    return None
+
+
+def rewrite_delay(msg: message.Message, max_level: int) -> None:
+    """Move a delayed plain/commit message to the schedule topic, as the broker does."""
+    if sysflag.transaction_type(msg.sys_flag) not in _QUEUED:
+        return
+    level = delay_level(msg.properties_string)
+    if level <= 0:
+        return
+    updates = []
+    if level > max_level:
+        updates.append((properties.DELAY, str(max_level)))
+        level = max_level
+    updates += [(properties.REAL_TOPIC, msg.topic), (properties.REAL_QID, str(msg.queue_id))]
+    msg.properties_string = properties.java_rebuild(msg.properties_string, updates)
+    msg.topic = SCHEDULE_TOPIC
+    msg.queue_id = level - 1
+
+
+def check_message(cfg: StoreConfig, msg: message.Message, *, as_stored: bool = False) -> PutResult | None:
+    """The refusal a store with `cfg` would give `msg`, without a store and without changing `msg`."""
+    msg = replace(msg)
+    if not as_stored:
+        rewrite_delay(msg, len(cfg.delay_levels_ms))
+    flags = _with_host_bits(msg.sys_flag, msg.born_host, msg.store_host)
+    topic, props = msg.topic.encode("utf-8"), msg.properties_string.encode("utf-8")
+    length = message.record_len(flags, len(msg.body), len(topic), len(props), msg.magic)
+    return check_lengths(cfg, topic, msg.properties_string, props, len(msg.body), length)
 
 
 def _with_host_bits(sys_flag: int, born: SocketAddress, store: SocketAddress) -> int:

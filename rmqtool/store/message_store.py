@@ -23,7 +23,7 @@ from rmqtool.errors import RmqError
 from rmqtool.format import message
 from rmqtool.format.hosts import SocketAddress
 from rmqtool.store.checkpoint_file import CheckpointFile
-from rmqtool.store.commitlog import CommitLog, SegmentWarmer
+from rmqtool.store.commitlog import CommitLog, SegmentWarmer, check_message
 from rmqtool.store.config import SYNC_FLUSH, StoreConfig
 from rmqtool.store.consume_queue import ConsumeQueue
 from rmqtool.store.dispatcher import Dispatcher, DispatchThread
@@ -100,7 +100,7 @@ class MessageStore:
     def put_message(self, msg: message.Message, *, as_stored: bool = False) -> PutResult:
         """Append one message (see `CommitLog.put_message`)."""
         if msg.topic not in self._good_topics:
-            bad = _check_topic(msg.topic)
+            bad = check_topic(msg.topic)
             if bad:
                 return bad
             self._good_topics.add(msg.topic)
@@ -110,13 +110,13 @@ class MessageStore:
 
     def validate(self, msg: message.Message, *, as_stored: bool = False) -> PutResult | None:
         """The refusal `put_message` would give `msg`, without writing anything."""
-        return _check_topic(msg.topic) or self.commitlog.validate(msg, as_stored=as_stored)
+        return check_topic(msg.topic) or check_message(self.cfg, msg, as_stored=as_stored)
 
     def put_batch(self, topic: str, queue_id: int, body, *, batch_properties: str = "", sys_flag: int = 0,
                   born_timestamp: int = 0, born_host: SocketAddress, store_host: SocketAddress,
                   reconsume_times: int = 0) -> PutResult:
         """Append a client batch body as one broker batch (see `CommitLog.put_batch`)."""
-        bad = _check_topic(topic)
+        bad = check_topic(topic)
         if bad:
             return bad
         result = self.commitlog.put_batch(topic, queue_id, body, batch_properties=batch_properties,
@@ -184,7 +184,7 @@ class MessageStore:
         self.close()
 
 
-def _check_topic(topic: str) -> PutResult | None:
+def check_topic(topic: str) -> PutResult | None:
     if not topic or topic in (".", "..") or any(c in topic for c in _BAD_TOPIC_CHARS):
         return refused(PutStatus.MESSAGE_ILLEGAL, f"topic {topic!r} cannot name a consume-queue folder")
     return None

@@ -20,8 +20,9 @@ from pathlib import Path
 from rmqtool.errors import RmqError
 from rmqtool.format import message, sysflag
 from rmqtool.format.message_json import stored_message
-from rmqtool.store.commitlog import delay_level
-from rmqtool.store.message_store import MessageStore
+from rmqtool.store.commitlog import check_message, delay_level
+from rmqtool.store.config import StoreConfig
+from rmqtool.store.message_store import MessageStore, check_topic
 from rmqtool.store.producer import DEFAULT_STORE_HOST, Hosts, client_batch, message_from_json
 from rmqtool.store.results import PutResult
 
@@ -82,8 +83,8 @@ def read_objects(source: str | Path) -> Iterator[tuple[int, object]]:
             raise RmqError(f"{source}:{n}: malformed JSON ({e.msg} at column {e.colno})") from None
 
 
-def _checked(store: MessageStore, source, n: int, msg: message.Message, as_stored: bool) -> message.Message:
-    refusal = store.validate(msg, as_stored=as_stored)
+def _checked(cfg: StoreConfig, source, n: int, msg: message.Message, as_stored: bool) -> message.Message:
+    refusal = check_topic(msg.topic) or check_message(cfg, msg, as_stored=as_stored)
     if refusal is not None:
         raise RmqError(f"{source}:{n}: {refusal.status.value}: {refusal.reason}")
     return msg
@@ -94,14 +95,9 @@ def _batchable(msg: message.Message) -> bool:
     return sysflag.transaction_type(msg.sys_flag) == sysflag.TRANSACTION_NOT and delay_level(msg.properties_string) <= 0
 
 
-def append_lines(store: MessageStore, source: str | Path, *, hosts: Hosts | None = None, batch_size: int = 64,
-                 progress: Progress | None = None, keep_results: bool = False) -> WriteSummary:
-    """Append every line of a JSONL file (or `-`, stdin) as a producer would send it.
-
-    Lines with the same topic, queue and hosts go in as broker batches of at most
-    `batch_size` messages (a batch carries its first line's bornTimestamp); the queue order
-    of the lines is kept. Delayed and transactional messages go in one by one.
-    """
+def read_append_file(source: str | Path, cfg: StoreConfig, hosts: Hosts | None = None) -> list[message.Message]:
+    """Every line of a JSONL file (or `-`, stdin) as the message a producer would send, each
+    checked against the store's rules: any bad line is an error naming it, before any write."""
     hosts = hosts or Hosts()
     messages = []
     for n, obj in read_objects(source):
@@ -109,7 +105,18 @@ def append_lines(store: MessageStore, source: str | Path, *, hosts: Hosts | None
             msg = message_from_json(obj, hosts)
         except ValueError as e:
             raise RmqError(f"{source}:{n}: {e}") from None
-        messages.append(_checked(store, source, n, msg, as_stored=False))
+        messages.append(_checked(cfg, source, n, msg, as_stored=False))
+    return messages
+
+
+def append_messages(store: MessageStore, messages: list[message.Message], *, batch_size: int = 64,
+                    progress: Progress | None = None, keep_results: bool = False) -> WriteSummary:
+    """Append messages as a producer would send them.
+
+    Messages with the same topic, queue and hosts go in as broker batches of at most
+    `batch_size` (a batch carries its first message's bornTimestamp); each queue keeps the
+    messages' order. Delayed and transactional messages go in one by one.
+    """
     summary = WriteSummary()
     pending: dict[tuple, list[message.Message]] = {}
 
@@ -141,12 +148,22 @@ def append_lines(store: MessageStore, source: str | Path, *, hosts: Hosts | None
     return summary
 
 
-def import_file(store: MessageStore, source: str | Path, *, progress: Progress | None = None) -> WriteSummary:
-    """Write every message of an export (decode JSON schema, one per line) as it was stored."""
+def check_import_file(source: str | Path, cfg: StoreConfig) -> int:
+    """Check every line of an export against the store's rules; returns the number of messages."""
     if str(source) == "-":
         raise RmqError("import reads a file (it is checked before anything is written), not stdin")
-    for n, obj in read_objects(source):  # first pass: nothing is written unless every line is good
-        _checked(store, source, n, _stored(source, n, obj), as_stored=True)
+    count = 0
+    for n, obj in read_objects(source):
+        _checked(cfg, source, n, _stored(source, n, obj), as_stored=True)
+        count += 1
+    return count
+
+
+def import_file(store: MessageStore, source: str | Path, *, progress: Progress | None = None) -> WriteSummary:
+    """Write every message of an export (decode JSON schema, one per line) as it was stored.
+
+    Run `check_import_file` first: a line refused here stops the import after the lines before it.
+    """
     summary = WriteSummary()
     for n, obj in read_objects(source):
         result = store.put_message(_stored(source, n, obj), as_stored=True)
@@ -163,17 +180,6 @@ def _stored(source, n: int, obj: object) -> message.Message:
         return stored_message(obj, DEFAULT_STORE_HOST)
     except ValueError as e:
         raise RmqError(f"{source}:{n}: {e}") from None
-
-
-def count_lines(source: str | Path) -> int | None:
-    if str(source) == "-":
-        return None
-    try:
-        with open(source, "rb") as f:
-            return sum(chunk.count(b"\n") for chunk in iter(lambda: f.read(1 << 20), b""))
-    except OSError:
-        return None
-
 
 
 EXPORT_FORMATS = ("jsonl", "parquet")
