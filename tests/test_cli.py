@@ -200,4 +200,4 @@ def test_read_only_commands_touch_nothing(store_copy):
                  ["decode", "checkpoint", str(store_copy)], ["inspect", str(store_copy), "--offset", "0"]):
         assert run(*args).returncode == 0
     assert {p: p.stat().st_mtime_ns for p in store_copy.rglob("*")} == before
-    assert not (store_copy / "lock").exists() and not (store_copy / "abort").exists()
+    assert not (store_copy / "abort").exists()

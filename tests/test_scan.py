@@ -13,7 +13,7 @@ from rmqtool.format import message, properties
 from rmqtool.format.hosts import parse_host
 from rmqtool.format.message import Message
 from rmqtool.format.scan import END_BLANK, END_ZEROS, scan_buffer
-from rmqtool.store.builder import build_store
+from rmqtool.store.message_store import MessageStore
 from rmqtool.store.config import StoreConfig
 from rmqtool.store.paths import offset_name
 from rmqtool.store.reader import StoreReader, open_reader
@@ -36,8 +36,10 @@ def _simple(n: int, body: int = 50) -> list[Message]:
 
 def _store(tmp_path: Path, msgs: list[Message], seg: int = SEG) -> tuple[Path, list[Message]]:
     root = tmp_path / "s"
-    stored = build_store(root, msgs, _cfg(seg))
-    return root, stored
+    with MessageStore(root, _cfg(seg)) as store:
+        for m in msgs:
+            assert store.put_message(m, as_stored=True).ok
+    return root, msgs
 
 
 def _scan(root: Path, seg: int = SEG) -> tuple[list[int], list]:

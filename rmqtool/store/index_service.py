@@ -8,6 +8,7 @@ below the newest file's endPhyOffset was indexed already and is skipped.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -47,8 +48,9 @@ class IndexFile:
 
 
 class IndexService:
-    def __init__(self, directory: Path, cfg: StoreConfig) -> None:
+    def __init__(self, directory: Path, cfg: StoreConfig, clock: Callable[[], int] | None = None) -> None:
         self.directory = Path(directory)
+        self.clock = clock or (lambda: time.time_ns() // 1_000_000)  # names new files
         self.hash_slots, self.index_num = cfg.maxHashSlotNum, cfg.maxIndexNum
         self.file_len = index.file_len(self.hash_slots, self.index_num)
         self.files: list[IndexFile] = []
@@ -71,7 +73,7 @@ class IndexService:
             end_phy, end_ts = int(hdr["endPhyOffset"]), int(hdr["endTimestamp"])
             if prev.full:
                 self.last_full_end_timestamp = end_ts
-        stamp = time.time_ns() // 1_000_000
+        stamp = self.clock()
         name = index.file_name(stamp)
         while (prev is not None and name <= prev.name) or (self.directory / name).exists():
             stamp += 1

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 from rmqtool.errors import RmqError
@@ -40,8 +41,10 @@ _BAD_TOPIC_CHARS = ("/", "\\", "\0")
 
 class MessageStore:
     def __init__(self, root: str | os.PathLike, config: StoreConfig | None = None, *, flush: str | None = None,
-                 create: bool = True) -> None:
+                 create: bool = True, clock: Callable[[], int] | None = None) -> None:
+        """`clock` (ms since the epoch) names new index files; fixtures pass a fixed one."""
         self.cfg = config or StoreConfig()
+        self.clock = clock
         self.paths = StorePaths(root, self.cfg.storePathCommitLog or None)
         self.flush_mode = flush or (FLUSH_SYNC if self.cfg.flushDiskType == SYNC_FLUSH else FLUSH_ASYNC)
         if self.flush_mode not in (FLUSH_SYNC, FLUSH_ASYNC):
@@ -79,7 +82,7 @@ class MessageStore:
                     if qdir.name.lstrip("-").isdigit():
                         self._open_queue(topic_dir.name, int(qdir.name))
         if self.cfg.messageIndexEnable:
-            self.index = IndexService(self.paths.index, self.cfg)
+            self.index = IndexService(self.paths.index, self.cfg, self.clock)
         for key, cq in self.queues.items():
             self.commitlog.table[key] = cq.max_offset_in_queue
         self.dispatcher = Dispatcher(self.commitlog, self._queue, self.index, self.cfg.delay_levels_ms)
