@@ -13,8 +13,8 @@ from rmqtool.format import message, properties
 from rmqtool.format.hosts import parse_host
 from rmqtool.format.message import Message
 from rmqtool.format.scan import END_BLANK, END_ZEROS, scan_buffer
-from rmqtool.store.message_store import MessageStore
 from rmqtool.store.config import StoreConfig
+from rmqtool.store.message_store import MessageStore
 from rmqtool.store.paths import offset_name
 from rmqtool.store.reader import StoreReader, open_reader
 
