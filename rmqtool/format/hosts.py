@@ -62,6 +62,7 @@ def decode_host(buf, pos: int, is_v6: bool) -> SocketAddress:
     return SocketAddress(bytes(buf[pos : pos + n]), _PORT.unpack_from(buf, pos + n)[0])
 
 
+@lru_cache(maxsize=4096)
 def parse_host(text: str) -> SocketAddress:
     """Parse `ip:port` or `[v6]:port` (a leading `/`, as Java prints addresses, is accepted)."""
     raw = text.strip().lstrip("/")

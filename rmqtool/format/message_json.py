@@ -23,7 +23,7 @@ def get_int(obj: dict, name: str, default: int = 0, bounds: tuple[int, int] = _I
     value = obj.get(name, default)
     if value is None:
         return default
-    if isinstance(value, bool) or not isinstance(value, int):
+    if type(value) is not int:
         raise ValueError(f"{name} must be an integer, got {value!r}")
     if not bounds[0] <= value <= bounds[1]:
         raise ValueError(f"{name} {value} is out of range")

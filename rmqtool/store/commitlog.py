@@ -279,8 +279,8 @@ def rewrite_delay(msg: message.Message, max_level: int) -> None:
 
 def check_message(cfg: StoreConfig, msg: message.Message, *, as_stored: bool = False) -> PutResult | None:
     """The refusal a store with `cfg` would give `msg`, without a store and without changing `msg`."""
-    msg = replace(msg)
-    if not as_stored:
+    if not as_stored and _DELAY_MARK in msg.properties_string:
+        msg = replace(msg)  # the rewrite happens on a copy
         rewrite_delay(msg, len(cfg.delay_levels_ms))
     flags = _with_host_bits(msg.sys_flag, msg.born_host, msg.store_host)
     topic, props = msg.topic.encode("utf-8"), msg.properties_string.encode("utf-8")
