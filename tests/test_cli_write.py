@@ -226,3 +226,46 @@ def test_bench_append_reports_the_bench_schema():
     assert doc["mode"] == "append-batch-32-async" and doc["messages"] == 3000
     assert doc["bytes"] > 3000 * 64 and doc["seconds"] > 0 and doc["peakRssBytes"] > 0
     assert doc["messagesPerSecond"] == pytest.approx(3000 / doc["seconds"], rel=1e-3)
+
+
+def _line_by_line_store(tmp_path: Path, src: Path) -> Path:
+    """The same import through the per-record path (the fast path switched off)."""
+    from rmqtool.store import bulk_import, transfer
+    from rmqtool.store.config import StoreConfig
+    from rmqtool.store.message_store import MessageStore
+
+    cfg = StoreConfig.from_file(CONF)[0]
+    plan = transfer.check_import_file(src, cfg)
+    assert plan.columnar, "the export should take the columnar path"
+    out = tmp_path / "by-line"
+    with MessageStore(out, cfg) as store:
+        transfer.import_file(store, src, transfer.ImportPlan(plan.messages, columnar=False))
+    assert bulk_import.check(src, cfg) == 420
+    return out
+
+
+@pytest.mark.parametrize("fmt", ["jsonl", "parquet"])
+def test_columnar_import_writes_the_same_bytes_as_line_by_line(tmp_path, fmt):
+    pytest.importorskip("pyarrow", reason="the columnar import needs pyarrow")
+    src = tmp_path / f"export.{fmt}"
+    assert run("export", str(FIXTURE), "--config", CONF, "--format", fmt, "--out", str(src)).returncode == 0
+    fast = tmp_path / "fast"
+    assert run("import", str(fast), str(src), "--config", CONF).returncode == 0
+    slow = _line_by_line_store(tmp_path, src) if fmt == "jsonl" else FIXTURE  # the fixture: per-record writes
+    for p in sorted(slow.rglob("*")):
+        if p.is_file() and p.parent.name != "index" and p.name not in ("checkpoint", "lock"):
+            assert (fast / p.relative_to(slow)).read_bytes() == p.read_bytes(), p.relative_to(slow)
+
+
+def test_columnar_import_falls_back_to_lines_for_the_exact_error(tmp_path):
+    pytest.importorskip("pyarrow", reason="the columnar import needs pyarrow")
+    src = tmp_path / "export.jsonl"
+    assert run("export", str(FIXTURE), "--config", CONF, "--out", str(src)).returncode == 0
+    lines = src.read_text().splitlines()
+    bad = json.loads(lines[10])
+    bad["body"] = "not base64!"
+    lines[10] = json.dumps(bad)
+    src.write_text("\n".join(lines) + "\n")
+    out = run("import", str(tmp_path / "s"), str(src), "--config", CONF)
+    assert out.returncode == 2 and f"{src}:11: body is not valid base64" in out.stderr
+    assert not (tmp_path / "s").exists()

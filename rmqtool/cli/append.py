@@ -143,9 +143,9 @@ def import_(
     from rmqtool.store.transfer import check_import_file, import_file
 
     cfg = _config(config)
-    count = check_import_file(source, cfg)
-    with MessageStore(store, cfg, flush=flush) as st, output.progress("import", count) as advance:
-        summary = import_file(st, source, progress=advance)
+    plan = check_import_file(source, cfg)
+    with MessageStore(store, cfg, flush=flush) as st, output.progress("import", plan.messages) as advance:
+        summary = import_file(st, source, plan, progress=advance)
     doc = summary.to_json()
     if as_json:
         output.emit_json(doc)

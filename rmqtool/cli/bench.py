@@ -57,3 +57,24 @@ def append(
         output.emit_json(result)
     else:
         output.stdout.print(output.key_values("bench append", result))
+
+
+@app.command("import")
+def import_(
+    messages: int = typer.Option(1_000_000, "--messages", min=1, help="Messages to generate, export and import."),
+    body_size: int = typer.Option(100, "--body-size", min=0, help="Body bytes per message."),
+    fmt: str = typer.Option("jsonl", "--format", help="Export format to replay: jsonl or parquet."),
+    as_json: bool = typer.Option(False, "--json", help="One JSON object."),
+) -> None:
+    """Replay an export into a fresh store (check, write, dispatch) and report messages/s.
+
+    Example: [bold]rmqtool bench import --messages 1000000 --format parquet --json[/]
+    """
+    from rmqtool.bench.transfer import run_import_bench
+
+    result = run_import_bench(messages=messages, body_size=body_size, fmt=fmt,
+                              progress=output.stderr if output.stderr.is_terminal else None)
+    if as_json:
+        output.emit_json(result)
+    else:
+        output.stdout.print(output.key_values("bench import", result))

@@ -20,12 +20,15 @@ import numpy as np
 
 from rmqtool.errors import RmqError
 from rmqtool.format import batchkernel, kernels, message, properties, sysflag
+from rmqtool.format import columns as colkernel
+from rmqtool.format.columns import RecordColumns
 from rmqtool.format.crc import POSITIVE_MASK
 from rmqtool.format.delay import SCHEDULE_TOPIC
 from rmqtool.format.hosts import IPV6_LEN, SocketAddress
 from rmqtool.store.config import StoreConfig
 from rmqtool.store.filequeue import FileQueue
 from rmqtool.store.mappedfile import MappedFile
+from rmqtool.store.planner import plan_layout, plan_queue_offsets
 from rmqtool.store.results import PutResult, PutStatus, refused
 
 ENCODER_HEADROOM = 64 * 1024  # the broker's encoder allows maxMessageSize of body plus 64 KiB of the rest
@@ -218,6 +221,37 @@ class CommitLog:
         return PutResult(PutStatus.PUT_OK, wrote_offset=wrote_offset, wrote_bytes=total,
                          queue_offset=first_queue_offset, store_timestamp=store_ts, msg_count=n,
                          store_host=store_host, offsets=offsets[:n].tolist())
+
+    def put_columns(self, cols: RecordColumns, keys: list[tuple[str, int]], key_ids: np.ndarray) -> int:
+        """Append many records as stored (timestamps, hosts, flags and properties kept), laid out as
+        single appends would place them; `key_ids` index each record's (topic, queueId) in `keys`.
+        The caller has checked them (`check_lengths`). Returns the bytes taken, blanks included."""
+        start = self.max_offset
+        layout = plan_layout(cols.lengths(), start, self.segment_size)
+        queue_offsets = plan_queue_offsets(keys, key_ids, cols.sys_flag, self.table)
+        rows, head_len = cols.headers(queue_offsets, layout.physical_offset)
+        phys, lengths, n = layout.physical_offset, cols.lengths(), len(cols)
+        i = 0
+        while i < n:
+            seg_start = int(phys[i]) - int(phys[i]) % self.segment_size
+            j = int(np.searchsorted(phys, seg_start + self.segment_size))
+            mf = self.queue.files[-1] if self.queue.files else None
+            if mf is None or mf.from_offset != seg_start:
+                if mf is not None and mf.wrote < mf.size:
+                    mf.map[mf.wrote : mf.wrote + message.BLANK_MARKER_LEN] = message.encode_blank(mf.room)
+                    mf.wrote = mf.size
+                mf = self.queue.roll(seg_start)
+            at = int(phys[i]) - seg_start
+            end = int(phys[j - 1] + lengths[j - 1]) - seg_start
+            self._warm(mf, end)
+            wrote = colkernel.encode_records(mf.arr, at, rows, head_len, cols.body_buf, cols.body_start,
+                                                 cols.body_len, cols.topic_buf, cols.topic_start, cols.topic_len,
+                                                 cols.props_buf, cols.props_start, cols.props_len, i, j)
+            mf.wrote = at + wrote
+            i = j
+        if n:
+            self.last_store_timestamp = int(cols.store_timestamp[-1])
+        return layout.end - start
 
     def _warm(self, mf: MappedFile, need: int) -> None:
         """Have pages mapped ahead of the writer: by the warmer thread, or here when it falls behind."""

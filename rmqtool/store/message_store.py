@@ -128,6 +128,15 @@ class MessageStore:
         self._after_put(result)
         return result
 
+    def put_columns(self, cols, keys: list[tuple[str, int]], key_ids) -> int:
+        """Append many checked records as stored (see `CommitLog.put_columns`); returns bytes taken."""
+        taken = self.commitlog.put_columns(cols, keys, key_ids)
+        if self.flush_mode == FLUSH_SYNC:
+            self.commitlog.flush()
+        self._dispatch_thread.check()
+        self._dispatch_thread.wake()
+        return taken
+
     def _after_put(self, result: PutResult) -> None:
         if result.status is not PutStatus.PUT_OK:
             return

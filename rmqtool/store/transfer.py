@@ -148,23 +148,46 @@ def append_messages(store: MessageStore, messages: list[message.Message], *, bat
     return summary
 
 
-def check_import_file(source: str | Path, cfg: StoreConfig) -> int:
-    """Check every line of an export against the store's rules; returns the number of messages."""
+@dataclass
+class ImportPlan:
+    messages: int
+    columnar: bool  # the fast path takes the whole file
+
+
+def check_import_file(source: str | Path, cfg: StoreConfig) -> ImportPlan:
+    """Check every record of an export against the store's rules, before anything is written."""
+    from rmqtool.store import bulk_import
+
     if str(source) == "-":
         raise RmqError("import reads a file (it is checked before anything is written), not stdin")
+    if not Path(source).is_file():
+        raise RmqError(f"cannot read {source}: no such file")
+    try:
+        return ImportPlan(bulk_import.check(source, cfg), columnar=True)
+    except bulk_import.Unsupported as e:
+        if bulk_import.is_parquet(Path(source)):  # no line-by-line reading of Parquet
+            raise RmqError(f"{source}: cannot import this Parquet file: {e}") from None
     count = 0
     for n, obj in read_objects(source):
         _checked(cfg, source, n, _stored(source, n, obj), as_stored=True)
         count += 1
-    return count
+    return ImportPlan(count, columnar=False)
 
 
-def import_file(store: MessageStore, source: str | Path, *, progress: Progress | None = None) -> WriteSummary:
-    """Write every message of an export (decode JSON schema, one per line) as it was stored.
+def import_file(store: MessageStore, source: str | Path, plan: ImportPlan | None = None, *,
+                progress: Progress | None = None) -> WriteSummary:
+    """Write every message of an export (decode JSON schema, one per line, or Parquet) as it was stored.
 
-    Run `check_import_file` first: a line refused here stops the import after the lines before it.
+    Check it first (`check_import_file`): a record refused here stops the import after the ones before it.
     """
     summary = WriteSummary()
+    if plan is not None and plan.columnar:
+        from rmqtool.store import bulk_import
+
+        start = store.commitlog.max_offset
+        summary.messages, summary.bytes = bulk_import.write(store, source, progress)
+        summary.first_offset, summary.last_offset = start, store.commitlog.max_offset
+        return summary
     for n, obj in read_objects(source):
         result = store.put_message(_stored(source, n, obj), as_stored=True)
         if not result.ok:
