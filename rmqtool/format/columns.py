@@ -132,7 +132,7 @@ def encode_records(dst, at, rows, head_len, body_buf, body_start, body_len, topi
 
 
 def _b64_table() -> np.ndarray:
-    t = np.full(256, -1, dtype=np.int64)
+    t = np.full(256, -(1 << 30), dtype=np.int64)  # any invalid character makes the group negative
     for i, c in enumerate(_B64):
         t[c] = i
     return t
@@ -148,22 +148,32 @@ def b64decode_many(src, off, out, out_off, table):
     out_off[0] = 0
     for i in range(off.shape[0] - 1):
         s, e = off[i], off[i + 1]
-        while e > s and src[e - 1] == ord("="):
-            e -= 1
-        n = e - s
-        if n % 4 == 1 or (off[i + 1] - off[i]) % 4 != 0:
+        if (e - s) % 4:
             return i
-        acc = 0
-        bits = 0
-        for k in range(s, e):
-            v = table[src[k]]
+        pad = 0
+        if e > s and src[e - 1] == ord("="):
+            pad = 2 if src[e - 2] == ord("=") else 1
+        full = e - 4 if pad else e
+        k = s
+        while k < full:  # whole groups: four characters, three bytes
+            v = (table[src[k]] << 18) | (table[src[k + 1]] << 12) | (table[src[k + 2]] << 6) | table[src[k + 3]]
             if v < 0:
                 return i
-            acc = (acc << 6) | v
-            bits += 6
-            if bits >= 8:
-                bits -= 8
-                out[w] = (acc >> bits) & 0xFF
+            out[w] = (v >> 16) & 0xFF
+            out[w + 1] = (v >> 8) & 0xFF
+            out[w + 2] = v & 0xFF
+            w += 3
+            k += 4
+        if pad:
+            a, b = table[src[k]], table[src[k + 1]]
+            c = table[src[k + 2]] if pad == 1 else 0
+            if a < 0 or b < 0 or c < 0:
+                return i
+            v = (a << 18) | (b << 12) | (c << 6)
+            out[w] = (v >> 16) & 0xFF
+            w += 1
+            if pad == 1:
+                out[w] = (v >> 8) & 0xFF
                 w += 1
         out_off[i + 1] = w
     return -1

@@ -24,7 +24,7 @@ from rmqtool.store.config import StoreConfig
 from rmqtool.store.message_store import MessageStore, check_topic
 from rmqtool.store.producer import DEFAULT_STORE_HOST
 
-CHUNK_ROWS = 1 << 18
+CHUNK_ROWS = 1 << 14  # bounds memory: a chunk of 1 KiB messages is ~50 MB in flight
 _INT32 = ("queueId", "flag", "sysFlag", "reconsumeTimes")
 _INT64 = ("bornTimestamp", "storeTimestamp", "preparedTransactionOffset")
 _STRINGS = ("topic", "body", "propertiesString", "bornHost", "storeHost")
@@ -65,7 +65,7 @@ def batches(source: str | Path) -> Iterator:
         import pyarrow.json as pj
 
         schema = pa.schema([(n, pa.int64()) for n in _INT32 + _INT64] + [(n, pa.large_string()) for n in _STRINGS])
-        reader = pj.open_json(source, read_options=pj.ReadOptions(block_size=32 << 20),
+        reader = pj.open_json(source, read_options=pj.ReadOptions(block_size=16 << 20),
                               parse_options=pj.ParseOptions(explicit_schema=schema,
                                                             unexpected_field_behavior="ignore"))
         yield from reader
