@@ -225,7 +225,7 @@ def test_bench_append_reports_the_bench_schema():
     doc = json.loads(out.stdout)
     assert doc["mode"] == "append-batch-32-async" and doc["messages"] == 3000
     assert doc["bytes"] > 3000 * 64 and doc["seconds"] > 0 and doc["peakRssBytes"] > 0
-    assert doc["messagesPerSecond"] == pytest.approx(3000 / doc["seconds"], rel=1e-3)
+    assert doc["messagesPerSecond"] == pytest.approx(3000 / doc["seconds"], rel=2e-2)
 
 
 def _line_by_line_store(tmp_path: Path, src: Path) -> Path:
