@@ -6,10 +6,10 @@ import base64
 import json
 import subprocess
 import sys
-import textwrap
 from pathlib import Path
 
 import pytest
+from lockholder import lock_held_elsewhere
 
 from rmqtool.format import index, msgid
 from rmqtool.format.delay import SCHEDULE_TOPIC
@@ -187,20 +187,9 @@ def test_import_keeps_store_timestamp_hosts_and_properties_string(tmp_path):
 def test_append_to_a_store_locked_by_another_process_exits_2(tmp_path):
     store = tmp_path / "s"
     assert run("append", str(store), "--config", CONF, "--topic", "T").returncode == 0
-    holder = subprocess.Popen([sys.executable, "-c", textwrap.dedent(f"""
-        import fcntl, os, time
-        fd = os.open({str(store / 'lock')!r}, os.O_RDWR)
-        fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB, 1, 0)
-        print("held", flush=True)
-        time.sleep(30)
-    """)], stdout=subprocess.PIPE, text=True)
-    try:
-        assert holder.stdout.readline().strip() == "held"
+    with lock_held_elsewhere(store / "lock"):
         out = run("append", str(store), "--config", CONF, "--topic", "T")
         assert out.returncode == 2 and "locked by another process" in out.stderr
-    finally:
-        holder.kill()
-        holder.wait()
     assert len(decoded(store)) == 1
 
 

@@ -4,14 +4,12 @@ from __future__ import annotations
 
 import errno
 import os
-import subprocess
-import sys
-import textwrap
 import zlib
 from pathlib import Path
 
 import numpy as np
 import pytest
+from lockholder import lock_held_elsewhere
 
 from rmqtool.errors import RmqError
 from rmqtool.format import batch, consumequeue, index, message, msgid, properties, sysflag
@@ -373,21 +371,10 @@ def test_store_left_with_abort_file_is_refused(root, cfg):
 
 def test_store_locked_by_another_process_is_refused(root, cfg):
     MessageStore(root, cfg).close()
-    holder = subprocess.Popen([sys.executable, "-c", textwrap.dedent(f"""
-        import fcntl, os, sys, time
-        fd = os.open({str(root / 'lock')!r}, os.O_RDWR)
-        fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB, 1, 0)
-        print("held", flush=True)
-        time.sleep(30)
-    """)], stdout=subprocess.PIPE, text=True)
-    try:
-        assert holder.stdout.readline().strip() == "held"
+    with lock_held_elsewhere(root / "lock"):
         with pytest.raises(RmqError, match="locked by another process"):
             MessageStore(root, cfg)
         assert not (root / "abort").exists()
-    finally:
-        holder.kill()
-        holder.wait()
 
 
 def test_second_open_in_one_process_is_refused(root, cfg):

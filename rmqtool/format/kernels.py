@@ -20,26 +20,12 @@ from rmqtool.format.message import (
     PHYSICAL_OFFSET_OFFSET,
     SYS_FLAG_OFFSET,
 )
-from rmqtool.format.nbutil import CRC_TABLES, crc32
+from rmqtool.format.nbutil import CRC_TABLES, crc32, get_i32, get_i64
 from rmqtool.format.sysflag import BORN_HOST_V6, STORE_HOST_V6
 
 _V6_EXTRA = IPV6_LEN - IPV4_LEN
 _BODY_LEN_FROM_END = 4  # bodyLength is the last fixed field
 _TABLES = CRC_TABLES
-
-
-@njit(cache=True, inline="always")
-def _i32(buf, p):
-    v = (np.int64(buf[p]) << 24) | (np.int64(buf[p + 1]) << 16) | (np.int64(buf[p + 2]) << 8) | np.int64(buf[p + 3])
-    return v - (np.int64(1) << 32) if v >= (np.int64(1) << 31) else v
-
-
-@njit(cache=True, inline="always")
-def _i64(buf, p):
-    v = np.int64(0)
-    for k in range(8):
-        v = (v << 8) | np.int64(buf[p + k])
-    return v
 
 
 # columns of the geometry a walk writes for every record it passes
@@ -61,15 +47,15 @@ def walk(buf, pos, end, base, out):
     while pos < end and n < cap:
         if pos + MIN_RECORD_LEN > size:
             break
-        total = _i32(buf, pos)
-        magic = _i32(buf, pos + MAGIC_OFFSET)
+        total = get_i32(buf, pos)
+        magic = get_i32(buf, pos + MAGIC_OFFSET)
         if magic != MAGIC_V1 and magic != MAGIC_V2:
             break
         if total < MIN_RECORD_LEN or total > size - pos:
             break
-        if _i64(buf, pos + PHYSICAL_OFFSET_OFFSET) != base + pos:
+        if get_i64(buf, pos + PHYSICAL_OFFSET_OFFSET) != base + pos:
             break
-        flags = _i32(buf, pos + SYS_FLAG_OFFSET)
+        flags = get_i32(buf, pos + SYS_FLAG_OFFSET)
         head = HEADER_V4_LEN
         if flags & BORN_HOST_V6:
             head += _V6_EXTRA
@@ -78,7 +64,7 @@ def walk(buf, pos, end, base, out):
         rec_end = pos + total
         if pos + head > rec_end:
             break
-        body_len = _i32(buf, pos + head - _BODY_LEN_FROM_END)
+        body_len = get_i32(buf, pos + head - _BODY_LEN_FROM_END)
         body = pos + head
         p = body + body_len
         if body_len < 0 or p + 1 > rec_end:

@@ -10,7 +10,6 @@ is re-encoded into records written back to back in one segment.
 
 from __future__ import annotations
 
-import threading
 import time
 import zlib
 from dataclasses import replace
@@ -30,6 +29,7 @@ from rmqtool.store.filequeue import FileQueue
 from rmqtool.store.mappedfile import MappedFile
 from rmqtool.store.planner import plan_layout, plan_queue_offsets
 from rmqtool.store.results import PutResult, PutStatus, refused
+from rmqtool.store.worker import Worker
 
 ENCODER_HEADROOM = 64 * 1024  # the broker's encoder allows maxMessageSize of body plus 64 KiB of the rest
 WARM_AHEAD = 64 << 20  # pages kept mapped ahead of the writer
@@ -69,7 +69,7 @@ class CommitLog:
         self.last_store_timestamp = 0
         self._topics: dict[str, bytes] = {}
         self._walk_rows = np.empty((_WALK_ROWS, kernels.GEO_COLUMNS), dtype=np.int64)
-        self.warmer: SegmentWarmer | None = None
+        self.warmer: Worker | None = None  # runs warm_ahead in the background when set
 
     # ---- opening -------------------------------------------------------------------------
     def find_end(self) -> None:
@@ -253,6 +253,13 @@ class CommitLog:
             self.last_store_timestamp = int(cols.store_timestamp[-1])
         return layout.end - start
 
+    def warm_ahead(self) -> None:
+        """Map the pages ahead of the writer (the warmer thread's step), as the broker warms mapped files."""
+        files = self.queue.files
+        if files:
+            mf = files[-1]
+            mf.prefault(min(mf.wrote + WARM_AHEAD, mf.size))
+
     def _warm(self, mf: MappedFile, need: int) -> None:
         """Have pages mapped ahead of the writer: by the warmer thread, or here when it falls behind."""
         if self.warmer is not None:
@@ -343,33 +350,3 @@ def _classify_end(mf: MappedFile, pos: int) -> int:
     reason = found.reason if isinstance(found, message.Corrupt) else "a record the walk could not follow"
     raise RmqError(f"commitlog damaged at offset {mf.from_offset + pos} ({reason}): run `rmqtool recover` first")
 
-
-class SegmentWarmer:
-    """Maps the pages ahead of the commitlog writer in the background (MADV_POPULATE_WRITE without
-    the GIL), as the broker's warm-up of mapped files, so appends rarely take a page fault."""
-
-    def __init__(self, commitlog: CommitLog) -> None:
-        self.commitlog = commitlog
-        self._wake = threading.Event()
-        self._stopping = False
-        self._thread = threading.Thread(target=self._loop, name="rmqtool-warm", daemon=True)
-        self._thread.start()
-
-    def wake(self) -> None:
-        self._wake.set()
-
-    def _loop(self) -> None:
-        while True:
-            self._wake.wait()
-            self._wake.clear()
-            if self._stopping:
-                return
-            files = self.commitlog.queue.files
-            if files:
-                mf = files[-1]
-                mf.prefault(min(mf.wrote + WARM_AHEAD, mf.size))
-
-    def stop(self) -> None:
-        self._stopping = True
-        self._wake.set()
-        self._thread.join()

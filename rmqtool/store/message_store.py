@@ -16,7 +16,6 @@ a background flusher makes them durable every `flushIntervalCommitLog` ms and at
 from __future__ import annotations
 
 import os
-import threading
 from collections.abc import Callable
 from pathlib import Path
 
@@ -24,14 +23,15 @@ from rmqtool.errors import RmqError
 from rmqtool.format import message
 from rmqtool.format.hosts import SocketAddress
 from rmqtool.store.checkpoint_file import CheckpointFile
-from rmqtool.store.commitlog import CommitLog, SegmentWarmer, check_message
+from rmqtool.store.commitlog import CommitLog, check_message
 from rmqtool.store.config import SYNC_FLUSH, StoreConfig
 from rmqtool.store.consume_queue import ConsumeQueue
-from rmqtool.store.dispatcher import Dispatcher, DispatchThread
+from rmqtool.store.dispatcher import Dispatcher
 from rmqtool.store.index_service import IndexService
 from rmqtool.store.lock import StoreLock, create_abort, remove_abort
 from rmqtool.store.paths import StorePaths
 from rmqtool.store.results import PutResult, PutStatus, refused
+from rmqtool.store.worker import Worker
 
 FLUSH_SYNC = "sync"
 FLUSH_ASYNC = "async"
@@ -54,8 +54,8 @@ class MessageStore:
         self.commitlog: CommitLog | None = None
         self.queues: dict[tuple[str, int], ConsumeQueue] = {}
         self.index: IndexService | None = None
-        self._flusher: _Flusher | None = None
-        self._dispatch_thread: DispatchThread | None = None
+        self._flusher: Worker | None = None
+        self._dispatch_thread: Worker | None = None
         self._good_topics: set[str] = set()
         try:
             if self.paths.abort.exists():
@@ -67,10 +67,10 @@ class MessageStore:
             self._lock.release()
             raise
         create_abort(self.paths.abort)
-        self._dispatch_thread = DispatchThread(self.dispatcher)
-        self.commitlog.warmer = SegmentWarmer(self.commitlog)
+        self._dispatch_thread = Worker("rmqtool-dispatch", self.dispatcher.run)  # the broker's reput service
+        self.commitlog.warmer = Worker("rmqtool-warm", self.commitlog.warm_ahead)
         if self.flush_mode == FLUSH_ASYNC:
-            self._flusher = _Flusher(self.commitlog, self.cfg.flushIntervalCommitLog / 1000)
+            self._flusher = Worker("rmqtool-flush", self._flush_commitlog, self.cfg.flushIntervalCommitLog / 1000)
 
     def _load(self) -> None:
         self.commitlog = CommitLog(self.paths.commitlog, self.cfg)
@@ -136,6 +136,14 @@ class MessageStore:
         self._dispatch_thread.check()
         self._dispatch_thread.wake()
         return taken
+
+    def _flush_commitlog(self) -> None:
+        """Async flush: fdatasync what was appended since the last round (fdatasync releases the GIL)."""
+        for mf in list(self.commitlog.queue.files):
+            wrote = mf.wrote
+            if mf.flushed < wrote:
+                os.fdatasync(mf.fd)
+                mf.flushed = max(mf.flushed, wrote)
 
     def _after_put(self, result: PutResult) -> None:
         if result.status is not PutStatus.PUT_OK:
@@ -216,29 +224,6 @@ def _prepare_root(paths: StorePaths, create: bool) -> None:
         paths.commitlog.mkdir(parents=True, exist_ok=True)
     except OSError as e:
         raise RmqError(f"cannot create {paths.commitlog}: {e.strerror}") from None
-
-
-class _Flusher:
-    """Async flush: a thread that fdatasyncs the commitlog every interval (fdatasync releases the GIL)."""
-
-    def __init__(self, commitlog: CommitLog, interval_s: float) -> None:
-        self.commitlog = commitlog
-        self.interval = interval_s
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._loop, name="rmqtool-flush", daemon=True)
-        self._thread.start()
-
-    def _loop(self) -> None:
-        while not self._stop.wait(self.interval):
-            for mf in list(self.commitlog.queue.files):
-                wrote = mf.wrote
-                if mf.flushed < wrote:
-                    os.fdatasync(mf.fd)
-                    mf.flushed = max(mf.flushed, wrote)
-
-    def stop(self) -> None:
-        self._stop.set()
-        self._thread.join()
 
 
 def open_store(root: str | os.PathLike, config_path: str | os.PathLike | None = None, *, flush: str | None = None,
