@@ -391,6 +391,19 @@ def test_reopen_continues_commitlog_queues_and_index(root, cfg):
     assert [phy for _, phy in index_entries(root, cfg)] == [0, b.wrote_offset]
 
 
+def test_append_interrupted_mid_record_leaves_a_store_that_reopens(root, cfg):
+    store = MessageStore(root, cfg)
+    first = store.put_message(msg(props="UNIQ_KEY\x01a"))
+    mf = store.commitlog.queue.last
+    torn = message.encode(msg(body=b"torn"))[:40]  # a put stopped after its first 40 bytes
+    mf.map[mf.wrote : mf.wrote + len(torn)] = torn
+    store.close()
+    with MessageStore(root, cfg) as store:
+        second = store.put_message(msg(props="UNIQ_KEY\x01b"))
+    assert second.wrote_offset == first.wrote_bytes and second.queue_offset == 1
+    assert [m.body for m in records(root, cfg)] == [b"hello", b"hello"]
+
+
 def test_checkpoint_records_last_store_and_dispatch_times(root, cfg):
     from rmqtool.format import checkpoint
 

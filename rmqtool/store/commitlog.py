@@ -275,6 +275,15 @@ class CommitLog:
     def flush(self) -> None:
         self.queue.flush()
 
+    def discard_torn_tail(self) -> None:
+        """Zero bytes an interrupted append left past the write position, so the log ends cleanly."""
+        mf = self.queue.last
+        if mf is None or mf.wrote >= mf.size or not any(mf.map[mf.wrote : mf.wrote + message.BLANK_MARKER_LEN]):
+            return
+        end = min(mf.size, mf.wrote + self.cfg.maxMessageSize + ENCODER_HEADROOM + message.BLANK_MARKER_LEN,
+                  max(mf.populated, mf.wrote + message.BLANK_MARKER_LEN))
+        mf.map[mf.wrote : end] = bytes(end - mf.wrote)
+
     def close(self) -> None:
         if self.warmer is not None:
             self.warmer.stop()

@@ -182,6 +182,7 @@ class MessageStore:
             if self._flusher is not None:
                 self._flusher.stop()
             self._dispatch_thread.stop()
+            self.commitlog.discard_torn_tail()
             self.flush()
             self._close_files()
             remove_abort(self.paths.abort)
