@@ -7,8 +7,8 @@ import sys
 import typer
 
 from rmqtool import __version__
-from rmqtool.cli import append, bench, decode, inspect_cmd
-from rmqtool.errors import RmqError
+from rmqtool.cli import append, bench, decode, inspect_cmd, query
+from rmqtool.errors import NotFound, RmqError
 
 app = typer.Typer(
     name="rmqtool",
@@ -23,6 +23,7 @@ app.add_typer(decode.app, name="decode")
 app.command("inspect")(inspect_cmd.inspect)
 app.command("append")(append.append)
 app.command("import")(append.import_)
+app.command("query")(query.query)
 app.command("export")(append.export)
 app.add_typer(bench.app, name="bench")
 
@@ -42,22 +43,25 @@ def root(
 
 def main(argv: list[str] | None = None) -> None:
     """Run the app; bad input is one line on stderr and exit code 2, never a traceback."""
+    import click
+
     command = typer.main.get_command(app)
+    args = sys.argv[1:] if argv is None else argv
     try:
-        code = command.main(args=argv, prog_name="rmqtool", standalone_mode=False)
+        code = command.main(args=args, prog_name="rmqtool", standalone_mode=False)
+    except NotFound as e:
+        print(f"rmqtool: not found: {e}", file=sys.stderr)
+        sys.exit(e.exit_code)
     except RmqError as e:
         print(f"rmqtool: error: {e}", file=sys.stderr)
-        sys.exit(2)
-    except typer.Exit as e:
         sys.exit(e.exit_code)
-    except typer.Abort:
+    except click.exceptions.Exit as e:
+        sys.exit(2 if e.exit_code == 0 and _bare_group(command, args) else e.exit_code)
+    except click.exceptions.Abort:
         print("rmqtool: aborted", file=sys.stderr)
         sys.exit(130)
-    except typer.TyperException as e:
+    except click.ClickException as e:
         ctx = getattr(e, "ctx", None)
-        if type(e).__name__ == "NoArgsIsHelpError" and ctx is not None:
-            print(ctx.get_help(), file=sys.stderr)
-            sys.exit(2)
         hint = f" (see '{ctx.command_path} --help')" if ctx is not None else ""
         print(f"rmqtool: error: {e.format_message()}{hint}", file=sys.stderr)
         sys.exit(2)
@@ -66,4 +70,21 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(0)
     except KeyboardInterrupt:
         sys.exit(130)
+    if code == 0 and _bare_group(command, args):
+        sys.exit(2)
     sys.exit(code if isinstance(code, int) else 0)
+
+
+def _bare_group(command, args: list[str]) -> bool:
+    """Whether `args` named a command group (or nothing) without a subcommand: help was shown, but
+    nothing was asked, so the exit code says bad input."""
+    import click
+
+    node = command
+    for word in args:
+        if word.startswith("-"):
+            return False
+        if not isinstance(node, click.Group) or word not in node.commands:
+            return False
+        node = node.commands[word]
+    return isinstance(node, click.Group)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import struct
 from pathlib import Path
 
 from rmqtool.errors import RmqError
@@ -44,6 +45,25 @@ class StoreLock:
         os.close(self.fd)
         self.fd = -1
         _HELD_HERE.discard(self.key)
+
+
+_FLOCK = struct.Struct("hhqqi4x")  # struct flock on Linux: type, whence, start, len, pid
+
+
+def lock_holder(paths: StorePaths) -> int | None:
+    """The pid holding the store's lock, None when free; tests the lock without taking it."""
+    try:
+        fd = os.open(paths.lock, os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        probe = _FLOCK.pack(fcntl.F_WRLCK, os.SEEK_SET, 0, 1, 0)
+        kind, _, _, _, pid = _FLOCK.unpack(fcntl.fcntl(fd, fcntl.F_GETLK, probe))
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    return pid if kind != fcntl.F_UNLCK else None
 
 
 def create_abort(path: Path) -> None:

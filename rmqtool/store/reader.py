@@ -199,13 +199,18 @@ class StoreReader:
         if len(buf) < index.HEADER_LEN:
             raise RmqError(f"{path}: {len(buf)} bytes is too small for an index file")
         header = index.header_to_json(index.decode_header(buf))
+        return IndexFileView(path, header, *self.index_geometry(path, len(buf)), buf)
+
+    def index_geometry(self, path: Path, size: int | None = None) -> tuple[int, int]:
+        """(hash slots, index entries) of an index file: from the config, or inferred from its size."""
+        size = path.stat().st_size if size is None else size
         slots, num = self.config.maxHashSlotNum, self.config.maxIndexNum
-        if index.file_len(slots, num) != len(buf) and not {"maxHashSlotNum", "maxIndexNum"} & self.given:
-            slots, num = infer_index_geometry(len(buf))
-        if index.file_len(slots, num) != len(buf):
-            raise RmqError(f"{path}: {len(buf)} bytes does not match maxHashSlotNum={slots}, maxIndexNum={num};"
+        if index.file_len(slots, num) != size and not {"maxHashSlotNum", "maxIndexNum"} & self.given:
+            slots, num = infer_index_geometry(size)
+        if index.file_len(slots, num) != size:
+            raise RmqError(f"{path}: {size} bytes does not match maxHashSlotNum={slots}, maxIndexNum={num};"
                            " pass --config broker.conf")
-        return IndexFileView(path, header, slots, num, buf)
+        return slots, num
 
     # -- checkpoint ----------------------------------------------------------------------------
     def checkpoint(self) -> checkpoint.Checkpoint:

@@ -1,0 +1,277 @@
+"""Answers without a broker: a message by msgId, by physical offset, by key or unique key
+through the hash index, by queue offset, and a queue offset by time.
+
+Read-only: files are mapped read-only once and kept for repeated queries. Index hits are
+found as the broker finds them (newest file first, each bucket's chain, hash and time
+matched, at most `max` hits), and then every hit is confirmed by reading its record and
+comparing topic and key, so a hash collision never comes back as an answer. A queue offset
+by time is a binary search on the records' store timestamps, never on file times.
+"""
+
+from __future__ import annotations
+
+import mmap
+import os
+import struct
+from dataclasses import dataclass
+from pathlib import Path
+
+from rmqtool.errors import NotFound, RmqError
+from rmqtool.format import consumequeue, index, message, msgid, properties, sysflag
+from rmqtool.format.delay import SCHEDULE_TOPIC
+from rmqtool.format.hosts import IPV4_LEN, IPV6_LEN
+from rmqtool.store.reader import StoreReader
+from rmqtool.store.views import tags_code_of
+
+LONG_MAX = 2**63 - 1
+_ENTRY = struct.Struct(">iqii")  # keyHash, phyOffset, timeDiff, prevIndex
+_SLOT = struct.Struct(">i")
+_HEADER = struct.Struct(">qqqqii")
+_CQ_ENTRY = struct.Struct(">qiq")
+_I32 = struct.Struct(">i")
+_I64 = struct.Struct(">q")
+
+
+@dataclass
+class Hit:
+    message: message.Message
+    tags_code: int | None
+
+    def to_json(self, body: str = "base64") -> dict:
+        return message.to_json(self.message, self.tags_code, body)
+
+
+class _Maps:
+    """Read-only maps of store files, opened on first use and kept."""
+
+    def __init__(self) -> None:
+        self.maps: dict[Path, mmap.mmap | bytes] = {}
+
+    def get(self, path: Path) -> mmap.mmap | bytes:
+        m = self.maps.get(path)
+        if m is None:
+            try:
+                fd = os.open(path, os.O_RDONLY)
+            except OSError as e:
+                raise RmqError(f"cannot open {path}: {e.strerror}") from None
+            try:
+                size = os.fstat(fd).st_size
+                m = mmap.mmap(fd, size, access=mmap.ACCESS_READ) if size else b""
+            finally:
+                os.close(fd)
+            self.maps[path] = m
+        return m
+
+    def close(self) -> None:
+        for m in self.maps.values():
+            if isinstance(m, mmap.mmap):
+                m.close()
+        self.maps.clear()
+
+
+class StoreQuery:
+    def __init__(self, reader: StoreReader) -> None:
+        self.reader = reader
+        self.levels = reader.config.delay_levels_ms
+        self.maps = _Maps()
+        self._index: list[tuple[Path, int, int]] | None = None
+
+    def close(self) -> None:
+        self.maps.close()
+
+    # ---- records ---------------------------------------------------------------------------------
+    def record(self, offset: int) -> message.Message:
+        """The message that starts at physical offset `offset`; NotFound otherwise."""
+        seg = self.reader.segment_for(offset)
+        if seg is None:
+            raise NotFound(f"offset {offset} is outside the commitlog ({self.reader.describe_range()})")
+        found = message.decode(self.maps.get(seg.path), offset - seg.start, expected_offset=offset)
+        if isinstance(found, message.Blank):
+            raise NotFound(f"offset {offset} holds the blank marker that ends segment {seg.path.name}")
+        if isinstance(found, message.Corrupt):
+            raise NotFound(f"no message starts at offset {offset} ({found.reason})")
+        return found
+
+    def hit(self, msg: message.Message) -> Hit:
+        return Hit(msg, tags_code_of(msg, self.levels))
+
+    def by_msg_id(self, msg_id: str) -> Hit:
+        host, offset = msgid.decode(msg_id)
+        msg = self.record(offset)
+        if msg.store_host != host:
+            raise NotFound(f"msgId {msg_id} names broker {host}, but the message at offset {offset} was stored by "
+                           f"{msg.store_host}")
+        return self.hit(msg)
+
+    # ---- index -----------------------------------------------------------------------------------
+    def _index_files(self) -> list[tuple[Path, int, int]]:
+        if self._index is None:
+            files = []
+            for path in self.reader.index_paths():
+                files.append((path, *self.reader.index_geometry(path)))
+            self._index = files
+        return self._index
+
+    def index_offsets(self, topic: str, key: str, *, begin: int = 0, end: int = LONG_MAX,
+                      max_hits: int = 64) -> list[int]:
+        """The broker's raw index hits for topic#key: newest file first, at most `max_hits`."""
+        files = self._index_files()
+        if not files:
+            raise RmqError(f"{self.reader.paths.root} has no index files: use --scan")
+        full_key = index.index_key(topic, key)
+        key_hash = index.key_hash(full_key)
+        hits: list[int] = []
+        for path, slots, _num in reversed(files):
+            buf = self.maps.get(path)
+            begin_ts, end_ts, _, _, _, count = _HEADER.unpack_from(buf, 0)
+            overlaps = (begin < begin_ts and end > end_ts) or begin_ts <= begin <= end_ts or begin_ts <= end <= end_ts
+            if overlaps:
+                self._chain(buf, slots, count, begin_ts, key_hash, begin, end, max_hits, hits)
+            if begin_ts < begin or len(hits) >= max_hits:
+                break
+        return hits
+
+    @staticmethod
+    def _chain(buf, slots: int, count: int, begin_ts: int, key_hash: int, begin: int, end: int, max_hits: int,
+               hits: list[int]) -> None:
+        """Follow one bucket's chain from its slot, newest entry first, as IndexFile.selectPhyOffset does."""
+        entry = _SLOT.unpack_from(buf, index.HEADER_LEN + index.slot_of(key_hash, slots) * index.SLOT_LEN)[0]
+        if not index.INVALID_INDEX < entry <= count:
+            return
+        entries_at = index.HEADER_LEN + slots * index.SLOT_LEN
+        for _ in range(count):  # a chain visits each entry at most once; a cycle in a damaged file ends here
+            if len(hits) >= max_hits:
+                return
+            h, phy, diff, prev = _ENTRY.unpack_from(buf, entries_at + entry * index.ENTRY_LEN)
+            if diff < 0:
+                return
+            when = begin_ts + diff * 1000
+            if h == key_hash and begin <= when <= end:
+                hits.append(phy)
+            if prev <= index.INVALID_INDEX or prev > count or prev == entry or when < begin:
+                return
+            entry = prev
+
+    def by_key(self, topic: str, key: str, *, unique: bool = False, begin: int = 0, end: int = LONG_MAX,
+               max_hits: int = 64, real_topic: bool = False) -> list[Hit]:
+        """Messages of `topic` carrying `key` (a KEYS word, or the UNIQ_KEY), confirmed record by record."""
+        topics = [topic, SCHEDULE_TOPIC] if real_topic and topic != SCHEDULE_TOPIC else [topic]
+        out: dict[int, Hit] = {}
+        for t in topics:
+            for offset in self.index_offsets(t, key, begin=begin, end=end, max_hits=max_hits):
+                if offset in out:
+                    continue
+                try:
+                    msg = self.record(offset)
+                except NotFound:
+                    continue
+                if carries(msg, topic, key, unique, real_topic):
+                    out[offset] = self.hit(msg)
+        return [out[o] for o in sorted(out)]
+
+    def scan_key(self, topic: str, key: str, *, unique: bool = False, begin: int = 0, end: int = LONG_MAX,
+                 max_hits: int = 64, real_topic: bool = False) -> list[Hit]:
+        """The same answer from a full scan of the commitlog (no index needed)."""
+        out = []
+        for chunk in self.reader.scan(verify_crc=False):
+            batch = chunk.batch
+            if batch is None or not len(batch):
+                continue
+            for i, props in enumerate(batch.properties_strings()):
+                if key not in props:
+                    continue
+                msg = batch.message(i)
+                if begin <= msg.store_timestamp <= end and carries(msg, topic, key, unique, real_topic):
+                    out.append(self.hit(msg))
+                    if len(out) >= max_hits:
+                        return out
+        return out
+
+    # ---- consume queues --------------------------------------------------------------------------
+    def _queue_files(self, topic: str, queue_id: int) -> tuple[list[Path], int]:
+        directory = self.reader.paths.queue_dir(topic, queue_id)
+        if not directory.is_dir():
+            known = ", ".join(self.reader.topics()) or "none"
+            raise NotFound(f"no consume queue {topic}/{queue_id} (topics: {known})")
+        files = sorted(p for p in directory.iterdir() if p.name.isdigit())
+        return files, self.reader.config.mappedFileSizeConsumeQueue
+
+    def queue_entry(self, topic: str, queue_id: int, queue_offset: int) -> tuple[int, int, int] | None:
+        """(commitLogOffset, size, tagsCode) of entry `queue_offset`, None past the written entries."""
+        files, file_size = self._queue_files(topic, queue_id)
+        pos = queue_offset * consumequeue.ENTRY_LEN
+        for path in files:
+            start = int(path.name)
+            if start <= pos < start + file_size:
+                buf = self.maps.get(path)
+                at = pos - start
+                if at + consumequeue.ENTRY_LEN > len(buf):
+                    return None
+                entry = _CQ_ENTRY.unpack_from(buf, at)
+                return entry if entry[0] >= 0 and entry[1] > 0 else None
+        return None
+
+    def queue_bounds(self, topic: str, queue_id: int) -> tuple[int, int]:
+        """(min, max) queue offsets of the written entries (max: the next offset)."""
+        files, _ = self._queue_files(topic, queue_id)
+        if not files:
+            return 0, 0
+        low = int(files[0].name) // consumequeue.ENTRY_LEN
+        last = files[-1]
+        buf = self.maps.get(last)
+        entries = consumequeue.decode_entries(buf)
+        high = int(last.name) // consumequeue.ENTRY_LEN + consumequeue.written_count(entries)
+        del entries
+        return low, high
+
+    def by_queue_offset(self, topic: str, queue_id: int, queue_offset: int, count: int = 1) -> list[Hit]:
+        out = []
+        for q in range(queue_offset, queue_offset + count):
+            entry = self.queue_entry(topic, queue_id, q)
+            if entry is None:
+                break
+            out.append(self.hit(self.record(entry[0])))
+        if not out:
+            low, high = self.queue_bounds(topic, queue_id)
+            raise NotFound(f"queue {topic}/{queue_id} has offsets {low}..{high - 1}, not {queue_offset}"
+                           if high > low else f"queue {topic}/{queue_id} is empty")
+        return out
+
+    def _store_timestamp(self, offset: int) -> int:
+        seg = self.reader.segment_for(offset)
+        if seg is None:
+            raise NotFound(f"a queue entry points at {offset}, outside the commitlog")
+        buf = self.maps.get(seg.path)
+        pos = offset - seg.start
+        flags = _I32.unpack_from(buf, pos + message.SYS_FLAG_OFFSET)[0]
+        extra = IPV6_LEN - IPV4_LEN if flags & sysflag.BORN_HOST_V6 else 0
+        return _I64.unpack_from(buf, pos + message.STORE_TIMESTAMP_V4_OFFSET + extra)[0]
+
+    def offset_by_time(self, topic: str, queue_id: int, timestamp: int) -> dict:
+        """The queue offset of the first message stored at or after `timestamp` (the max offset if none)."""
+        low, high = self.queue_bounds(topic, queue_id)
+        lo, hi = low, high
+        while lo < hi:
+            mid = (lo + hi) // 2
+            entry = self.queue_entry(topic, queue_id, mid)
+            if entry is None or self._store_timestamp(entry[0]) >= timestamp:
+                hi = mid
+            else:
+                lo = mid + 1
+        doc = {"topic": topic, "queueId": queue_id, "timestamp": timestamp, "queueOffset": lo,
+               "minOffset": low, "maxOffset": high}
+        if lo < high:
+            entry = self.queue_entry(topic, queue_id, lo)
+            doc["commitLogOffset"], doc["storeTimestamp"] = entry[0], self._store_timestamp(entry[0])
+        return doc
+
+
+def carries(msg: message.Message, topic: str, key: str, unique: bool, real_topic: bool) -> bool:
+    """Whether `msg` is a message of `topic` with `key`: what an index hit must prove."""
+    props = properties.parse_java(msg.properties_string)
+    if msg.topic != topic and not (real_topic and msg.topic == SCHEDULE_TOPIC
+                                   and props.get(properties.REAL_TOPIC) == topic):
+        return False
+    if unique:
+        return props.get(properties.UNIQ_KEY) == key
+    return key in properties.keys_of(props)
