@@ -41,8 +41,10 @@ _BAD_TOPIC_CHARS = ("/", "\\", "\0")
 
 class MessageStore:
     def __init__(self, root: str | os.PathLike, config: StoreConfig | None = None, *, flush: str | None = None,
-                 create: bool = True, clock: Callable[[], int] | None = None) -> None:
-        """`clock` (ms since the epoch) names new index files; fixtures pass a fixed one."""
+                 create: bool = True, clock: Callable[[], int] | None = None, recovering: bool = False,
+                 dispatch_from: int | None = None) -> None:
+        """`clock` (ms since the epoch) names new index files; fixtures pass a fixed one. Recovery
+        opens a store whose `abort` is present (`recovering`) and re-dispatches from `dispatch_from`."""
         self.cfg = config or StoreConfig()
         self.clock = clock
         self.paths = StorePaths(root, self.cfg.storePathCommitLog or None)
@@ -58,10 +60,10 @@ class MessageStore:
         self._dispatch_thread: Worker | None = None
         self._good_topics: set[str] = set()
         try:
-            if self.paths.abort.exists():
+            if self.paths.abort.exists() and not recovering:
                 raise RmqError(f"store {self.paths.root} was not shut down cleanly (abort file present): "
                                "run `rmqtool recover` first")
-            self._load()
+            self._load(dispatch_from)
         except BaseException:
             self._close_files()
             self._lock.release()
@@ -72,7 +74,7 @@ class MessageStore:
         if self.flush_mode == FLUSH_ASYNC:
             self._flusher = Worker("rmqtool-flush", self._flush_commitlog, self.cfg.flushIntervalCommitLog / 1000)
 
-    def _load(self) -> None:
+    def _load(self, dispatch_from: int | None) -> None:
         self.commitlog = CommitLog(self.paths.commitlog, self.cfg)
         self.commitlog.find_end()
         self.checkpoint = CheckpointFile(self.paths.checkpoint)
@@ -87,6 +89,8 @@ class MessageStore:
             self.commitlog.table[key] = cq.max_offset_in_queue
         self.dispatcher = Dispatcher(self.commitlog, self._queue, self.index, self.cfg.delay_levels_ms)
         reput = max((cq.max_physical_end for cq in self.queues.values()), default=0)
+        if dispatch_from is not None:
+            reput = min(reput, dispatch_from)
         self.dispatcher.dispatched = min(max(reput, self.commitlog.queue.min_offset), self.commitlog.max_offset)
         self.dispatcher.run()
 

@@ -1,0 +1,352 @@
+"""What the broker's start-up recovery does to a store, computed before a byte changes.
+
+The plan follows DefaultMessageStore.recover: consume queues first (each keeps its entries
+up to the first invalid one, scanning from its third-last file); then the commitlog, from
+the third-last segment after a clean shutdown, or after a crash (`abort` present) from the
+newest segment whose first record was stored before the checkpoint's time minus 3 s;
+records are accepted as CommitLog.checkMessageAndReturnSize accepts them and the log ends at
+the first one that is not. Everything past that end goes: later segments, the tail of the
+last one, and consume-queue entries pointing at or past it. After a crash, index files newer
+than the checkpoint's index time are dropped, and the records from the recovery start are
+dispatched again into consume queues and the index. `apply` then does exactly that.
+
+The broker only moves its in-memory write positions over a cut tail and overwrites it
+later; rmqtool also zeroes those bytes, so the files on disk say where the store ends.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from rmqtool.errors import RmqError
+from rmqtool.format import checkpoint, consumequeue, index, message, msgid
+from rmqtool.format.consumequeue import ENTRY_LEN
+from rmqtool.store.config import StoreConfig
+from rmqtool.store.paths import StorePaths
+from rmqtool.store.reader import StoreReader
+from rmqtool.store.segments import SegmentFile, list_segments, open_read_only
+
+RECOVER_FROM_LAST = 3  # clean recovery starts at the third-last file
+MAX_LISTED_MESSAGES = 10_000
+
+
+@dataclass
+class Cut:
+    file: str
+    start: int  # byte offset within the file where the cut begins
+    end: int  # end of the data that is cut (non-zero bytes)
+    reason: str
+
+    def to_json(self) -> dict:
+        return {"file": self.file, "from": self.start, "to": self.end, "bytes": self.end - self.start,
+                "reason": self.reason}
+
+
+@dataclass
+class QueuePlan:
+    topic: str
+    queue_id: int
+    files: list[Path]
+    end: int  # logical byte end of the valid entries
+    max_physical_end: int
+    dropped: int = 0
+    added: int = 0
+
+
+@dataclass
+class RecoveryPlan:
+    mode: str  # "clean" or "crash"
+    start_segment: str = ""
+    start_offset: int = 0
+    end: int = 0  # where the commitlog ends after recovery
+    stop_reason: str = ""
+    data_end: int = 0  # where data ended before recovery
+    cuts: list[Cut] = field(default_factory=list)
+    deleted: list[tuple[str, str]] = field(default_factory=list)
+    dropped_messages: list[dict] = field(default_factory=list)
+    dropped_count: int = 0
+    queues: list[QueuePlan] = field(default_factory=list)
+    index_dropped: list[str] = field(default_factory=list)
+    index_keys_added: int = 0
+    refused: str | None = None
+
+    @property
+    def changes(self) -> bool:
+        return bool(self.cuts or self.deleted or self.index_dropped or self.index_keys_added
+                    or any(q.dropped or q.added for q in self.queues) or self.mode == "crash")
+
+    def to_json(self) -> dict:
+        return {
+            "mode": self.mode,
+            "refused": self.refused,
+            "commitlog": {"startSegment": self.start_segment, "startOffset": self.start_offset, "end": self.end,
+                          "dataEnd": self.data_end, "stop": self.stop_reason},
+            "truncated": [c.to_json() for c in self.cuts],
+            "deletedFiles": [{"file": f, "reason": r} for f, r in self.deleted],
+            "droppedMessages": self.dropped_messages,
+            "droppedMessageCount": self.dropped_count,
+            "consumeQueues": [{"topic": q.topic, "queueId": q.queue_id, "entriesDropped": q.dropped,
+                               "entriesAdded": q.added} for q in self.queues if q.dropped or q.added],
+            "index": {"filesDropped": self.index_dropped, "keysAdded": self.index_keys_added},
+        }
+
+
+def _nonzero_end(path: Path, start: int) -> int:
+    """End of the non-zero data at or after `start` in a file (start when only zeros follow)."""
+    with open_read_only(path) as buf:
+        if start >= len(buf):
+            return start
+        tail = np.frombuffer(buf, dtype=np.uint8, offset=start)
+        nz = np.flatnonzero(tail)
+        end = start + int(nz[-1]) + 1 if len(nz) else start
+        del tail
+        return end
+
+
+def _queue_plans(reader: StoreReader, cfg: StoreConfig, plan: RecoveryPlan) -> None:
+    file_size = cfg.mappedFileSizeConsumeQueue
+    for topic in reader.topics():
+        for qid in reader.queue_ids(topic):
+            files = [s.path for s in list_segments(reader.paths.queue_dir(topic, qid))]
+            for f in files:
+                if f.stat().st_size != file_size:
+                    plan.refused = (f"{f}: {f.stat().st_size} bytes, not mappedFileSizeConsumeQueue={file_size}: "
+                                    "the broker refuses to start")
+            if not files:
+                continue
+            first = max(len(files) - RECOVER_FROM_LAST, 0)
+            end = int(files[first].name)
+            max_end = 0
+            for f in files[first:]:
+                with open_read_only(f) as buf:
+                    entries = consumequeue.decode_entries(buf)
+                    n = consumequeue.written_count(entries)
+                    if n:
+                        max_end = int(entries["commitLogOffset"][n - 1]) + int(entries["size"][n - 1])
+                    del entries
+                end = int(f.name) + n * ENTRY_LEN
+                if n * ENTRY_LEN < file_size:
+                    break
+            plan.queues.append(QueuePlan(topic, qid, files, end, max_end))
+
+
+def _record_start(seg: SegmentFile, cp: checkpoint.Checkpoint, index_safe: bool) -> bool:
+    """isMappedFileMatchedRecover: the segment's first record was stored before the checkpoint's time."""
+    with open_read_only(seg.path) as buf:
+        if len(buf) < message.MIN_RECORD_LEN:
+            return False
+        found = message.decode(buf, 0, verify_crc=False)
+        if not isinstance(found, message.Message) or found.magic != message.MAGIC_V1 or found.store_timestamp == 0:
+            return False
+        return found.store_timestamp <= cp.min_timestamp(index_safe)
+
+
+def plan_recovery(root: str | os.PathLike, cfg: StoreConfig) -> RecoveryPlan:
+    """What recovery would do to the store at `root`, nothing changed."""
+    from rmqtool.format.recoverkernel import STOP_BLANK, STOP_REASONS, recovery_walk
+
+    reader = StoreReader(root, cfg, {"mappedFileSizeCommitLog", "mappedFileSizeConsumeQueue", "maxHashSlotNum",
+                                     "maxIndexNum"})
+    paths = reader.paths
+    plan = RecoveryPlan("crash" if paths.abort.exists() else "clean")
+    segments = reader.segments
+    for seg in segments:
+        if seg.size != cfg.mappedFileSizeCommitLog:
+            plan.refused = (f"{seg.path}: {seg.size} bytes, not mappedFileSizeCommitLog={cfg.mappedFileSizeCommitLog}"
+                            ": the broker refuses to start")
+    _queue_plans(reader, cfg, plan)
+    if plan.refused or not segments:
+        return plan
+    cp = reader.checkpoint() if paths.checkpoint.exists() else checkpoint.Checkpoint()
+    index_safe = cfg.messageIndexEnable and cfg.messageIndexSafe
+    if plan.mode == "clean":
+        k = max(len(segments) - RECOVER_FROM_LAST, 0)
+    else:
+        k = next((i for i in range(len(segments) - 1, -1, -1)
+                  if _record_start(segments[i], cp, index_safe)), 0)
+    plan.start_segment, plan.start_offset = segments[k].path.name, segments[k].start
+    end = segments[k].start
+    while True:
+        seg = segments[k]
+        with open_read_only(seg.path) as buf:
+            arr = np.frombuffer(buf, dtype=np.uint8) if len(buf) else np.zeros(0, dtype=np.uint8)
+            stop, why, _, _ = recovery_walk(arr, 0 if seg.start != end else end - seg.start, cfg.checkCRCOnRecover)
+            del arr
+        end = seg.start + stop
+        if why == STOP_BLANK and k + 1 < len(segments):
+            k += 1
+            end = segments[k].start
+            continue
+        plan.stop_reason = STOP_REASONS[why]
+        break
+    plan.end = end
+    _plan_cuts(reader, cfg, plan)
+    if plan.mode == "crash":
+        _plan_index(reader, cfg, cp, plan)
+    _plan_dispatch(reader, cfg, plan)
+    return plan
+
+
+def _plan_cuts(reader: StoreReader, cfg: StoreConfig, plan: RecoveryPlan) -> None:
+    end = plan.end
+    for seg in reader.segments:
+        if seg.start >= end and seg.start > 0:
+            data = _nonzero_end(seg.path, 0)
+            plan.deleted.append((str(seg.path), "segment after the end of the recovered log"))
+            plan.data_end = max(plan.data_end, seg.start + data)
+        elif seg.start <= end < seg.start + seg.size or (seg.start >= end and seg.start == 0):
+            data = _nonzero_end(seg.path, end - seg.start)
+            plan.data_end = max(plan.data_end, seg.start + data)
+            if data > end - seg.start:
+                plan.cuts.append(Cut(str(seg.path), end - seg.start, data, f"commitlog ends here ({plan.stop_reason})"))
+        else:
+            plan.data_end = max(plan.data_end, seg.start + seg.size)
+    if plan.data_end > end:
+        for chunk in reader.scan(end, verify_crc=False):
+            if chunk.batch is None:
+                continue
+            b = chunk.batch
+            plan.dropped_count += len(b)
+            room = MAX_LISTED_MESSAGES - len(plan.dropped_messages)
+            if room > 0:
+                offsets, topics = b.offsets[:room].tolist(), b.topic_names()[:room]
+                for i, (off, topic) in enumerate(zip(offsets, topics, strict=False)):
+                    m = b.message(i)
+                    plan.dropped_messages.append({"commitLogOffset": off, "msgId": msgid.create(m.store_host, off),
+                                                  "topic": topic, "queueId": m.queue_id})
+    file_size = cfg.mappedFileSizeConsumeQueue
+    for q in plan.queues:
+        cut_at = _queue_cut(q, end)
+        q.dropped = (q.end - cut_at) // ENTRY_LEN
+        if q.dropped:
+            q.max_physical_end = _entry_end(q, cut_at, file_size)
+        for f in q.files:
+            start = int(f.name)
+            if start >= cut_at:
+                plan.deleted.append((str(f), "consume-queue file past the recovered end"))
+            elif cut_at < start + file_size:
+                data = _nonzero_end(f, cut_at - start)
+                if data > cut_at - start:
+                    plan.cuts.append(Cut(str(f), cut_at - start, data, "consume-queue entries past the recovered end"))
+        q.end = cut_at
+
+
+def _entry_end(q: QueuePlan, end: int, file_size: int) -> int:
+    """offset + size of the entry just before logical position `end` (0 when there is none)."""
+    at = end - ENTRY_LEN
+    for f in q.files:
+        start = int(f.name)
+        if start <= at < start + file_size:
+            with open_read_only(f) as buf:
+                e = consumequeue.decode_entries(buf)[(at - start) // ENTRY_LEN]
+                return int(e["commitLogOffset"]) + int(e["size"])
+    return 0
+
+
+def _queue_cut(q: QueuePlan, log_end: int) -> int:
+    """The queue's end after dropping entries that point at or past the commitlog end."""
+    cut = q.end
+    for f in reversed(q.files):
+        start = int(f.name)
+        if start >= q.end:
+            continue
+        with open_read_only(f) as buf:
+            entries = consumequeue.decode_entries(buf)
+            n = min((q.end - start) // ENTRY_LEN, len(entries))
+            offs = entries["commitLogOffset"][:n]
+            past = np.flatnonzero(offs >= log_end)
+            del entries
+        if len(past) == 0:
+            return cut
+        cut = start + int(past[0]) * ENTRY_LEN
+        if past[0] > 0:
+            return cut
+    return cut
+
+
+def _plan_index(reader: StoreReader, cfg: StoreConfig, cp: checkpoint.Checkpoint, plan: RecoveryPlan) -> None:
+    for path in reader.index_paths():
+        with open_read_only(path) as buf:
+            end_ts = int(index.decode_header(buf)["endTimestamp"]) if len(buf) >= index.HEADER_LEN else 0
+        if end_ts > cp.indexMsgTimestamp:
+            plan.index_dropped.append(str(path))
+            plan.deleted.append((str(path), "index file newer than the checkpoint's index time"))
+
+
+def _plan_dispatch(reader: StoreReader, cfg: StoreConfig, plan: RecoveryPlan) -> None:
+    """Count the queue entries and index keys the re-dispatch after recovery adds."""
+    from rmqtool.format.dispatchkernel import D_COLUMNS, D_IN_CQ, D_OFFSET, D_QUEUE_ID, D_SIZE, dispatch_fields
+
+    queue_end = {(q.topic, q.queue_id): q for q in plan.queues}
+    reput = max([q.max_physical_end for q in plan.queues] + [0])
+    start = plan.start_offset if plan.mode == "crash" else reput
+    start = max(start, reader.segments[0].start)
+    index_from = _kept_index_end(reader, plan)
+    levels = np.asarray(cfg.delay_levels_ms, dtype=np.int64)
+    for chunk in reader.scan(start, verify_crc=False):
+        b = chunk.batch
+        if b is None or not len(b):
+            continue
+        offsets = b.offsets
+        keep = offsets < plan.end
+        if not keep.any():
+            break
+        geo = np.stack([b.pos, b.body_pos, b.topic_pos, b.topic_len, b.props_pos, b.props_len], axis=1)
+        geo = geo[keep].astype(np.int64)
+        n = len(geo)
+        fields = np.empty((n, D_COLUMNS), dtype=np.int64)
+        rec = np.empty(n * 8 + 8, dtype=np.int64)
+        hashes = np.empty(n * 8 + 8, dtype=np.int64)
+        arr = np.frombuffer(b.buf, dtype=np.uint8)
+        nkeys = dispatch_fields(arr, geo, n, b.base, levels, fields, rec, hashes)
+        del arr
+        names = [t for t, k in zip(b.topic_names(), keep.tolist(), strict=True) if k]
+        for i in np.flatnonzero(fields[:, D_IN_CQ]).tolist():
+            q = queue_end.get((names[i], int(fields[i, D_QUEUE_ID])))
+            if q is None:
+                q = QueuePlan(names[i], int(fields[i, D_QUEUE_ID]), [], 0, 0)
+                queue_end[(q.topic, q.queue_id)] = q
+                plan.queues.append(q)
+            if fields[i, D_OFFSET] + fields[i, D_SIZE] > q.max_physical_end:
+                q.added += 1
+                q.max_physical_end = int(fields[i, D_OFFSET] + fields[i, D_SIZE])
+        if cfg.messageIndexEnable:
+            key_offsets = fields[rec[: min(nkeys, len(rec))], D_OFFSET]
+            plan.index_keys_added += int((key_offsets >= index_from).sum())
+
+
+def _kept_index_end(reader: StoreReader, plan: RecoveryPlan) -> int:
+    kept = [p for p in reader.index_paths() if str(p) not in plan.index_dropped]
+    if not kept:
+        return 0
+    with open_read_only(kept[-1]) as buf:
+        return int(index.decode_header(buf)["endPhyOffset"]) if len(buf) >= index.HEADER_LEN else 0
+
+
+def apply_recovery(root: str | os.PathLike, cfg: StoreConfig, plan: RecoveryPlan) -> None:
+    """Do what `plan` says: cut, delete, re-dispatch, then close the store cleanly."""
+    from rmqtool.store.lock import StoreLock
+    from rmqtool.store.message_store import MessageStore
+
+    if plan.refused:
+        raise RmqError(f"recovery refused: {plan.refused}")
+    paths = StorePaths(root, cfg.storePathCommitLog or None)
+    lock = StoreLock(paths)
+    try:
+        for cut in plan.cuts:
+            with open(cut.file, "r+b") as f:
+                f.seek(cut.start)
+                f.write(bytes(cut.end - cut.start))
+                f.flush()
+                os.fsync(f.fileno())
+        for file, _ in plan.deleted:
+            Path(file).unlink(missing_ok=True)
+    finally:
+        lock.release()
+    store = MessageStore(root, cfg, recovering=True,
+                         dispatch_from=plan.start_offset if plan.mode == "crash" else None)
+    store.close()
