@@ -7,7 +7,7 @@ import sys
 import typer
 
 from rmqtool import __version__
-from rmqtool.cli import append, bench, decode, inspect_cmd, query, recover
+from rmqtool.cli import append, bench, decode, inspect_cmd, query, recover, verify
 from rmqtool.errors import NotFound, RmqError
 
 app = typer.Typer(
@@ -25,6 +25,8 @@ app.command("append")(append.append)
 app.command("import")(append.import_)
 app.command("query")(query.query)
 app.command("recover")(recover.recover)
+app.command("verify")(verify.verify)
+app.command("salvage")(verify.salvage)
 app.command("export")(append.export)
 app.add_typer(bench.app, name="bench")
 

@@ -72,3 +72,19 @@ def new_header(end_phy_offset: int, end_timestamp: int) -> bytes:
         hdr["beginTimestamp"] = hdr["endTimestamp"] = end_timestamp
     hdr["indexCount"] = FIRST_INDEX
     return hdr.tobytes()
+
+
+@njit(cache=True, nogil=True)
+def reachable_entries(buf, hash_slots, count):
+    """Which entries (0..count-1) a lookup can reach: from every slot, along the prevIndex links."""
+    seen = np.zeros(count, dtype=np.bool_)
+    entries_at = HEADER_LEN + hash_slots * SLOT_LEN
+    for s in range(hash_slots):
+        e = get_i32(buf, HEADER_LEN + s * SLOT_LEN)
+        while INVALID_INDEX < e < count and not seen[e]:
+            seen[e] = True
+            prev = get_i32(buf, entries_at + e * ENTRY_LEN + 16)
+            if prev <= INVALID_INDEX or prev >= count or prev == e:
+                break
+            e = prev
+    return seen
