@@ -27,6 +27,7 @@ app.command("query")(query.query)
 app.command("recover")(recover.recover)
 app.command("verify")(verify.verify)
 app.command("salvage")(verify.salvage)
+app.command("clean")(recover.clean)
 app.command("export")(append.export)
 app.add_typer(bench.app, name="bench")
 

@@ -69,3 +69,37 @@ def _show(doc: dict) -> None:
     idx = doc["index"]
     if idx["filesDropped"] or idx["keysAdded"]:
         output.stdout.print(f"index: {len(idx['filesDropped'])} files dropped, {idx['keysAdded']} keys added")
+
+
+def clean(
+    store: Path = typer.Argument(..., help="Store root."),
+    reserved_hours: float | None = typer.Option(None, "--reserved-hours", help="Keep segments modified within this "
+                                                "many hours (default: fileReservedTime of the config, 72)."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="List what would be deleted; delete nothing."),
+    as_json: bool = typer.Option(False, "--json", help="One JSON document."),
+    config: Path | None = typer.Option(None, "--config", help="broker.conf of the store."),
+) -> None:
+    """Delete expired commitlog segments (never the newest) and the consume-queue and index
+    files they orphan, as the broker's cleanup does.
+
+    Example: [bold]rmqtool clean /data/store --reserved-hours 48 --dry-run[/]
+    """
+    from rmqtool.errors import RmqError
+    from rmqtool.store.clean import apply_clean, plan_clean
+    from rmqtool.store.config import StoreConfig
+    from rmqtool.store.paths import StorePaths
+
+    cfg = StoreConfig.from_file(config)[0] if config else StoreConfig()
+    if not StorePaths(store).is_store():
+        raise RmqError(f"{store} is not a store (no commitlog/ folder)")
+    plan = plan_clean(store, cfg, reserved_hours)
+    if not dry_run:
+        apply_clean(store, cfg, plan)
+    doc = {"dryRun": dry_run, **plan.to_json()}
+    if as_json:
+        output.emit_json(doc)
+        return
+    verb = "would delete" if dry_run else "deleted"
+    for d in doc["deletedFiles"]:
+        output.stdout.print(f"{verb} {d['file']}: {d['reason']}")
+    output.stdout.print(f"{len(doc['deletedFiles'])} files; the commitlog now starts at {doc['minOffset']}")

@@ -132,10 +132,13 @@ def _check_queues(reader: StoreReader, report: VerifyReport, recs: _Records, key
     size, qkey, qoff, tags = _cat(recs.size), _cat(recs.qkey), _cat(recs.qoffset), _cat(recs.tags)
     in_cq = _cat(recs.in_cq, bool)
     seen = np.zeros(len(offsets), dtype=bool)
+    log_min = reader.segments[0].start if reader.segments else 0
     for topic in reader.topics():
         for qid in reader.queue_ids(topic):
             key = keys.get((topic, qid), -1)
             for queue_offsets, entries in reader.consume_queue(topic, qid):
+                live = entries["commitLogOffset"] >= log_min  # entries below the log's start expired with it
+                queue_offsets, entries = queue_offsets[live], entries[live]
                 report.queue_entries += len(entries)
                 path = str(reader.paths.queue_dir(topic, qid))
                 where = np.searchsorted(offsets, entries["commitLogOffset"])
@@ -175,11 +178,13 @@ def _check_index(reader: StoreReader, report: VerifyReport, recs: _Records, offs
     from rmqtool.format.indexkernel import reachable_entries
 
     want = (_cat(recs.key_hash) << _OFFSET_BITS) | _cat(recs.key_offset)
+    log_min = reader.segments[0].start if reader.segments else 0
     have_parts = []
     for path in reader.index_paths():
         view = reader.index_file(path)
         entries = view.entries()
         report.index_entries += len(entries)
+        expired = entries["phyOffset"] < log_min  # their segments were cleaned
         pairs = (entries["keyHash"].astype(np.int64) << _OFFSET_BITS) | entries["phyOffset"].astype(np.int64)
         reach = reachable_entries(np.frombuffer(view.buf, dtype=np.uint8), view.hash_slots,
                                   min(view.header["indexCount"], view.index_num))[index.FIRST_INDEX:]
@@ -187,7 +192,7 @@ def _check_index(reader: StoreReader, report: VerifyReport, recs: _Records, offs
             report.findings.append(Finding(str(path), index.HEADER_LEN + view.hash_slots * index.SLOT_LEN
                                            + (i + 1) * index.ENTRY_LEN, f"entry {i + 1} cannot be reached from its "
                                            "slot (broken chain)", index.ENTRY_LEN))
-        stray = ~np.isin(pairs, want)
+        stray = ~np.isin(pairs, want) & ~expired
         for i in np.flatnonzero(stray)[:20].tolist():
             report.findings.append(Finding(str(path), index.HEADER_LEN + view.hash_slots * index.SLOT_LEN
                                            + (i + 1) * index.ENTRY_LEN,
