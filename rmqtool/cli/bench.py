@@ -78,3 +78,25 @@ def import_(
         output.emit_json(result)
     else:
         output.stdout.print(output.key_values("bench import", result))
+
+
+@app.command("crash")
+def crash(
+    rounds: int = typer.Option(20, "--rounds", min=1, help="Writer processes to kill."),
+    flush: str = typer.Option("sync", "--flush", help="sync or async."),
+    seed: int | None = typer.Option(None, "--seed", help="Random seed for the kill moments."),
+    as_json: bool = typer.Option(False, "--json", help="One JSON object."),
+) -> None:
+    """Kill appending writers with SIGKILL at random moments, recover, and count lost acknowledged messages.
+
+    Example: [bold]rmqtool bench crash --rounds 50 --flush sync --json[/]
+    """
+    from rmqtool.bench.crash import run_crash_rounds
+
+    result = run_crash_rounds(rounds, flush, seed)
+    if as_json:
+        output.emit_json(result)
+    else:
+        output.stdout.print(output.key_values("bench crash", result))
+    if result["lost"] or result["problems"]:
+        raise typer.Exit(1)
