@@ -89,7 +89,7 @@ def crash_round(root: Path, flush: str, rng: random.Random) -> dict:
     lost = 0
     for seq, offset, queue_offset in acked:
         m = stored.get(offset)
-        body = ("m%08d" % seq).encode() * (1 + seq % 7)
+        body = f"m{seq:08d}".encode() * (1 + seq % 7)
         if m is None or m.body != body or m.queue_offset != queue_offset:
             lost += 1
     report = verify_store(reader)

@@ -181,6 +181,8 @@ class StoreQuery:
                 if key not in props:
                     continue
                 msg = batch.message(i)
+                if sysflag.transaction_type(msg.sys_flag) == sysflag.TRANSACTION_ROLLBACK:
+                    continue  # never indexed: the index would not find it either
                 if begin <= msg.store_timestamp <= end and carries(msg, topic, key, unique, real_topic):
                     out.append(self.hit(msg))
                     if len(out) >= max_hits:

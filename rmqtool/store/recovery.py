@@ -194,14 +194,15 @@ def plan_recovery(root: str | os.PathLike, cfg: StoreConfig) -> RecoveryPlan:
 def _plan_cuts(reader: StoreReader, cfg: StoreConfig, plan: RecoveryPlan) -> None:
     end = plan.end
     for seg in reader.segments:
-        if seg.start >= end and seg.start > 0:
+        if seg.start > end:  # the broker deletes files past the end, and keeps (empties) the one starting at it
             data = _nonzero_end(seg.path, 0)
             plan.deleted.append((str(seg.path), "segment after the end of the recovered log"))
             plan.data_end = max(plan.data_end, seg.start + data)
-        elif seg.start <= end < seg.start + seg.size or (seg.start >= end and seg.start == 0):
+        elif seg.start <= end < seg.start + seg.size:
             data = _nonzero_end(seg.path, end - seg.start)
             plan.data_end = max(plan.data_end, seg.start + data)
-            if data > end - seg.start:
+            blank_only = plan.stop_reason == "blank marker" and data - (end - seg.start) <= message.BLANK_MARKER_LEN
+            if data > end - seg.start and not blank_only:
                 plan.cuts.append(Cut(str(seg.path), end - seg.start, data, f"commitlog ends here ({plan.stop_reason})"))
         else:
             plan.data_end = max(plan.data_end, seg.start + seg.size)

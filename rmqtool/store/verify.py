@@ -179,6 +179,7 @@ def _check_index(reader: StoreReader, report: VerifyReport, recs: _Records, offs
 
     want = (_cat(recs.key_hash) << _OFFSET_BITS) | _cat(recs.key_offset)
     log_min = reader.segments[0].start if reader.segments else 0
+    log_end = int(offsets[-1] + _cat(recs.size)[-1]) if len(offsets) else log_min
     have_parts = []
     for path in reader.index_paths():
         view = reader.index_file(path)
@@ -193,12 +194,17 @@ def _check_index(reader: StoreReader, report: VerifyReport, recs: _Records, offs
                                            + (i + 1) * index.ENTRY_LEN, f"entry {i + 1} cannot be reached from its "
                                            "slot (broken chain)", index.ENTRY_LEN))
         stray = ~np.isin(pairs, want) & ~expired
+        past_end = entries["phyOffset"] >= log_end
         for i in np.flatnonzero(stray)[:20].tolist():
-            report.findings.append(Finding(str(path), index.HEADER_LEN + view.hash_slots * index.SLOT_LEN
-                                           + (i + 1) * index.ENTRY_LEN,
-                                           f"entry {i + 1} (hash {int(entries['keyHash'][i])}) points at "
-                                           f"{int(entries['phyOffset'][i])}, which holds no such key",
-                                           index.ENTRY_LEN))
+            at = index.HEADER_LEN + view.hash_slots * index.SLOT_LEN + (i + 1) * index.ENTRY_LEN
+            if past_end[i]:  # recovery cut the log and kept the index, as the broker does: lookups skip these
+                report.findings.append(Finding(str(path), at, f"entry {i + 1} points at {int(entries['phyOffset'][i])}"
+                                               ", past the end of the log (a stale entry lookups skip)",
+                                               index.ENTRY_LEN, WARNING))
+            else:
+                report.findings.append(Finding(str(path), at, f"entry {i + 1} (hash {int(entries['keyHash'][i])}) "
+                                               f"points at {int(entries['phyOffset'][i])}, which holds no such key",
+                                               index.ENTRY_LEN))
         have_parts.append(pairs[reach])
     have = _cat(have_parts)
     lost = np.flatnonzero(~np.isin(want, have))
@@ -216,11 +222,11 @@ def _check_checkpoint(reader: StoreReader, report: VerifyReport, recs: _Records)
     cp = reader.checkpoint()
     if cp.physicMsgTimestamp > recs.last_store_ts:
         report.findings.append(Finding(str(reader.paths.checkpoint), 0, f"physicMsgTimestamp {cp.physicMsgTimestamp} "
-                                       f"is after the newest record ({recs.last_store_ts}): flushed records are "
-                                       "missing", 8))
+                                       f"is after the newest record ({recs.last_store_ts}): records flushed before "
+                                       "the checkpoint are gone (or recovery cut them)", 8, WARNING))
     if cp.logicsMsgTimestamp > recs.last_store_ts:
         report.findings.append(Finding(str(reader.paths.checkpoint), 8, f"logicsMsgTimestamp {cp.logicsMsgTimestamp} "
-                                       f"is after the newest record ({recs.last_store_ts})", 8))
+                                       f"is after the newest record ({recs.last_store_ts})", 8, WARNING))
 
 
 def verify_path(path: str | os.PathLike, config_path=None) -> VerifyReport:
