@@ -28,7 +28,7 @@ from rmqtool.format.consumequeue import ENTRY_LEN
 from rmqtool.store.config import StoreConfig
 from rmqtool.store.paths import StorePaths
 from rmqtool.store.reader import StoreReader
-from rmqtool.store.segments import SegmentFile, list_segments, open_read_only
+from rmqtool.store.segments import SegmentFile, data_end, list_segments, open_read_only
 
 RECOVER_FROM_LAST = 3  # clean recovery starts at the third-last file
 MAX_LISTED_MESSAGES = 10_000
@@ -96,15 +96,26 @@ class RecoveryPlan:
 
 
 def _nonzero_end(path: Path, start: int) -> int:
-    """End of the non-zero data at or after `start` in a file (start when only zeros follow)."""
-    with open_read_only(path) as buf:
-        if start >= len(buf):
-            return start
-        tail = np.frombuffer(buf, dtype=np.uint8, offset=start)
-        nz = np.flatnonzero(tail)
-        end = start + int(nz[-1]) + 1 if len(nz) else start
-        del tail
-        return end
+    """End of the non-zero data at or after `start` in a file (start when only zeros follow).
+
+    Reads backwards from the end of the file's data (holes skipped), a window at a time, so a
+    mostly empty 1 GiB segment costs little time and no memory.
+    """
+    end = data_end(path)
+    size = path.stat().st_size
+    pos = min(size, end if end is not None else size)
+    with open(path, "rb") as f:
+        while pos > start:
+            lo = max(start, pos - _BACKWARD_WINDOW)
+            chunk = os.pread(f.fileno(), pos - lo, lo)
+            stripped = chunk.rstrip(b"\0")
+            if stripped:
+                return lo + len(stripped)
+            pos = lo
+    return start
+
+
+_BACKWARD_WINDOW = 4 << 20
 
 
 def _queue_plans(reader: StoreReader, cfg: StoreConfig, plan: RecoveryPlan) -> None:
