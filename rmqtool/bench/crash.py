@@ -76,7 +76,7 @@ def crash_round(root: Path, flush: str, rng: random.Random) -> dict:
         if len(parts) == 3:
             acked.append(tuple(int(p) for p in parts))
     cfg = crash_config()
-    plan = plan_recovery(root, cfg)
+    plan = plan_recovery(root, cfg, count_dispatch=False)
     apply_recovery(root, cfg, plan)
     reader = StoreReader(root, cfg, {"mappedFileSizeCommitLog", "mappedFileSizeConsumeQueue", "maxHashSlotNum",
                                      "maxIndexNum"})

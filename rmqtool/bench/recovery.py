@@ -18,6 +18,7 @@ from rmqtool.bench.generate import BENCH_TOPIC, generate_store
 from rmqtool.bench.scan import peak_rss_bytes, reset_peak_rss
 from rmqtool.format import checkpoint, msgid
 from rmqtool.format.hosts import parse_host
+from rmqtool.format.message import BLANK_MARKER_LEN
 from rmqtool.store.config import StoreConfig
 from rmqtool.store.paths import StorePaths
 
@@ -50,7 +51,7 @@ def run_recovery_bench(*, messages: int, body_size: int, lookups: int = 2000, pr
         cfg = StoreConfig()
         reset_peak_rss()
         t0 = time.perf_counter()
-        plan = plan_recovery(root, cfg)
+        plan = plan_recovery(root, cfg, count_dispatch=False)
         t1 = time.perf_counter()
         apply_recovery(root, cfg, plan)
         t2 = time.perf_counter()
@@ -62,8 +63,10 @@ def run_recovery_bench(*, messages: int, body_size: int, lookups: int = 2000, pr
         rng = random.Random(1)
         picks = [rng.randrange(messages) for _ in range(lookups)]
         by_id, by_key = [], []
+        segment = cfg.mappedFileSizeCommitLog
+        per_segment = (segment - BLANK_MARKER_LEN) // gen.record_len
         for i in picks:
-            mid = msgid.create(STORE_HOST, i * gen.record_len)
+            mid = msgid.create(STORE_HOST, (i // per_segment) * segment + (i % per_segment) * gen.record_len)
             t = time.perf_counter()
             q.by_msg_id(mid)
             by_id.append(time.perf_counter() - t)

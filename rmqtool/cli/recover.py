@@ -34,7 +34,7 @@ def recover(
     holder = lock_holder(StorePaths(store))
     if holder is not None and not dry_run:
         raise RmqError(f"store {store} is locked by process {holder} (a running broker?): nothing changed")
-    plan = plan_recovery(store, cfg)
+    plan = plan_recovery(store, cfg, count_dispatch=dry_run)
     if not dry_run and not plan.refused:
         apply_recovery(store, cfg, plan)
     doc = {"dryRun": dry_run, **plan.to_json()}

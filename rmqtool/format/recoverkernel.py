@@ -18,18 +18,21 @@ from rmqtool.format.nbutil import CRC_TABLES, crc32, get_i16, get_i32
 _V6_EXTRA = IPV6_LEN - IPV4_LEN
 
 # why a walk stopped
-STOP_END, STOP_BLANK, STOP_MAGIC, STOP_LENGTH, STOP_CRC = 0, 1, 2, 3, 4
+STOP_END, STOP_BLANK, STOP_MAGIC, STOP_LENGTH, STOP_CRC, STOP_WINDOW = 0, 1, 2, 3, 4, 5
 STOP_REASONS = ("end of file", "blank marker", "no message magic (zeros or garbage)",
-                "fields do not add up to totalSize", "body CRC mismatch")
+                "fields do not add up to totalSize", "body CRC mismatch", "window end")
 
 
 @njit(cache=True, nogil=True)
-def recovery_walk(buf, pos, check_crc):
-    """Accept records from `pos` on; returns (stop position, why, records accepted, last storeTimestamp)."""
+def recovery_walk(buf, pos, check_crc, limit):
+    """Accept records from `pos` on, starting before `limit`; returns (stop position, why, records
+    accepted, last storeTimestamp). STOP_WINDOW means: continue from the returned position."""
     size = buf.shape[0]
     n = 0
     last_ts = -1
     while True:
+        if pos >= limit:
+            return pos, STOP_WINDOW, n, last_ts
         if pos + 8 > size:
             return pos, STOP_END, n, last_ts
         total = get_i32(buf, pos)

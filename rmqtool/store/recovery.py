@@ -16,6 +16,7 @@ later; rmqtool also zeroes those bytes, so the files on disk say where the store
 
 from __future__ import annotations
 
+import mmap
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -72,6 +73,7 @@ class RecoveryPlan:
     queues: list[QueuePlan] = field(default_factory=list)
     index_dropped: list[str] = field(default_factory=list)
     index_keys_added: int = 0
+    index_keys_before: int = 0  # entries in the index files recovery keeps
     refused: str | None = None
 
     @property
@@ -116,6 +118,13 @@ def _nonzero_end(path: Path, start: int) -> int:
 
 
 _BACKWARD_WINDOW = 4 << 20
+_WALK_WINDOW = 64 << 20
+
+
+def _unmap(buf, start: int, end: int) -> None:
+    start -= start % mmap.PAGESIZE
+    if hasattr(buf, "madvise") and end > start:
+        buf.madvise(mmap.MADV_DONTNEED, start, end - start)
 
 
 def _queue_plans(reader: StoreReader, cfg: StoreConfig, plan: RecoveryPlan) -> None:
@@ -156,9 +165,13 @@ def _record_start(seg: SegmentFile, cp: checkpoint.Checkpoint, index_safe: bool)
         return found.store_timestamp <= cp.min_timestamp(index_safe)
 
 
-def plan_recovery(root: str | os.PathLike, cfg: StoreConfig) -> RecoveryPlan:
-    """What recovery would do to the store at `root`, nothing changed."""
-    from rmqtool.format.recoverkernel import STOP_BLANK, STOP_REASONS, recovery_walk
+def plan_recovery(root: str | os.PathLike, cfg: StoreConfig, *, count_dispatch: bool = True) -> RecoveryPlan:
+    """What recovery would do to the store at `root`, nothing changed.
+
+    `count_dispatch` simulates the re-dispatch to count the queue entries and index keys it
+    adds (a dry run needs that; `apply_recovery` counts them from the result instead).
+    """
+    from rmqtool.format.recoverkernel import STOP_BLANK, STOP_REASONS, STOP_WINDOW, recovery_walk
 
     reader = StoreReader(root, cfg, {"mappedFileSizeCommitLog", "mappedFileSizeConsumeQueue", "maxHashSlotNum",
                                      "maxIndexNum"})
@@ -185,7 +198,13 @@ def plan_recovery(root: str | os.PathLike, cfg: StoreConfig) -> RecoveryPlan:
         seg = segments[k]
         with open_read_only(seg.path) as buf:
             arr = np.frombuffer(buf, dtype=np.uint8) if len(buf) else np.zeros(0, dtype=np.uint8)
-            stop, why, _, _ = recovery_walk(arr, 0 if seg.start != end else end - seg.start, cfg.checkCRCOnRecover)
+            pos = 0 if seg.start != end else end - seg.start
+            while True:  # a window at a time, unmapping what was read: memory stays bounded
+                stop, why, _, _ = recovery_walk(arr, pos, cfg.checkCRCOnRecover, pos + _WALK_WINDOW)
+                if why != STOP_WINDOW:
+                    break
+                _unmap(buf, pos, stop)
+                pos = stop
             del arr
         end = seg.start + stop
         if why == STOP_BLANK and k + 1 < len(segments):
@@ -198,7 +217,13 @@ def plan_recovery(root: str | os.PathLike, cfg: StoreConfig) -> RecoveryPlan:
     _plan_cuts(reader, cfg, plan)
     if plan.mode == "crash":
         _plan_index(reader, cfg, cp, plan)
-    _plan_dispatch(reader, cfg, plan)
+    for path in reader.index_paths():
+        if str(path) not in plan.index_dropped:
+            with open_read_only(path) as buf:
+                count = int(index.decode_header(buf)["indexCount"]) if len(buf) >= index.HEADER_LEN else 1
+            plan.index_keys_before += max(count - index.FIRST_INDEX, 0)
+    if count_dispatch:
+        _plan_dispatch(reader, cfg, plan)
     return plan
 
 
@@ -361,4 +386,22 @@ def apply_recovery(root: str | os.PathLike, cfg: StoreConfig, plan: RecoveryPlan
         lock.release()
     store = MessageStore(root, cfg, recovering=True,
                          dispatch_from=plan.start_offset if plan.mode == "crash" else None)
-    store.close()
+    try:
+        _count_added(store, plan)
+    finally:
+        store.close()
+
+
+def _count_added(store, plan: RecoveryPlan) -> None:
+    """Queue entries and index keys the re-dispatch added, read from the recovered store."""
+    by_key = {(q.topic, q.queue_id): q for q in plan.queues}
+    for (topic, qid), cq in store.queues.items():
+        q = by_key.get((topic, qid))
+        if q is None:
+            q = QueuePlan(topic, qid, [], 0, 0)
+            plan.queues.append(q)
+        q.added = max(q.added, cq.max_offset_in_queue - (q.end // ENTRY_LEN))
+    if store.index is not None:
+        store.dispatch()
+        now = sum(int(f.header["indexCount"]) - index.FIRST_INDEX for f in store.index.files)
+        plan.index_keys_added = now - plan.index_keys_before
