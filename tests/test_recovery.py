@@ -319,3 +319,17 @@ def test_killed_writers_lose_no_acknowledged_message(flush, rounds):
     result = run_crash_rounds(rounds, flush, seed=11)
     assert result["acknowledged"] > 0
     assert result["lost"] == 0 and result["problems"] == 0
+
+
+def test_thorough_rebuilds_what_clean_recovery_leaves_missing(store):
+    shutil.rmtree(store / "consumequeue" / "OrderTopic" / "1")
+    idx = sorted((store / "index").iterdir())[0]
+    idx.unlink()
+    out = run("recover", str(store), "--config", CONF, "--thorough", "--json")
+    assert out.returncode == 0, out.stderr
+    doc = json.loads(out.stdout)
+    added = {(q["topic"], q["queueId"]): q["entriesAdded"] for q in doc["consumeQueues"]}
+    assert added[("OrderTopic", 1)] == 32 and doc["index"]["keysAdded"] >= 728
+    for p in (FIXTURE / "consumequeue").rglob("0000*"):
+        assert (store / p.relative_to(FIXTURE)).read_bytes() == p.read_bytes()
+    assert verify_path(store, CONF).problems == 0

@@ -12,6 +12,8 @@ from rmqtool.cli import output
 def recover(
     store: Path = typer.Argument(..., help="Store root."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Report what recovery would do; change nothing."),
+    thorough: bool = typer.Option(False, "--thorough", help="Beyond the broker: CRC-check every segment, rebuild "
+                                  "queues missing entries and an index missing keys."),
     as_json: bool = typer.Option(False, "--json", help="One JSON document."),
     config: Path | None = typer.Option(None, "--config", help="broker.conf of the store (sizes, CRC check, index)."),
 ) -> None:
@@ -34,7 +36,7 @@ def recover(
     holder = lock_holder(StorePaths(store))
     if holder is not None and not dry_run:
         raise RmqError(f"store {store} is locked by process {holder} (a running broker?): nothing changed")
-    plan = plan_recovery(store, cfg, count_dispatch=dry_run)
+    plan = plan_recovery(store, cfg, count_dispatch=dry_run, thorough=thorough)
     if not dry_run and not plan.refused:
         apply_recovery(store, cfg, plan)
     doc = {"dryRun": dry_run, **plan.to_json()}
@@ -49,7 +51,8 @@ def recover(
 def _show(doc: dict) -> None:
     verb = "would" if doc["dryRun"] else "did"
     c = doc["commitlog"]
-    output.stdout.print(f"recovery ({doc['mode']} shutdown), {verb}: commitlog from {c['startSegment']} "
+    kind = f"{doc['mode']} shutdown" + (", thorough" if doc["thorough"] else "")
+    output.stdout.print(f"recovery ({kind}), {verb}: commitlog from {c['startSegment']} "
                         f"ends at {c['end']} ({c['stop']}); data ended at {c['dataEnd']}")
     if doc["refused"]:
         output.stdout.print(f"[red]refused:[/] {doc['refused']}")

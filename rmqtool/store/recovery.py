@@ -74,6 +74,7 @@ class RecoveryPlan:
     index_dropped: list[str] = field(default_factory=list)
     index_keys_added: int = 0
     index_keys_before: int = 0  # entries in the index files recovery keeps
+    thorough: bool = False
     refused: str | None = None
 
     @property
@@ -84,6 +85,7 @@ class RecoveryPlan:
     def to_json(self) -> dict:
         return {
             "mode": self.mode,
+            "thorough": self.thorough,
             "refused": self.refused,
             "commitlog": {"startSegment": self.start_segment, "startOffset": self.start_offset, "end": self.end,
                           "dataEnd": self.data_end, "stop": self.stop_reason},
@@ -165,7 +167,8 @@ def _record_start(seg: SegmentFile, cp: checkpoint.Checkpoint, index_safe: bool)
         return found.store_timestamp <= cp.min_timestamp(index_safe)
 
 
-def plan_recovery(root: str | os.PathLike, cfg: StoreConfig, *, count_dispatch: bool = True) -> RecoveryPlan:
+def plan_recovery(root: str | os.PathLike, cfg: StoreConfig, *, count_dispatch: bool = True,
+                  thorough: bool = False) -> RecoveryPlan:
     """What recovery would do to the store at `root`, nothing changed.
 
     `count_dispatch` simulates the re-dispatch to count the queue entries and index keys it
@@ -187,7 +190,9 @@ def plan_recovery(root: str | os.PathLike, cfg: StoreConfig, *, count_dispatch: 
         return plan
     cp = reader.checkpoint() if paths.checkpoint.exists() else checkpoint.Checkpoint()
     index_safe = cfg.messageIndexEnable and cfg.messageIndexSafe
-    if plan.mode == "clean":
+    if thorough:
+        k = 0  # beyond the broker: every segment is checked
+    elif plan.mode == "clean":
         k = max(len(segments) - RECOVER_FROM_LAST, 0)
     else:
         k = next((i for i in range(len(segments) - 1, -1, -1)
@@ -222,9 +227,35 @@ def plan_recovery(root: str | os.PathLike, cfg: StoreConfig, *, count_dispatch: 
             with open_read_only(path) as buf:
                 count = int(index.decode_header(buf)["indexCount"]) if len(buf) >= index.HEADER_LEN else 1
             plan.index_keys_before += max(count - index.FIRST_INDEX, 0)
+    if thorough:
+        _plan_rebuilds(reader, plan)
     if count_dispatch:
         _plan_dispatch(reader, cfg, plan)
     return plan
+
+
+def _plan_rebuilds(reader: StoreReader, plan: RecoveryPlan) -> None:
+    """--thorough: queues missing entries, and an index missing keys, are rebuilt from the log."""
+    from rmqtool.store.verify import verify_store
+
+    plan.thorough = True
+    report = verify_store(reader)
+    queue_dirs = {str(reader.paths.queue_dir(q.topic, q.queue_id)): q for q in plan.queues}
+    broken_queues = {f.file for f in report.findings if f.file in queue_dirs and f.severity == "error"}
+    for d in sorted(broken_queues):
+        q = queue_dirs[d]
+        for f in q.files:
+            if (str(f), "consume-queue file past the recovered end") not in plan.deleted:
+                plan.deleted.append((str(f), "rebuilt from the commitlog (entries missing or wrong)"))
+        q.dropped, q.end, q.max_physical_end, q.files = q.end // ENTRY_LEN, 0, 0, []
+        plan.cuts = [c for c in plan.cuts if not c.file.startswith(d + os.sep)]
+    index_dir = str(reader.paths.index)
+    if any(f.file.startswith(index_dir) and f.severity == "error" for f in report.findings):
+        for path in reader.index_paths():
+            if str(path) not in plan.index_dropped:
+                plan.index_dropped.append(str(path))
+                plan.deleted.append((str(path), "rebuilt from the commitlog (keys missing or unreachable)"))
+        plan.index_keys_before = 0
 
 
 def _plan_cuts(reader: StoreReader, cfg: StoreConfig, plan: RecoveryPlan) -> None:
@@ -320,7 +351,7 @@ def _plan_dispatch(reader: StoreReader, cfg: StoreConfig, plan: RecoveryPlan) ->
 
     queue_end = {(q.topic, q.queue_id): q for q in plan.queues}
     reput = max([q.max_physical_end for q in plan.queues] + [0])
-    start = plan.start_offset if plan.mode == "crash" else reput
+    start = plan.start_offset if plan.mode == "crash" or plan.thorough else reput
     start = max(start, reader.segments[0].start)
     index_from = _kept_index_end(reader, plan)
     levels = np.asarray(cfg.delay_levels_ms, dtype=np.int64)
@@ -385,7 +416,7 @@ def apply_recovery(root: str | os.PathLike, cfg: StoreConfig, plan: RecoveryPlan
     finally:
         lock.release()
     store = MessageStore(root, cfg, recovering=True,
-                         dispatch_from=plan.start_offset if plan.mode == "crash" else None)
+                         dispatch_from=plan.start_offset if plan.mode == "crash" or plan.thorough else None)
     try:
         _count_added(store, plan)
     finally:
