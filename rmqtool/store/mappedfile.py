@@ -118,18 +118,22 @@ class MappedFile:
 
 
 def _create(path: Path, size: int) -> int:
+    """Create `path` at its full size, atomically: it is allocated under a temporary name and
+    renamed into place, so a crash never leaves a short file under a segment's name."""
     path.parent.mkdir(parents=True, exist_ok=True)
+    if path.exists():
+        raise RmqError(f"{path} already exists")
+    tmp = path.with_name(f".{path.name}.tmp")
     try:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o644)
-    except FileExistsError:
-        raise RmqError(f"{path} already exists") from None
+        fd = os.open(tmp, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o644)
     except OSError as e:
         raise RmqError(f"cannot create {path}: {e.strerror}") from None
     try:
         os.posix_fallocate(fd, 0, size)
+        os.rename(tmp, path)
     except OSError as e:
         os.close(fd)
-        path.unlink(missing_ok=True)
+        tmp.unlink(missing_ok=True)
         if e.errno in (errno.ENOSPC, errno.EDQUOT):
             raise RmqError(f"disk full: cannot allocate {size} bytes for {path}") from None
         raise RmqError(f"cannot allocate {path}: {e.strerror}") from None
