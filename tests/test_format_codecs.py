@@ -236,3 +236,22 @@ def test_header_dtype_agrees_with_struct_codec():
     raw = message.encode(_msg())
     row = np.frombuffer(raw[:88], dtype=message.header_dtype(False, False))[0]
     assert (int(row["queueOffset"]), int(row["storeTimestamp"]), int(row["bodyLength"])) == (11, 1700000000123, 5)
+
+
+def test_layout_lengths_equal_their_dtypes():
+    from rmqtool.format import consumequeue, index
+
+    assert consumequeue.ENTRY_LEN == consumequeue.ENTRY_DTYPE.itemsize
+    assert (index.HEADER_LEN, index.SLOT_LEN, index.ENTRY_LEN) == (
+        index.HEADER_DTYPE.itemsize, index.SLOT_DTYPE.itemsize, index.ENTRY_DTYPE.itemsize)
+
+
+def test_cli_start_and_msgid_lookup_do_not_load_numpy():
+    """One query per process is start-up bound: the lookup path stays free of numpy and numba."""
+    import subprocess
+    import sys
+
+    code = ("import sys; from rmqtool.cli import app; from rmqtool.store import query; "
+            "print(any(m.split('.')[0] in ('numpy', 'numba') for m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"

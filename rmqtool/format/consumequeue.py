@@ -2,24 +2,42 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from rmqtool.format import sysflag
 from rmqtool.format.delay import SCHEDULE_TOPIC, deliver_timestamp
 from rmqtool.format.javahash import java_string_hash
 from rmqtool.format.properties import DELAY, TAGS
 
-ENTRY_DTYPE = np.dtype([("commitLogOffset", ">i8"), ("size", ">i4"), ("tagsCode", ">i8")])
-ENTRY_LEN = ENTRY_DTYPE.itemsize  # 20
+if TYPE_CHECKING:
+    import numpy as np
+
+_ENTRY_FIELDS = [("commitLogOffset", ">i8"), ("size", ">i4"), ("tagsCode", ">i8")]
+ENTRY_LEN = 20  # = entry_dtype().itemsize; numpy is imported on first use, not by the CLI's start
+
+
+@functools.cache
+def entry_dtype() -> np.dtype:
+    import numpy as np
+
+    return np.dtype(_ENTRY_FIELDS)
+
+
+def __getattr__(name: str):
+    if name == "ENTRY_DTYPE":
+        return entry_dtype()
+    raise AttributeError(name)
 DEFAULT_ENTRIES_PER_FILE = 300_000
 
 
 def decode_entries(buf) -> np.ndarray:
     """All whole 20-byte entries of `buf` as a structured array (a view, no copy)."""
     n = len(buf) // ENTRY_LEN
-    return np.frombuffer(buf, dtype=ENTRY_DTYPE, count=n)
+    import numpy as np
+
+    return np.frombuffer(buf, dtype=entry_dtype(), count=n)
 
 
 def valid_mask(entries: np.ndarray) -> np.ndarray:
@@ -29,12 +47,16 @@ def valid_mask(entries: np.ndarray) -> np.ndarray:
 
 def written_count(entries: np.ndarray) -> int:
     """Entries before the first invalid one (a queue file is written front to back)."""
+    import numpy as np
+
     bad = np.flatnonzero(~valid_mask(entries))
     return int(bad[0]) if bad.size else len(entries)
 
 
 def encode_entries(offsets, sizes, tags_codes) -> bytes:
-    out = np.empty(len(offsets), dtype=ENTRY_DTYPE)
+    import numpy as np
+
+    out = np.empty(len(offsets), dtype=entry_dtype())
     out["commitLogOffset"], out["size"], out["tagsCode"] = offsets, sizes, tags_codes
     return out.tobytes()
 
@@ -59,3 +81,12 @@ def tags_code(topic: str, props: Mapping[str, str], store_timestamp: int, levels
         if level > 0:
             code = deliver_timestamp(level, store_timestamp, levels_ms)
     return code
+
+
+def record_tags_code(msg, levels_ms: list[int]) -> int | None:
+    """The consume-queue tagsCode of a record (a `message.Message`), None when it is not dispatched."""
+    from rmqtool.format.properties import parse_java
+
+    if not in_consume_queue(msg.sys_flag):
+        return None
+    return tags_code(msg.topic, parse_java(msg.properties_string), msg.store_timestamp, levels_ms)

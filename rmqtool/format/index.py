@@ -8,27 +8,43 @@ beginTimestamp), prevIndex (0 ends the chain).
 
 from __future__ import annotations
 
+import functools
 import time
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from rmqtool.format.javahash import java_string_hash
 
-HEADER_DTYPE = np.dtype(
-    [
-        ("beginTimestamp", ">i8"),
-        ("endTimestamp", ">i8"),
-        ("beginPhyOffset", ">i8"),
-        ("endPhyOffset", ">i8"),
-        ("hashSlotCount", ">i4"),
-        ("indexCount", ">i4"),
-    ]
-)
-HEADER_LEN = HEADER_DTYPE.itemsize  # 40
-SLOT_DTYPE = np.dtype(">i4")
-SLOT_LEN = SLOT_DTYPE.itemsize
-ENTRY_DTYPE = np.dtype([("keyHash", ">i4"), ("phyOffset", ">i8"), ("timeDiff", ">i4"), ("prevIndex", ">i4")])
-ENTRY_LEN = ENTRY_DTYPE.itemsize  # 20
+if TYPE_CHECKING:
+    import numpy as np
+
+_HEADER_FIELDS = [
+    ("beginTimestamp", ">i8"),
+    ("endTimestamp", ">i8"),
+    ("beginPhyOffset", ">i8"),
+    ("endPhyOffset", ">i8"),
+    ("hashSlotCount", ">i4"),
+    ("indexCount", ">i4"),
+]
+_ENTRY_FIELDS = [("keyHash", ">i4"), ("phyOffset", ">i8"), ("timeDiff", ">i4"), ("prevIndex", ">i4")]
+HEADER_LEN = 40  # the dtypes' item sizes; numpy is imported on first use, not by the CLI's start
+SLOT_LEN = 4
+ENTRY_LEN = 20
+
+
+@functools.cache
+def _dtypes() -> dict[str, np.dtype]:
+    import numpy as np
+
+    return {"HEADER_DTYPE": np.dtype(_HEADER_FIELDS), "SLOT_DTYPE": np.dtype(">i4"),
+            "ENTRY_DTYPE": np.dtype(_ENTRY_FIELDS)}
+
+
+def __getattr__(name: str):
+    if name in ("HEADER_DTYPE", "SLOT_DTYPE", "ENTRY_DTYPE"):
+        return _dtypes()[name]
+    raise AttributeError(name)
+
+
 INVALID_INDEX = 0
 FIRST_INDEX = 1
 DEFAULT_HASH_SLOTS = 5_000_000
@@ -68,17 +84,24 @@ def slot_of(hash_value: int, hash_slots: int) -> int:
 
 
 def decode_header(buf) -> np.void:
-    return np.frombuffer(buf, dtype=HEADER_DTYPE, count=1)[0]
+    import numpy as np
+
+    return np.frombuffer(buf, dtype=_dtypes()["HEADER_DTYPE"], count=1)[0]
 
 
 def decode_slots(buf, hash_slots: int) -> np.ndarray:
-    return np.frombuffer(buf, dtype=SLOT_DTYPE, count=hash_slots, offset=HEADER_LEN)
+    import numpy as np
+
+    return np.frombuffer(buf, dtype=_dtypes()["SLOT_DTYPE"], count=hash_slots, offset=HEADER_LEN)
 
 
 def decode_entries(buf, hash_slots: int, index_count: int) -> np.ndarray:
     """Entries 0 .. index_count-1 (entry 0 is the unused placeholder)."""
-    return np.frombuffer(buf, dtype=ENTRY_DTYPE, count=index_count, offset=HEADER_LEN + hash_slots * SLOT_LEN)
+    import numpy as np
+
+    return np.frombuffer(buf, dtype=_dtypes()["ENTRY_DTYPE"], count=index_count,
+                         offset=HEADER_LEN + hash_slots * SLOT_LEN)
 
 
 def header_to_json(header: np.void) -> dict:
-    return {name: int(header[name]) for name in HEADER_DTYPE.names}
+    return {name: int(header[name]) for name, _ in _HEADER_FIELDS}

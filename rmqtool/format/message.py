@@ -13,13 +13,14 @@ from __future__ import annotations
 import base64
 import struct
 from dataclasses import dataclass, field, replace
-from typing import NamedTuple
-
-import numpy as np
+from typing import TYPE_CHECKING, NamedTuple
 
 from rmqtool.format import msgid, properties, sysflag
 from rmqtool.format.crc import body_crc
 from rmqtool.format.hosts import IPV4_LEN, IPV6_LEN, SocketAddress
+
+if TYPE_CHECKING:
+    import numpy as np
 
 MAGIC_V1 = -626843481  # 0xDAA320A7
 MAGIC_V2 = -626843477  # 0xDAA320AB, 5.x: 2-byte topic length
@@ -68,6 +69,8 @@ def header_fields(born_v6: bool, store_v6: bool) -> list[tuple[str, str]]:
 
 
 def header_dtype(born_v6: bool, store_v6: bool) -> np.dtype:
+    import numpy as np
+
     return np.dtype(header_fields(born_v6, store_v6))
 
 

@@ -21,7 +21,6 @@ from rmqtool.format import consumequeue, index, message, msgid, properties, sysf
 from rmqtool.format.delay import SCHEDULE_TOPIC
 from rmqtool.format.hosts import IPV4_LEN, IPV6_LEN
 from rmqtool.store.reader import StoreReader
-from rmqtool.store.views import tags_code_of
 
 LONG_MAX = 2**63 - 1
 _ENTRY = struct.Struct(">iqii")  # keyHash, phyOffset, timeDiff, prevIndex
@@ -93,7 +92,7 @@ class StoreQuery:
         return found
 
     def hit(self, msg: message.Message) -> Hit:
-        return Hit(msg, tags_code_of(msg, self.levels))
+        return Hit(msg, consumequeue.record_tags_code(msg, self.levels))
 
     def by_msg_id(self, msg_id: str) -> Hit:
         host, offset = msgid.decode(msg_id)

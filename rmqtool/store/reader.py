@@ -8,15 +8,18 @@ import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from rmqtool.errors import RmqError
 from rmqtool.format import checkpoint, consumequeue, index, message
 from rmqtool.format.finding import Finding
-from rmqtool.format.scan import END_ZEROS, RecordBatch, SegmentEnd, SegmentScanner
 from rmqtool.store.config import StoreConfig
 from rmqtool.store.paths import StorePaths
+
+if TYPE_CHECKING:  # numpy and the scanner load on first use: lookups start faster without them
+    import numpy as np
+
+    from rmqtool.format.scan import RecordBatch
 from rmqtool.store.segments import (
     SegmentFile,
     data_end,
@@ -101,6 +104,8 @@ class StoreReader:
 
     def scan(self, from_offset: int = 0, *, verify_crc: bool = True) -> Iterator[ScanChunk]:
         """Every good record from `from_offset` on, in log order, with findings as data."""
+        from rmqtool.format.scan import END_ZEROS, SegmentEnd, SegmentScanner
+
         if not self.segments:
             return
         first = True
@@ -146,6 +151,8 @@ class StoreReader:
         probe = message.decode(buf, pos, verify_crc=False, expected_offset=seg.start + pos)
         if not isinstance(probe, message.Corrupt):
             return pos
+        from rmqtool.format.scan import SegmentScanner
+
         found = SegmentScanner(buf, seg.start, str(seg.path)).next_record_start(pos)
         return found if found is not None else len(buf)
 
@@ -229,6 +236,8 @@ class StoreReader:
 def consume_queue_file(seg: SegmentFile) -> Iterator[tuple[np.ndarray, np.ndarray]]:
     """(queue offsets, entries) of the valid entries of one consume-queue file."""
     entries = consumequeue.decode_entries(read_file(seg.path))
+    import numpy as np
+
     valid = np.flatnonzero(consumequeue.valid_mask(entries))
     if valid.size:
         yield valid + seg.start // consumequeue.ENTRY_LEN, entries[valid]

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 
 from rmqtool.errors import RmqError
-from rmqtool.format import consumequeue, index, message, properties
+from rmqtool.format import consumequeue, index, message
 from rmqtool.format.finding import ERROR, Finding
 from rmqtool.format.template import FieldSpan, record_template
 from rmqtool.store.reader import StoreReader
@@ -26,12 +26,7 @@ class DecodedMessage:
         return message.to_json(self.message, self.tags_code, body)
 
 
-def tags_code_of(msg: message.Message, levels_ms: list[int]) -> int | None:
-    """The consume-queue tagsCode of a record, None for records that are not dispatched."""
-    if not consumequeue.in_consume_queue(msg.sys_flag):
-        return None
-    return consumequeue.tags_code(msg.topic, properties.parse_java(msg.properties_string), msg.store_timestamp,
-                                  levels_ms)
+tags_code_of = consumequeue.record_tags_code
 
 
 def decode_log(reader: StoreReader, *, from_offset: int = 0, count: int | None = None, topic: str | None = None,
