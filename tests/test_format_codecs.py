@@ -242,8 +242,8 @@ def test_layout_lengths_equal_their_dtypes():
     from rmqtool.format import consumequeue, index
 
     assert consumequeue.ENTRY_DTYPE.itemsize == consumequeue.ENTRY_LEN
-    assert (
-        index.HEADER_DTYPE.itemsize, index.SLOT_DTYPE.itemsize, index.ENTRY_DTYPE.itemsize) == (index.HEADER_LEN, index.SLOT_LEN, index.ENTRY_LEN)
+    sizes = (index.HEADER_DTYPE.itemsize, index.SLOT_DTYPE.itemsize, index.ENTRY_DTYPE.itemsize)
+    assert sizes == (index.HEADER_LEN, index.SLOT_LEN, index.ENTRY_LEN)
 
 
 def test_cli_start_and_msgid_lookup_do_not_load_numpy():
