@@ -49,13 +49,14 @@ def recover(
 
 
 def _show(doc: dict) -> None:
+    if doc["refused"]:
+        output.stdout.print(f"[red]refused, nothing changed:[/] {doc['refused']}")
+        return
     verb = "would" if doc["dryRun"] else "did"
     c = doc["commitlog"]
     kind = f"{doc['mode']} shutdown" + (", thorough" if doc["thorough"] else "")
     output.stdout.print(f"recovery ({kind}), {verb}: commitlog from {c['startSegment']} "
                         f"ends at {c['end']} ({c['stop']}); data ended at {c['dataEnd']}")
-    if doc["refused"]:
-        output.stdout.print(f"[red]refused:[/] {doc['refused']}")
     if doc["truncated"]:
         t = output.table("bytes cut", ["file", "from", "to", "bytes", "reason"])
         for r in doc["truncated"]:

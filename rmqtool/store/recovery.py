@@ -137,7 +137,7 @@ def _queue_plans(reader: StoreReader, cfg: StoreConfig, plan: RecoveryPlan) -> N
             for f in files:
                 if f.stat().st_size != file_size:
                     plan.refused = (f"{f}: {f.stat().st_size} bytes, not mappedFileSizeConsumeQueue={file_size}: "
-                                    "the broker refuses to start")
+                                    "the broker refuses to start (pass the store's broker.conf with --config)")
             if not files:
                 continue
             first = max(len(files) - RECOVER_FROM_LAST, 0)
@@ -184,7 +184,7 @@ def plan_recovery(root: str | os.PathLike, cfg: StoreConfig, *, count_dispatch: 
     for seg in segments:
         if seg.size != cfg.mappedFileSizeCommitLog:
             plan.refused = (f"{seg.path}: {seg.size} bytes, not mappedFileSizeCommitLog={cfg.mappedFileSizeCommitLog}"
-                            ": the broker refuses to start")
+                            ": the broker refuses to start (pass the store's broker.conf with --config)")
     _queue_plans(reader, cfg, plan)
     if plan.refused or not segments:
         return plan
