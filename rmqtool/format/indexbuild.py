@@ -1,0 +1,79 @@
+"""Hash index files built in bulk from (key hash, phyOffset, storeTimestamp) columns, vectorized.
+
+The result equals what putting the keys one by one (`indexkernel.put_keys`, the broker's
+IndexFile.putKey) makes of them in a fresh index: files of maxIndexNum - 1 entries each; in a
+file, entry k (numbered from 1) links to the previous entry of its slot, each slot holds its
+newest entry, hashSlotCount counts the slots in use; begin fields come from the first entry and
+end fields from the last; timeDiff is seconds since the file's beginTimestamp, except that the
+first entry of a file is timed against the previous file's end, as the broker's new file
+starts from it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from rmqtool.format.index import FIRST_INDEX, HEADER_LEN, SLOT_LEN, file_len
+from rmqtool.format.indexkernel import new_header
+
+_MS_PER_S = 1000
+_INT_MAX = 2**31 - 1
+
+
+def split_files(n_keys: int, index_num: int) -> list[tuple[int, int]]:
+    """[start, end) key ranges of each file: maxIndexNum - 1 entries fill one."""
+    per_file = index_num - FIRST_INDEX
+    return [(a, min(a + per_file, n_keys)) for a in range(0, n_keys, per_file)]
+
+
+def fill_file(buf, hashes: np.ndarray, phys: np.ndarray, times: np.ndarray, hash_slots: int,
+              prev_end: tuple[int, int] = (0, 0)) -> tuple[int, int]:
+    """Write one index file (zeroed `buf` of the file's length) holding these keys in order.
+
+    `prev_end` is the previous file's (endPhyOffset, endTimestamp). Returns this file's.
+    """
+    n = len(hashes)
+    entries_at = HEADER_LEN + hash_slots * SLOT_LEN
+    number = np.arange(FIRST_INDEX, FIRST_INDEX + n, dtype=np.int64)
+    slot = hashes % hash_slots
+    order = np.argsort(slot, kind="stable")
+    s_sorted = slot[order]
+    first_of_slot = np.r_[True, s_sorted[1:] != s_sorted[:-1]]
+    prev_sorted = np.where(first_of_slot, 0, np.r_[0, number[order][:-1]])
+    prev = np.empty(n, dtype=np.int64)
+    prev[order] = prev_sorted
+    last_of_slot = np.r_[s_sorted[1:] != s_sorted[:-1], True]
+    begin_ts = int(times[0])
+    base = np.full(n, begin_ts, dtype=np.int64)
+    base[0] = prev_end[1]  # the first entry is timed before its file's begin is set
+    diff = (times - base) // _MS_PER_S
+    diff = np.where(base <= 0, 0, np.clip(diff, 0, _INT_MAX))
+    rows = np.zeros(n, dtype=[("keyHash", ">i4"), ("phyOffset", ">i8"), ("timeDiff", ">i4"), ("prevIndex", ">i4")])
+    rows["keyHash"], rows["phyOffset"], rows["timeDiff"], rows["prevIndex"] = hashes, phys, diff, prev
+    view = np.frombuffer(buf, dtype=np.uint8)
+    start = entries_at + FIRST_INDEX * rows.dtype.itemsize
+    view[start : start + rows.nbytes] = rows.view(np.uint8)
+    slots = np.frombuffer(buf, dtype=">i4", count=hash_slots, offset=HEADER_LEN)
+    slots[s_sorted[last_of_slot]] = number[order][last_of_slot]
+    header = np.frombuffer(new_header(0, 0), dtype=[("beginTimestamp", ">i8"), ("endTimestamp", ">i8"),
+                                                     ("beginPhyOffset", ">i8"), ("endPhyOffset", ">i8"),
+                                                     ("hashSlotCount", ">i4"), ("indexCount", ">i4")]).copy()
+    header["beginTimestamp"], header["endTimestamp"] = begin_ts, int(times[-1])
+    header["beginPhyOffset"], header["endPhyOffset"] = int(phys[0]), int(phys[-1])
+    header["hashSlotCount"] = int(last_of_slot.sum())
+    header["indexCount"] = FIRST_INDEX + n
+    view[:HEADER_LEN] = header.view(np.uint8)
+    del view, slots
+    return int(phys[-1]), int(times[-1])
+
+
+def build_files(hashes: np.ndarray, phys: np.ndarray, times: np.ndarray, hash_slots: int,
+                index_num: int) -> list[bytes]:
+    """Every index file a fresh index holds after these keys (for tests and small loads)."""
+    out = []
+    prev_end = (0, 0)
+    for a, b in split_files(len(hashes), index_num):
+        buf = bytearray(file_len(hash_slots, index_num))
+        prev_end = fill_file(buf, hashes[a:b], phys[a:b], times[a:b], hash_slots, prev_end)
+        out.append(bytes(buf))
+    return out
