@@ -38,6 +38,7 @@ _UNIQ = np.frombuffer(UNIQ_KEY.encode(), dtype=np.uint8)
 _DELAY = np.frombuffer(DELAY.encode(), dtype=np.uint8)
 _SCHEDULE = np.frombuffer(SCHEDULE_TOPIC.encode(), dtype=np.uint8)
 _MAX_INT_DIGITS = 10
+_KEYS_GUESS = 4  # index keys per record to make room for at first
 _INT_MAX = 2**31 - 1
 
 
@@ -155,3 +156,26 @@ def dispatch_fields(buf, geo, n, base, levels, out, key_rec, key_hash):
                     nkeys += 1
                 w = e + 1
     return nkeys
+
+
+class Dispatched:
+    """What `dispatch_records` found: per-record rows (D_* columns) and the index keys."""
+
+    def __init__(self, fields: np.ndarray, key_rec: np.ndarray, key_hash: np.ndarray) -> None:
+        self.fields, self.key_rec, self.key_hash = fields, key_rec, key_hash
+
+
+def dispatch_records(buf, geo: np.ndarray, base: int, levels: np.ndarray,
+                     fields: np.ndarray | None = None) -> Dispatched:
+    """Run `dispatch_fields` over the records `geo` describes (rows of a walk), growing the key
+    arrays until every key fits. A preallocated `fields` array may be passed in and is reused."""
+    n = len(geo)
+    if fields is None or len(fields) < n:
+        fields = np.empty((n, D_COLUMNS), dtype=np.int64)
+    cap = n * _KEYS_GUESS + 16
+    key_rec, key_hash = np.empty(cap, dtype=np.int64), np.empty(cap, dtype=np.int64)
+    while True:
+        nkeys = dispatch_fields(buf, geo, n, base, levels, fields, key_rec, key_hash)
+        if nkeys <= len(key_rec):
+            return Dispatched(fields[:n], key_rec[:nkeys], key_hash[:nkeys])
+        key_rec, key_hash = np.empty(nkeys, dtype=np.int64), np.empty(nkeys, dtype=np.int64)

@@ -108,6 +108,11 @@ class RecordBatch:
     def offsets(self) -> np.ndarray:
         return self.pos + self.base
 
+    def geometry(self) -> np.ndarray:
+        """The walk's rows for these records (kernels.GEO_* columns), for the compiled passes."""
+        return np.stack([self.pos, self.body_pos, self.topic_pos, self.topic_len, self.props_pos, self.props_len],
+                        axis=1).astype(np.int64)
+
     def topics(self) -> tuple[np.ndarray, list[str]]:
         """(topic id per record, topic names): each distinct topic is decoded once."""
         if self._topics is None:

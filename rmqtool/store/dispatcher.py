@@ -24,7 +24,7 @@ from rmqtool.format.dispatchkernel import (
     D_SIZE,
     D_STORE_TS,
     D_TAGS_CODE,
-    dispatch_fields,
+    dispatch_records,
 )
 from rmqtool.format.scan import group_strings
 from rmqtool.store.commitlog import CommitLog
@@ -33,7 +33,6 @@ from rmqtool.store.index_service import IndexService
 from rmqtool.store.mappedfile import MappedFile
 
 CHUNK_RECORDS = 1 << 16
-_KEYS_PER_RECORD = 4
 
 
 class Dispatcher:
@@ -46,8 +45,6 @@ class Dispatcher:
         self.last_logics_timestamp = 0
         self._geo = np.empty((CHUNK_RECORDS, kernels.GEO_COLUMNS), dtype=np.int64)
         self._fields = np.empty((CHUNK_RECORDS, D_COLUMNS), dtype=np.int64)
-        self._key_rec = np.empty(CHUNK_RECORDS * _KEYS_PER_RECORD, dtype=np.int64)
-        self._key_hash = np.empty(CHUNK_RECORDS * _KEYS_PER_RECORD, dtype=np.int64)
         self.lock = threading.Lock()  # one run at a time: the background thread or a caller
 
     @property
@@ -83,21 +80,16 @@ class Dispatcher:
 
     def _dispatch(self, mf: MappedFile, n: int) -> None:
         geo = self._geo[:n]
-        while True:
-            nkeys = dispatch_fields(mf.arr, geo, n, mf.from_offset, self.levels, self._fields, self._key_rec,
-                                    self._key_hash)
-            if nkeys <= len(self._key_rec):
-                break
-            self._key_rec = np.empty(nkeys, dtype=np.int64)
-            self._key_hash = np.empty(nkeys, dtype=np.int64)
-        fields = self._fields[:n]
+        found = dispatch_records(mf.arr, geo, mf.from_offset, self.levels, self._fields)
+        fields = found.fields
+        nkeys = len(found.key_rec)
         queued = np.flatnonzero(fields[:, D_IN_CQ])
         if len(queued):
             self._to_queues(mf, geo, fields, queued)
             self.last_logics_timestamp = int(fields[queued[-1], D_STORE_TS])
         if self.index is not None and nkeys:
-            rec = self._key_rec[:nkeys]
-            self.index.put(self._key_hash[:nkeys].copy(), fields[rec, D_OFFSET], fields[rec, D_STORE_TS])
+            rec = found.key_rec
+            self.index.put(found.key_hash.copy(), fields[rec, D_OFFSET], fields[rec, D_STORE_TS])
 
     def _to_queues(self, mf: MappedFile, geo: np.ndarray, fields: np.ndarray, rows: np.ndarray) -> None:
         topic_ids, names = group_strings(mf.map, geo[rows, kernels.GEO_TOPIC], geo[rows, kernels.GEO_TOPIC_LEN])

@@ -347,7 +347,7 @@ def _plan_index(reader: StoreReader, cfg: StoreConfig, cp: checkpoint.Checkpoint
 
 def _plan_dispatch(reader: StoreReader, cfg: StoreConfig, plan: RecoveryPlan) -> None:
     """Count the queue entries and index keys the re-dispatch after recovery adds."""
-    from rmqtool.format.dispatchkernel import D_COLUMNS, D_IN_CQ, D_OFFSET, D_QUEUE_ID, D_SIZE, dispatch_fields
+    from rmqtool.format.dispatchkernel import D_IN_CQ, D_OFFSET, D_QUEUE_ID, D_SIZE, dispatch_records
 
     queue_end = {(q.topic, q.queue_id): q for q in plan.queues}
     reput = max([q.max_physical_end for q in plan.queues] + [0])
@@ -363,15 +363,8 @@ def _plan_dispatch(reader: StoreReader, cfg: StoreConfig, plan: RecoveryPlan) ->
         keep = offsets < plan.end
         if not keep.any():
             break
-        geo = np.stack([b.pos, b.body_pos, b.topic_pos, b.topic_len, b.props_pos, b.props_len], axis=1)
-        geo = geo[keep].astype(np.int64)
-        n = len(geo)
-        fields = np.empty((n, D_COLUMNS), dtype=np.int64)
-        rec = np.empty(n * 8 + 8, dtype=np.int64)
-        hashes = np.empty(n * 8 + 8, dtype=np.int64)
-        arr = np.frombuffer(b.buf, dtype=np.uint8)
-        nkeys = dispatch_fields(arr, geo, n, b.base, levels, fields, rec, hashes)
-        del arr
+        found = dispatch_records(np.frombuffer(b.buf, dtype=np.uint8), b.geometry()[keep], b.base, levels)
+        fields = found.fields
         names = [t for t, k in zip(b.topic_names(), keep.tolist(), strict=True) if k]
         for i in np.flatnonzero(fields[:, D_IN_CQ]).tolist():
             q = queue_end.get((names[i], int(fields[i, D_QUEUE_ID])))
@@ -383,7 +376,7 @@ def _plan_dispatch(reader: StoreReader, cfg: StoreConfig, plan: RecoveryPlan) ->
                 q.added += 1
                 q.max_physical_end = int(fields[i, D_OFFSET] + fields[i, D_SIZE])
         if cfg.messageIndexEnable:
-            key_offsets = fields[rec[: min(nkeys, len(rec))], D_OFFSET]
+            key_offsets = fields[found.key_rec, D_OFFSET]
             plan.index_keys_added += int((key_offsets >= index_from).sum())
 
 

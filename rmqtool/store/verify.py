@@ -78,7 +78,6 @@ def verify_store(reader: StoreReader) -> VerifyReport:
 
 def _scan(reader: StoreReader, report: VerifyReport, keys: dict[tuple[str, int], int]) -> _Records:
     from rmqtool.format.dispatchkernel import (
-        D_COLUMNS,
         D_IN_CQ,
         D_OFFSET,
         D_QUEUE_ID,
@@ -86,7 +85,7 @@ def _scan(reader: StoreReader, report: VerifyReport, keys: dict[tuple[str, int],
         D_SIZE,
         D_STORE_TS,
         D_TAGS_CODE,
-        dispatch_fields,
+        dispatch_records,
     )
 
     levels = np.asarray(reader.config.delay_levels_ms, dtype=np.int64)
@@ -97,17 +96,8 @@ def _scan(reader: StoreReader, report: VerifyReport, keys: dict[tuple[str, int],
         if b is None or not len(b):
             continue
         n = len(b)
-        geo = np.stack([b.pos, b.body_pos, b.topic_pos, b.topic_len, b.props_pos, b.props_len], axis=1).astype(np.int64)
-        fields = np.empty((n, D_COLUMNS), dtype=np.int64)
-        cap = n * 4 + 16
-        while True:
-            rec, hashes = np.empty(cap, dtype=np.int64), np.empty(cap, dtype=np.int64)
-            arr = np.frombuffer(b.buf, dtype=np.uint8)
-            nkeys = dispatch_fields(arr, geo, n, b.base, levels, fields, rec, hashes)
-            del arr
-            if nkeys <= cap:
-                break
-            cap = nkeys
+        found = dispatch_records(np.frombuffer(b.buf, dtype=np.uint8), b.geometry(), b.base, levels)
+        fields, rec, hashes = found.fields, found.key_rec, found.key_hash
         ids, names = b.topics()
         name_keys = np.array([keys.setdefault((names[t], q), len(keys)) for t, q in
                               zip(ids.tolist(), fields[:, D_QUEUE_ID].tolist(), strict=True)], dtype=np.int64)
@@ -118,8 +108,8 @@ def _scan(reader: StoreReader, report: VerifyReport, keys: dict[tuple[str, int],
         recs.qoffset.append(fields[:, D_QUEUE_OFFSET].copy())
         recs.tags.append(fields[:, D_TAGS_CODE].copy())
         recs.in_cq.append(fields[:, D_IN_CQ].astype(bool))
-        recs.key_hash.append(hashes[:nkeys].copy())
-        recs.key_offset.append(fields[rec[:nkeys], D_OFFSET])
+        recs.key_hash.append(hashes.copy())
+        recs.key_offset.append(fields[rec, D_OFFSET])
         recs.last_store_ts = max(recs.last_store_ts, int(fields[:, D_STORE_TS].max()))
     return recs
 
