@@ -129,10 +129,8 @@ class Message:
 
     def with_host_flags(self) -> Message:
         """A copy whose sysFlag host bits agree with the host address families."""
-        flags = self.sys_flag & ~(sysflag.BORN_HOST_V6 | sysflag.STORE_HOST_V6)
-        flags |= sysflag.BORN_HOST_V6 if self.born_host.is_v6 else 0
-        flags |= sysflag.STORE_HOST_V6 if self.store_host.is_v6 else 0
-        return replace(self, sys_flag=flags)
+        return replace(self, sys_flag=sysflag.with_host_bits(self.sys_flag, self.born_host.is_v6,
+                                                             self.store_host.is_v6))
 
 
 class Blank(NamedTuple):

@@ -58,6 +58,16 @@ def is_inner_batch(sys_flag: int) -> bool:
     return bool(sys_flag & INNER_BATCH)
 
 
+def with_host_bits(sys_flag: int, born_v6: bool, store_v6: bool) -> int:
+    """`sys_flag` with its host bits saying which hosts are IPv6 (the store sets them so)."""
+    flags = sys_flag & ~(BORN_HOST_V6 | STORE_HOST_V6)
+    if born_v6:
+        flags |= BORN_HOST_V6
+    if store_v6:
+        flags |= STORE_HOST_V6
+    return flags
+
+
 def born_host_v6(sys_flag: int) -> bool:
     return bool(sys_flag & BORN_HOST_V6)
 

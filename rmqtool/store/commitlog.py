@@ -339,12 +339,7 @@ def check_message(cfg: StoreConfig, msg: message.Message, *, as_stored: bool = F
 
 
 def _with_host_bits(sys_flag: int, born: SocketAddress, store: SocketAddress) -> int:
-    flags = sys_flag & ~_HOST_BITS
-    if len(born.address) == IPV6_LEN:
-        flags |= sysflag.BORN_HOST_V6
-    if len(store.address) == IPV6_LEN:
-        flags |= sysflag.STORE_HOST_V6
-    return flags
+    return sysflag.with_host_bits(sys_flag, len(born.address) == IPV6_LEN, len(store.address) == IPV6_LEN)
 
 
 def _classify_end(mf: MappedFile, pos: int) -> int:
