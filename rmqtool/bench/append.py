@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from rmqtool.bench.scan import peak_rss_bytes, reset_peak_rss
+from rmqtool.bench.scan import peak_rss_bytes, reset_peak_rss, throughput
 from rmqtool.errors import RmqError
 from rmqtool.format import properties
 from rmqtool.format.message import Message
@@ -112,15 +112,8 @@ def run_append_bench(*, messages: int, body_size: int, batch: int, flush: str, p
         elapsed += time.perf_counter() - t0
         peak = peak_rss_bytes()
         store.close()
-        return {
-            "mode": f"append-{'single' if batch == 1 else f'batch-{batch}'}-{flush}",
-            "messages": messages,
-            "bytes": nbytes,
-            "seconds": round(elapsed, 4),
-            "messagesPerSecond": round(messages / elapsed),
-            "megabytesPerSecond": round(nbytes / elapsed / 1e6, 1),
-            "peakRssBytes": peak,
-        }
+        return throughput(f"append-{'single' if batch == 1 else f'batch-{batch}'}-{flush}", messages, nbytes,
+                          elapsed, peak)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 

@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 from rmqtool.bench.generate import BENCH_TOPIC, generate_store
-from rmqtool.bench.scan import peak_rss_bytes, reset_peak_rss
+from rmqtool.bench.scan import peak_rss_bytes, reset_peak_rss, throughput
 from rmqtool.format import checkpoint, msgid
 from rmqtool.format.hosts import parse_host
 from rmqtool.format.message import BLANK_MARKER_LEN
@@ -55,9 +55,8 @@ def run_recovery_bench(*, messages: int, body_size: int, lookups: int = 2000, pr
         t1 = time.perf_counter()
         apply_recovery(root, cfg, plan)
         t2 = time.perf_counter()
-        recover = {"mode": "recover-crash", "messages": messages, "bytes": gen.bytes,
-                   "seconds": round(t2 - t0, 4), "planSeconds": round(t1 - t0, 4),
-                   "messagesPerSecond": round(messages / (t2 - t0)), "peakRssBytes": peak_rss_bytes()}
+        recover = throughput("recover-crash", messages, gen.bytes, t2 - t0, peak_rss_bytes(),
+                             planSeconds=round(t1 - t0, 4))
         reader = StoreReader(root, cfg)
         q = StoreQuery(reader)
         rng = random.Random(1)
@@ -84,9 +83,7 @@ def run_recovery_bench(*, messages: int, body_size: int, lookups: int = 2000, pr
             "recover": recover,
             "queryMsgId": _percentiles(by_id),
             "queryUniqueKey": _percentiles(by_key),
-            "verify": {"mode": "verify", "messages": report.messages, "bytes": gen.bytes, "seconds": round(vt, 4),
-                       "messagesPerSecond": round(report.messages / vt), "problems": report.problems,
-                       "peakRssBytes": peak_rss_bytes()},
+            "verify": throughput("verify", report.messages, gen.bytes, vt, peak_rss_bytes(), problems=report.problems),
         }
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

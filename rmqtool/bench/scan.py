@@ -38,6 +38,13 @@ def peak_rss_bytes() -> int:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
 
+def throughput(mode: str, messages: int, nbytes: int, seconds: float, peak_rss: int, **extra) -> dict:
+    """The bench JSON object every `rmqtool bench` mode reports."""
+    return {"mode": mode, "messages": messages, "bytes": nbytes, "seconds": round(seconds, 4),
+            "messagesPerSecond": round(messages / seconds), "megabytesPerSecond": round(nbytes / seconds / 1e6, 1),
+            **extra, "peakRssBytes": peak_rss}
+
+
 def scan_once(reader: StoreReader, mode: str) -> tuple[int, int, int]:
     """(messages, bytes, corrupt regions) of one pass in `mode`."""
     if mode == "consumequeue":
@@ -97,16 +104,7 @@ def run_scan_bench(store: Path | None, *, messages: int, body_size: int, mode: s
             best = elapsed if best is None else min(best, elapsed)
         if count == 0:
             raise RmqError(f"{store}: nothing to scan")
-        return {
-            "mode": mode,
-            "messages": count,
-            "bytes": nbytes,
-            "seconds": round(best, 4),
-            "messagesPerSecond": round(count / best),
-            "megabytesPerSecond": round(nbytes / best / 1e6, 1),
-            "corruptRegions": corrupt,
-            "peakRssBytes": peak_rss_bytes(),
-        }
+        return throughput(mode, count, nbytes, best, peak_rss_bytes(), corruptRegions=corrupt)
     finally:
         if tmp is not None:
             shutil.rmtree(tmp, ignore_errors=True)

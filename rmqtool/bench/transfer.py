@@ -14,6 +14,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+from rmqtool.bench.scan import throughput
 from rmqtool.errors import RmqError
 from rmqtool.store.reader import open_reader
 from rmqtool.store.transfer import EXPORT_FORMATS, export_store
@@ -63,14 +64,7 @@ def run_import_bench(*, messages: int, body_size: int, fmt: str, progress=None) 
             if out.returncode:
                 raise RmqError(f"bench import failed: {out.stderr.strip().splitlines()[-1:]}")
         doc = json.loads(out.stdout)
-        return {
-            "mode": f"import-{fmt}" + ("" if doc["columnar"] else "-by-line"),
-            "messages": doc["messages"],
-            "bytes": doc["bytes"],
-            "seconds": round(doc["seconds"], 4),
-            "messagesPerSecond": round(doc["messages"] / doc["seconds"]),
-            "megabytesPerSecond": round(doc["bytes"] / doc["seconds"] / 1e6, 1),
-            "peakRssBytes": doc["peak"],
-        }
+        return throughput(f"import-{fmt}" + ("" if doc["columnar"] else "-by-line"), doc["messages"], doc["bytes"],
+                          doc["seconds"], doc["peak"])
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -99,10 +99,7 @@ def append(
         with MessageStore(store, cfg, flush=flush) as st, output.progress("append", len(messages)) as advance:
             summary = append_messages(st, messages, batch_size=batch_size, progress=advance)
         doc = summary.to_json()
-        if as_json:
-            output.emit_json(doc)
-        else:
-            output.stdout.print(output.key_values("appended", doc))
+        output.emit(doc, "appended", as_json)
         return
     if not topic:
         raise RmqError("give --topic (or --batch FILE)")
@@ -116,10 +113,7 @@ def append(
     if not result.ok:
         raise RmqError(f"{result.status.value}: {result.reason}")
     doc = {**result.to_json(), "topic": msg.topic, "queueId": msg.queue_id}
-    if as_json:
-        output.emit_json(doc)
-    else:
-        output.stdout.print(output.key_values("appended", doc))
+    output.emit(doc, "appended", as_json)
 
 
 def import_(
@@ -147,10 +141,7 @@ def import_(
     with MessageStore(store, cfg, flush=flush) as st, output.progress("import", plan.messages) as advance:
         summary = import_file(st, source, plan, progress=advance)
     doc = summary.to_json()
-    if as_json:
-        output.emit_json(doc)
-    else:
-        output.stdout.print(output.key_values("imported", doc))
+    output.emit(doc, "imported", as_json)
 
 
 def export(

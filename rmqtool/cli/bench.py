@@ -31,10 +31,7 @@ def scan(
         raise typer.BadParameter(f"must be one of {', '.join(MODES)}", param_hint="--mode")
     result = run_scan_bench(store, messages=messages, body_size=body_size, mode=mode, repeat=repeat,
                             config=config, progress=output.stderr)
-    if as_json:
-        output.emit_json(result)
-    else:
-        output.stdout.print(output.key_values(f"bench scan ({mode})", result))
+    output.emit(result, f"bench scan ({mode})", as_json)
 
 
 @app.command("append")
@@ -53,10 +50,7 @@ def append(
 
     result = run_append_bench(messages=messages, body_size=body_size, batch=batch, flush=flush,
                               progress=output.stderr if output.stderr.is_terminal else None)
-    if as_json:
-        output.emit_json(result)
-    else:
-        output.stdout.print(output.key_values("bench append", result))
+    output.emit(result, "bench append", as_json)
 
 
 @app.command("import")
@@ -74,10 +68,7 @@ def import_(
 
     result = run_import_bench(messages=messages, body_size=body_size, fmt=fmt,
                               progress=output.stderr if output.stderr.is_terminal else None)
-    if as_json:
-        output.emit_json(result)
-    else:
-        output.stdout.print(output.key_values("bench import", result))
+    output.emit(result, "bench import", as_json)
 
 
 @app.command("crash")
@@ -94,10 +85,7 @@ def crash(
     from rmqtool.bench.crash import run_crash_rounds
 
     result = run_crash_rounds(rounds, flush, seed)
-    if as_json:
-        output.emit_json(result)
-    else:
-        output.stdout.print(output.key_values("bench crash", result))
+    output.emit(result, "bench crash", as_json)
     if result["lost"] or result["problems"]:
         raise typer.Exit(1)
 

@@ -20,6 +20,14 @@ def emit_json(doc: object) -> None:
     sys.stdout.write(json.dumps(doc, ensure_ascii=False, indent=2) + "\n")
 
 
+def emit(doc: dict, title: str, as_json: bool) -> None:
+    """One result: a JSON document for scripts, a key/value panel for people."""
+    if as_json:
+        emit_json(doc)
+    else:
+        stdout.print(key_values(title, doc))
+
+
 def emit_jsonl(objects: Iterable[dict]) -> None:
     write = sys.stdout.write
     dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode

@@ -62,10 +62,7 @@ def query(
     try:
         if at_time is not None:
             doc = q.offset_by_time(_need(topic, "--topic"), _need(queue, "--queue"), at_time)
-            if as_json:
-                output.emit_json(doc)
-            else:
-                output.stdout.print(output.key_values("queue offset by time", doc))
+            output.emit(doc, "queue offset by time", as_json)
             return
         if msg_id is not None:
             hits = [q.by_msg_id(m) for m in msg_id.split(",") if m.strip()]
