@@ -133,6 +133,17 @@ class Message:
                                                              self.store_host.is_v6))
 
 
+@dataclass
+class DecodedMessage:
+    """A record with its consume-queue tagsCode (None when it is not in a consume queue)."""
+
+    message: Message
+    tags_code: int | None
+
+    def to_json(self, body: str = "base64") -> dict:
+        return to_json(self.message, self.tags_code, body)
+
+
 class Blank(NamedTuple):
     """The end-of-segment marker: the rest of the segment (`size` bytes) is unused."""
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 import mmap
 import os
 import struct
-from dataclasses import dataclass
 from pathlib import Path
 
 from rmqtool.errors import NotFound, RmqError
@@ -31,13 +30,7 @@ _I32 = struct.Struct(">i")
 _I64 = struct.Struct(">q")
 
 
-@dataclass
-class Hit:
-    message: message.Message
-    tags_code: int | None
-
-    def to_json(self, body: str = "base64") -> dict:
-        return message.to_json(self.message, self.tags_code, body)
+Hit = message.DecodedMessage  # what every query returns
 
 
 class _Maps:

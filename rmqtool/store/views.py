@@ -17,27 +17,15 @@ from rmqtool.store.reader import StoreReader
 from rmqtool.store.segments import SegmentFile, open_read_only, single_segment
 
 
-@dataclass
-class DecodedMessage:
-    message: message.Message
-    tags_code: int | None
-
-    def to_json(self, body: str = "base64") -> dict:
-        return message.to_json(self.message, self.tags_code, body)
-
-
-tags_code_of = consumequeue.record_tags_code
-
-
 def decode_log(reader: StoreReader, *, from_offset: int = 0, count: int | None = None, topic: str | None = None,
-               verify_crc: bool = True) -> Iterator[DecodedMessage | Finding]:
+               verify_crc: bool = True) -> Iterator[message.DecodedMessage | Finding]:
     """Messages (and findings, in offset order) from `from_offset` on; `count` limits messages."""
     levels = reader.config.delay_levels_ms
     left = count
     if from_offset == 0:
         yield from reader.sequence_findings()
     for chunk in reader.scan(from_offset, verify_crc=verify_crc):
-        messages: Iterator[tuple[int, DecodedMessage]] = iter(())
+        messages: Iterator[tuple[int, message.DecodedMessage]] = iter(())
         if chunk.batch is not None and len(chunk.batch):
             batch = chunk.batch
             picks = np.arange(len(batch))
@@ -57,8 +45,8 @@ def decode_log(reader: StoreReader, *, from_offset: int = 0, count: int | None =
             return
 
 
-def _decoded(msg: message.Message, levels: list[int]) -> DecodedMessage:
-    return DecodedMessage(msg, tags_code_of(msg, levels))
+def _decoded(msg: message.Message, levels: list[int]) -> message.DecodedMessage:
+    return message.DecodedMessage(msg, consumequeue.record_tags_code(msg, levels))
 
 
 def queue_entries(reader: StoreReader | None, topic: str | None, queue_id: int | None,
