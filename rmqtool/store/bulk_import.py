@@ -73,8 +73,8 @@ def batches(source: str | Path) -> Iterator:
         raise Unsupported(str(e)) from None
 
 
-def _strings(col) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(data, start, length) of a string column without copying the text."""
+def _strings(col) -> tuple[np.ndarray, np.ndarray]:
+    """(data, offsets) of a string column (n + 1 offsets) without copying the text."""
     pa, _ = _pyarrow()
     arr = col.cast(pa.large_string())
     if isinstance(arr, pa.ChunkedArray):
@@ -82,7 +82,7 @@ def _strings(col) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     _, offsets, data = arr.buffers()
     offs = np.frombuffer(offsets, dtype=np.int64)[arr.offset : arr.offset + len(arr) + 1]
     buf = np.frombuffer(data, dtype=np.uint8) if data is not None else np.zeros(0, dtype=np.uint8)
-    return buf, offs[:-1].copy(), np.diff(offs)
+    return buf, offs
 
 
 def _ints(batch, name: str, bounds: tuple[int, int]) -> np.ndarray:
@@ -139,13 +139,12 @@ def to_columns(batch, cfg: StoreConfig) -> tuple[RecordColumns, list[tuple[str, 
     topic_buf = np.frombuffer(b"".join(encoded) or b"\0", dtype=np.uint8)
     topic_lens = np.array([len(b) for b in encoded], dtype=np.int64)
     topic_starts = np.concatenate([[0], np.cumsum(topic_lens)[:-1]]).astype(np.int64)
-    b64, b64_start, b64_len = _strings(pc.fill_null(batch.column("body"), ""))
-    if len(b64_start) and not (np.diff(np.r_[b64_start, b64_start[-1] + b64_len[-1]]) == b64_len).all():
-        raise Unsupported("body strings are not contiguous")
-    body_buf, body_off, bad = b64decode_column(b64, np.r_[b64_start[:1] if n else [0], b64_start + b64_len])
+    b64, b64_off = _strings(pc.fill_null(batch.column("body"), ""))
+    body_buf, body_off, bad = b64decode_column(b64, b64_off)
     if bad >= 0:
         raise Unsupported("body is not base64")
-    props_buf, props_start, props_len = _strings(batch.column("propertiesString"))
+    props_buf, props_off = _strings(batch.column("propertiesString"))
+    props_start, props_len = props_off[:-1], np.diff(props_off)
     born_addr, born_port, born_v6 = _hosts(batch, "bornHost")
     store_addr, store_port, store_v6 = _hosts(batch, "storeHost")
     sys_flag = _ints(batch, "sysFlag", i32) & ~(sysflag.BORN_HOST_V6 | sysflag.STORE_HOST_V6)

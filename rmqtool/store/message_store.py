@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from pathlib import Path
 
 from rmqtool.errors import RmqError
 from rmqtool.format import message
@@ -229,10 +228,3 @@ def _prepare_root(paths: StorePaths, create: bool) -> None:
         paths.commitlog.mkdir(parents=True, exist_ok=True)
     except OSError as e:
         raise RmqError(f"cannot create {paths.commitlog}: {e.strerror}") from None
-
-
-def open_store(root: str | os.PathLike, config_path: str | os.PathLike | None = None, *, flush: str | None = None,
-               create: bool = True) -> MessageStore:
-    """Open (or create) a store for writing, with settings from a broker.conf when given."""
-    cfg = StoreConfig.from_file(config_path)[0] if config_path else StoreConfig()
-    return MessageStore(Path(root), cfg, flush=flush, create=create)

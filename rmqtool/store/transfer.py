@@ -14,7 +14,7 @@ import contextlib
 import json
 import sys
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from rmqtool.errors import RmqError
@@ -38,16 +38,13 @@ class WriteSummary:
     bytes: int = 0
     first_offset: int | None = None
     last_offset: int | None = None
-    results: list[PutResult] = field(default_factory=list, repr=False)
 
-    def add(self, result: PutResult, keep: bool) -> None:
+    def add(self, result: PutResult) -> None:
         self.messages += result.msg_count
         self.bytes += result.wrote_bytes
         if self.first_offset is None:
             self.first_offset = result.wrote_offset
         self.last_offset = result.wrote_offset + result.wrote_bytes
-        if keep:
-            self.results.append(result)
 
     def to_json(self) -> dict:
         doc = {"messages": self.messages, "bytes": self.bytes, "firstOffset": self.first_offset,
@@ -110,7 +107,7 @@ def read_append_file(source: str | Path, cfg: StoreConfig, hosts: Hosts | None =
 
 
 def append_messages(store: MessageStore, messages: list[message.Message], *, batch_size: int = 64,
-                    progress: Progress | None = None, keep_results: bool = False) -> WriteSummary:
+                    progress: Progress | None = None) -> WriteSummary:
     """Append messages as a producer would send them.
 
     Messages with the same topic, queue and hosts go in as broker batches of at most
@@ -130,7 +127,7 @@ def append_messages(store: MessageStore, messages: list[message.Message], *, bat
         if not result.ok:
             raise RmqError(f"{result.status.value}: {result.reason}")
         summary.batches += 1
-        summary.add(result, keep_results)
+        summary.add(result)
         if progress:
             progress(result.msg_count)
 
@@ -192,7 +189,7 @@ def import_file(store: MessageStore, source: str | Path, plan: ImportPlan | None
         result = store.put_message(_stored(source, n, obj), as_stored=True)
         if not result.ok:
             raise RmqError(f"{source}:{n}: {result.status.value}: {result.reason}")
-        summary.add(result, False)
+        summary.add(result)
         if progress:
             progress(1)
     return summary
