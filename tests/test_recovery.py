@@ -266,6 +266,17 @@ def test_garbage_tail_after_the_log_is_cut_and_zeroed(store):
     assert seg.read_bytes()[end : end + 100] == bytes(100)
 
 
+def test_file_left_half_allocated_by_a_crash_is_removed(store):
+    """A writer killed while allocating leaves a temporary file; readers skip it, recovery removes it."""
+    for d in ("commitlog", "index"):
+        (store / d / ".00000000000000196608.tmp").write_bytes(b"")
+    (store / "abort").touch()
+    assert verify_path(store, CONF).problems == 0
+    apply_recovery(store, cfg(), plan_recovery(store, cfg()))
+    assert not list(store.rglob(".*.tmp"))
+    assert verify_path(store, CONF).problems == 0
+
+
 def test_wrong_size_queue_file_is_refused_and_nothing_changes(store):
     cq = store / "consumequeue" / "OrderTopic" / "0" / f"{0:020d}"
     cq.write_bytes(cq.read_bytes()[:-20])

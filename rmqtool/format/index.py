@@ -51,12 +51,18 @@ DEFAULT_HASH_SLOTS = 5_000_000
 DEFAULT_INDEX_NUM = 20_000_000
 KEY_SEPARATOR = "#"
 NAME_FORMAT = "%Y%m%d%H%M%S"  # followed by 3 digits of milliseconds
+NAME_LEN = 17  # yyyyMMddHHmmssSSS
 
 
 def file_name(timestamp_ms: int) -> str:
     """yyyyMMddHHmmssSSS in local time, as the broker names index files by creation time."""
     secs, ms = divmod(timestamp_ms, 1000)
     return time.strftime(NAME_FORMAT, time.localtime(secs)) + f"{ms:03d}"
+
+
+def is_file_name(name: str) -> bool:
+    """Whether `name` is an index file's name (17 digits of its creation time)."""
+    return len(name) == NAME_LEN and name.isdigit()
 
 
 def file_len(hash_slots: int, index_num: int) -> int:

@@ -62,7 +62,7 @@ def plan_clean(root: str | os.PathLike, cfg: StoreConfig, reserved_hours: float 
                         break
                     plan.deleted.append((str(f), f"every entry points below the commitlog minimum {plan.min_offset}"))
     if paths.index.is_dir():
-        files = sorted(p for p in paths.index.iterdir() if p.is_file())
+        files = sorted(p for p in paths.index.iterdir() if p.is_file() and index.is_file_name(p.name))
         for f in files[:-1]:
             with open_read_only(f) as buf:
                 end = int(index.decode_header(buf)["endPhyOffset"]) if len(buf) >= index.HEADER_LEN else 0

@@ -19,10 +19,6 @@ from rmqtool.store.config import StoreConfig
 from rmqtool.store.mappedfile import MappedFile
 
 
-def _is_index_name(name: str) -> bool:
-    return len(name) == len(index.file_name(0)) and name.isdigit()
-
-
 class IndexFile:
     """One index file: a mapped file plus its header fields."""
 
@@ -55,7 +51,7 @@ class IndexService:
         self.file_len = index.file_len(self.hash_slots, self.index_num)
         self.files: list[IndexFile] = []
         self.last_full_end_timestamp = 0  # the checkpoint's indexMsgTimestamp: set when a full file is left
-        names = sorted(p.name for p in self.directory.iterdir() if _is_index_name(p.name)) \
+        names = sorted(p.name for p in self.directory.iterdir() if index.is_file_name(p.name)) \
             if self.directory.is_dir() else []
         try:
             for name in names:

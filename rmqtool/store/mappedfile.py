@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from rmqtool.errors import RmqError
-from rmqtool.store.paths import parse_offset_name
+from rmqtool.store.paths import parse_offset_name, temporary_name
 
 MADV_POPULATE_WRITE = getattr(mmap, "MADV_POPULATE_WRITE", 23)  # Linux 5.14
 PREFAULT_WINDOW = 16 << 20
@@ -123,7 +123,7 @@ def _create(path: Path, size: int) -> int:
     path.parent.mkdir(parents=True, exist_ok=True)
     if path.exists():
         raise RmqError(f"{path} already exists")
-    tmp = path.with_name(f".{path.name}.tmp")
+    tmp = path.with_name(temporary_name(path.name))
     try:
         fd = os.open(tmp, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o644)
     except OSError as e:

@@ -15,6 +15,17 @@ CONFIG_DIR = "config"
 OFFSET_NAME_DIGITS = 20
 
 
+TEMP_PREFIX, TEMP_SUFFIX = ".", ".tmp"  # a file being allocated, renamed into place when whole
+
+
+def temporary_name(name: str) -> str:
+    return f"{TEMP_PREFIX}{name}{TEMP_SUFFIX}"
+
+
+def is_temporary(name: str) -> bool:
+    return name.startswith(TEMP_PREFIX) and name.endswith(TEMP_SUFFIX)
+
+
 def offset_name(offset: int) -> str:
     """A segment's file name: its start offset, zero-padded to 20 digits."""
     return f"{offset:0{OFFSET_NAME_DIGITS}d}"

@@ -199,7 +199,8 @@ class StoreReader:
     # -- index ---------------------------------------------------------------------------------
     def index_paths(self) -> list[Path]:
         d = self.paths.index
-        return sorted(Path(e.path) for e in os.scandir(d) if e.is_file()) if d.is_dir() else []
+        return sorted(Path(e.path) for e in os.scandir(d) if e.is_file() and index.is_file_name(e.name)) \
+            if d.is_dir() else []
 
     def index_file(self, path: Path) -> IndexFileView:
         buf = read_file(path)

@@ -27,7 +27,7 @@ from rmqtool.errors import RmqError
 from rmqtool.format import checkpoint, consumequeue, index, message, msgid
 from rmqtool.format.consumequeue import ENTRY_LEN
 from rmqtool.store.config import StoreConfig
-from rmqtool.store.paths import StorePaths
+from rmqtool.store.paths import StorePaths, is_temporary, temporary_name
 from rmqtool.store.reader import StoreReader
 from rmqtool.store.segments import SegmentFile, data_end, list_segments, open_read_only
 
@@ -186,6 +186,10 @@ def plan_recovery(root: str | os.PathLike, cfg: StoreConfig, *, count_dispatch: 
             plan.refused = (f"{seg.path}: {seg.size} bytes, not mappedFileSizeCommitLog={cfg.mappedFileSizeCommitLog}"
                             ": the broker refuses to start (pass the store's broker.conf with --config)")
     _queue_plans(reader, cfg, plan)
+    for directory in (paths.commitlog, paths.consumequeue, paths.index):
+        if directory.is_dir():
+            plan.deleted += [(str(p), "unfinished file creation (the writer stopped while allocating it)")
+                             for p in sorted(directory.rglob(temporary_name("*"))) if is_temporary(p.name)]
     if plan.refused or not segments:
         return plan
     cp = reader.checkpoint() if paths.checkpoint.exists() else checkpoint.Checkpoint()
