@@ -13,6 +13,20 @@ CONFIG = typer.Option(None, "--config", help="broker.conf with the store's setti
 FLUSH = typer.Option(None, "--flush", help="sync: acknowledge after fdatasync; async: page cache, flushed at close "
                      "(default: flushDiskType of the config, else async).")
 
+STORE_TIMESTAMP = typer.Option(None, "--store-timestamp", help="Producer rows: the storeTimestamp (ms) of every "
+                               "message (default: now).")
+QUEUES = typer.Option(4, "--queues", min=1, help="Producer rows without queueId: spread round-robin per topic over "
+                      "this many queues.")
+QUEUE_BY = typer.Option(None, "--queue-by", help="Producer rows without queueId: pick the queue by the Java hash of "
+                        "this column instead.")
+
+
+def load_options(cfg, store_timestamp: int | None, queues: int, queue_by: str | None):
+    from rmqtool.store.commitlog import now_ms
+    from rmqtool.store.load_rows import LoadOptions
+
+    return LoadOptions(cfg, now_ms() if store_timestamp is None else store_timestamp, queues, queue_by)
+
 
 def _config(path: Path | None):
     from rmqtool.store.config import StoreConfig
@@ -118,12 +132,19 @@ def append(
 
 def import_(
     store: Path = typer.Argument(..., help="Store root (created when missing)."),
-    source: Path = typer.Argument(..., help="JSONL export: one message per line, decode schema."),
+    source: Path = typer.Argument(..., help="An export (JSONL or Parquet, decode schema) or producer rows."),
     flush: str | None = FLUSH,
     config: Path | None = CONFIG,
+    store_timestamp: int | None = STORE_TIMESTAMP,
+    queues: int = QUEUES,
+    queue_by: str | None = QUEUE_BY,
     as_json: bool = typer.Option(False, "--json", help="One JSON object."),
 ) -> None:
-    """Replay an export, writing every record as it was stored.
+    """Replay an export, writing every record as it was stored; or load producer rows.
+
+    Producer rows (the names of `append --batch` lines, no propertiesString) become the
+    messages a producer would send, all stored at one --store-timestamp, exactly as
+    `spark-load` writes them.
 
     storeTimestamp, hosts, flag, sysFlag, reconsumeTimes and the exact propertiesString are
     kept (a delayed record already on SCHEDULE_TOPIC_XXXX is not rewritten again); offsets are
@@ -137,7 +158,7 @@ def import_(
     from rmqtool.store.transfer import check_import_file, import_file
 
     cfg = _config(config)
-    plan = check_import_file(source, cfg)
+    plan = check_import_file(source, cfg, load_options(cfg, store_timestamp, queues, queue_by))
     with MessageStore(store, cfg, flush=flush) as st, output.progress("import", plan.messages) as advance:
         summary = import_file(st, source, plan, progress=advance)
     doc = summary.to_json()

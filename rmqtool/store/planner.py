@@ -1,21 +1,24 @@
-"""Where many records go, decided before a byte is written (plain numpy and one compiled loop).
+"""Where many records go, decided before a byte is written (plain numpy).
 
 Given the records' lengths, the commitlog's write position and the segment size, the
 layout puts each record where the broker's append would: behind the previous one while it
 leaves 8 bytes in its segment, else at the start of the next segment behind a blank marker.
 Queue offsets continue each topic-queue's counter; prepared and rolled-back records get 0
-and do not count. Bulk import and the Spark load plan through here.
+and do not count. Records without a queue get one round-robin per topic, as a producer
+picks them. Bulk import and the Spark load plan through here: `LoadPlanner` takes a load
+chunk by chunk and keeps only its counters, never the records.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
-from numba import njit
 
 from rmqtool.format import sysflag
 from rmqtool.format.message import BLANK_MARKER_LEN
+
+NO_QUEUE = -1  # a row that names no queue: the planner assigns one
 
 
 @dataclass
@@ -25,45 +28,132 @@ class Layout:
     end: int  # the commitlog's write position after the last record
 
 
-@njit(cache=True)
-def _place(lengths, start, segment, out, blanks):
-    pos = start
-    nb = 0
-    for i in range(lengths.shape[0]):
-        left = segment - pos % segment
-        if lengths[i] + BLANK_MARKER_LEN > left:
-            blanks[nb] = pos
-            nb += 1
-            pos += left
-        out[i] = pos
-        pos += lengths[i]
-    return nb, pos
-
-
 def plan_layout(lengths: np.ndarray, start: int, segment_size: int) -> Layout:
-    out = np.empty(len(lengths), dtype=np.int64)
-    blanks = np.empty(len(lengths), dtype=np.int64)
-    nb, end = _place(lengths.astype(np.int64), start, segment_size, out, blanks)
-    return Layout(out, blanks[:nb].copy(), int(end))
+    """Each record's physical offset; one binary search per segment the records reach."""
+    lengths = np.asarray(lengths, dtype=np.int64)
+    n = len(lengths)
+    ends = np.cumsum(lengths)  # end of record k relative to the first record, before any blank
+    out = np.empty(n, dtype=np.int64)
+    blanks: list[int] = []
+    pos, i = start, 0
+    while i < n:
+        base = int(ends[i - 1]) if i else 0  # bytes of records before i
+        limit = pos - pos % segment_size + segment_size - BLANK_MARKER_LEN  # a record must end by here
+        j = int(np.searchsorted(ends, limit - pos + base, side="right"))  # records i..j-1 fit
+        if j == i:  # record i does not fit: close the segment with a blank marker
+            blanks.append(pos)
+            pos = limit + BLANK_MARKER_LEN
+            continue
+        out[i:j] = pos + np.r_[0, ends[i : j - 1] - base]
+        pos += int(ends[j - 1]) - base
+        i = j
+    return Layout(out, np.array(blanks, dtype=np.int64), pos)
+
+
+def counted(sys_flag: np.ndarray) -> np.ndarray:
+    """Records that take a queue offset: not prepared, not rolled back."""
+    tx = sys_flag & sysflag.TRANSACTION_MASK
+    return (tx == sysflag.TRANSACTION_NOT) | (tx == sysflag.TRANSACTION_COMMIT)
+
+
+def _ranks(ids: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(rank of each element among equal ids in order, distinct ids, count of each)."""
+    order = np.argsort(ids, kind="stable")
+    sorted_ids = ids[order]
+    starts = np.flatnonzero(np.r_[True, sorted_ids[1:] != sorted_ids[:-1]])
+    counts = np.diff(np.r_[starts, len(ids)])
+    rank = np.empty(len(ids), dtype=np.int64)
+    rank[order] = np.arange(len(ids)) - np.repeat(starts, counts)
+    return rank, sorted_ids[starts], counts
 
 
 def plan_queue_offsets(keys: list[tuple[str, int]], key_ids: np.ndarray, sys_flag: np.ndarray,
                        table: dict[tuple[str, int], int]) -> np.ndarray:
     """Each record's queue offset (key_ids index `keys`); advances `table` as the broker's would."""
-    tx = sys_flag & sysflag.TRANSACTION_MASK
-    counted = (tx == sysflag.TRANSACTION_NOT) | (tx == sysflag.TRANSACTION_COMMIT)
+    take = counted(sys_flag)
     out = np.zeros(len(key_ids), dtype=np.int64)
-    ids = key_ids[counted]
+    ids = key_ids[take]
     if len(ids):
-        order = np.argsort(ids, kind="stable")
-        sorted_ids = ids[order]
-        starts = np.flatnonzero(np.r_[True, sorted_ids[1:] != sorted_ids[:-1]])
-        rank = np.arange(len(ids)) - np.repeat(starts, np.diff(np.r_[starts, len(ids)]))
-        base = np.array([table.get(keys[k], 0) for k in sorted_ids[starts].tolist()], dtype=np.int64)
-        within = np.empty(len(ids), dtype=np.int64)
-        within[order] = rank + np.repeat(base, np.diff(np.r_[starts, len(ids)]))
-        out[counted] = within
-        for k, b, n in zip(sorted_ids[starts].tolist(), base.tolist(), np.diff(np.r_[starts, len(ids)]).tolist(),
-                           strict=True):
-            table[keys[k]] = b + n
+        rank, distinct, counts = _ranks(ids)
+        base = np.zeros(len(keys), dtype=np.int64)
+        for k, n in zip(distinct.tolist(), counts.tolist(), strict=True):
+            base[k] = table.get(keys[k], 0)
+            table[keys[k]] = int(base[k]) + n
+        out[take] = rank + base[ids]
     return out
+
+
+def assign_queues(topic_ids: np.ndarray, queue: np.ndarray, next_pick: dict[int, int], queues: int) -> np.ndarray:
+    """Queue ids with every NO_QUEUE replaced round-robin per topic over `queues` queues;
+    `next_pick` (topic id -> count of rows already assigned) carries the rotation between calls."""
+    out = np.asarray(queue, dtype=np.int64).copy()
+    free = np.flatnonzero(out == NO_QUEUE)
+    if len(free):
+        tids = topic_ids[free].astype(np.int64)
+        rank, distinct, counts = _ranks(tids)
+        start = np.zeros(int(distinct.max()) + 1, dtype=np.int64)
+        for t, n in zip(distinct.tolist(), counts.tolist(), strict=True):
+            start[t] = next_pick.get(t, 0)
+            next_pick[t] = start[t] + n
+        out[free] = (start[tids] + rank) % queues
+    return out
+
+
+@dataclass
+class ChunkPlan:
+    """Where one chunk of a load goes."""
+
+    row_base: int  # the load-wide number of the chunk's first row
+    queue_id: np.ndarray
+    queue_offset: np.ndarray
+    physical_offset: np.ndarray
+    blanks: np.ndarray
+
+
+@dataclass
+class LoadPlanner:
+    """Plans a load chunk by chunk, in load order, from lengths, topics and queues only.
+
+    It continues a store's end and offset table and remembers what the load touches: the
+    segments, each topic-queue's first and next queue offset, the blank markers.
+    """
+
+    start: int
+    segment_size: int
+    queues: int
+    table: dict[tuple[str, int], int]
+    end: int = -1
+    rows: int = 0
+    topics: dict[str, int] = field(default_factory=dict)
+    first_offsets: dict[tuple[str, int], int] = field(default_factory=dict)
+    _next_pick: dict[int, int] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.end < 0:
+            self.end = self.start
+
+    def plan(self, topic_names: list[str], topic_idx: np.ndarray, queue: np.ndarray, lengths: np.ndarray,
+             sys_flag: np.ndarray | None = None) -> ChunkPlan:
+        gids = np.array([self.topics.setdefault(t, len(self.topics)) for t in topic_names], dtype=np.int64)
+        global_topic = gids[topic_idx] if len(gids) else np.zeros(0, dtype=np.int64)
+        queue_id = assign_queues(global_topic, queue, self._next_pick, self.queues)
+        combined = (global_topic << 32) | (queue_id & 0xFFFFFFFF)
+        distinct, key_ids = np.unique(combined, return_inverse=True)
+        names = {v: k for k, v in self.topics.items()}
+        keys = [(names[int(c) >> 32], int(np.int32(c & 0xFFFFFFFF))) for c in distinct.tolist()]
+        for k in keys:
+            self.first_offsets.setdefault(k, self.table.get(k, 0))
+        flags = np.zeros(len(lengths), dtype=np.int64) if sys_flag is None else sys_flag
+        queue_offset = plan_queue_offsets(keys, key_ids.ravel(), flags, self.table)
+        layout = plan_layout(lengths, self.end, self.segment_size)
+        plan = ChunkPlan(self.rows, queue_id, queue_offset, layout.physical_offset, layout.blanks)
+        self.end = layout.end
+        self.rows += len(lengths)
+        return plan
+
+    def segments(self) -> list[int]:
+        """Start offsets of the segments the load writes into."""
+        if self.end == self.start:
+            return []
+        first = self.start - self.start % self.segment_size
+        return list(range(first, self.end, self.segment_size))

@@ -149,16 +149,22 @@ def append_messages(store: MessageStore, messages: list[message.Message], *, bat
 class ImportPlan:
     messages: int
     columnar: bool  # the fast path takes the whole file
+    rows: object | None = None  # LoadOptions when the file holds producer rows rather than an export
 
 
-def check_import_file(source: str | Path, cfg: StoreConfig) -> ImportPlan:
-    """Check every record of an export against the store's rules, before anything is written."""
+def check_import_file(source: str | Path, cfg: StoreConfig, rows=None) -> ImportPlan:
+    """Check every record of an export, or every producer row (a file without propertiesString,
+    loaded with `rows`, a LoadOptions), against the store's rules, before anything is written."""
     from rmqtool.store import bulk_import
 
     if str(source) == "-":
         raise RmqError("import reads a file (it is checked before anything is written), not stdin")
     if not Path(source).is_file():
         raise RmqError(f"cannot read {source}: no such file")
+    from rmqtool.store import row_import
+
+    if rows is not None and not row_import.is_export(Path(source)):
+        return ImportPlan(row_import.check_rows(Path(source), rows), columnar=True, rows=rows)
     try:
         return ImportPlan(bulk_import.check(source, cfg), columnar=True)
     except bulk_import.Unsupported as e:
@@ -179,10 +185,13 @@ def import_file(store: MessageStore, source: str | Path, plan: ImportPlan | None
     """
     summary = WriteSummary()
     if plan is not None and plan.columnar:
-        from rmqtool.store import bulk_import
+        from rmqtool.store import bulk_import, row_import
 
         start = store.commitlog.max_offset
-        summary.messages, summary.bytes = bulk_import.write(store, source, progress)
+        if plan.rows is not None:
+            summary.messages, summary.bytes = row_import.write_rows(store, Path(source), plan.rows, progress)
+        else:
+            summary.messages, summary.bytes = bulk_import.write(store, source, progress)
         summary.first_offset, summary.last_offset = start, store.commitlog.max_offset
         return summary
     for n, obj in read_objects(source):
