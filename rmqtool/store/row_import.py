@@ -32,12 +32,15 @@ def is_parquet(source: Path) -> bool:
         return f.read(4) == b"PAR1"
 
 
+_STORED = ("propertiesString", "storeTimestamp")  # fields only a stored record has
+
+
 def is_export(source: Path) -> bool:
-    """An export (records as stored, with propertiesString) rather than producer rows."""
+    """An export (records as stored: propertiesString or storeTimestamp) rather than producer rows."""
     if is_parquet(source):
         import pyarrow.parquet as pq
 
-        return "propertiesString" in pq.ParquetFile(source).schema_arrow.names
+        return any(n in pq.ParquetFile(source).schema_arrow.names for n in _STORED)
     with open(source, encoding="utf-8", errors="replace") as f:
         for line in f:
             if line.strip():
@@ -45,7 +48,7 @@ def is_export(source: Path) -> bool:
                     obj = json.loads(line)
                 except ValueError:
                     return True  # the export path names the malformed line
-                return isinstance(obj, dict) and "propertiesString" in obj
+                return isinstance(obj, dict) and any(n in obj for n in _STORED)
     return True
 
 
