@@ -1,0 +1,219 @@
+"""`spark-load`: the driver. It plans; Spark tasks read, encode and write.
+
+Stages: (1) tasks read the input and stage each chunk of rows as record columns, returning
+a row per chunk; (2) the driver plans chunk by chunk in input order (lengths, topics and
+queues only, a few bytes per row, one chunk at a time), allocates the staged files and
+writes the blank markers; (3) tasks encode each chunk at its planned offsets and write its
+queue entries; (4) one task builds the index from the chunks' keys; (5) tasks checksum the
+staged files; (6) the driver writes the manifest and adopts the load (`store.staging`).
+The store lock is held throughout, and the store is untouched until adoption.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import numpy as np
+
+from rmqtool.errors import RmqError
+from rmqtool.format import checkpoint, uniqkey
+from rmqtool.store.load_rows import LOAD_FIELDS, LoadOptions
+from rmqtool.store.lock import StoreLock
+from rmqtool.store.message_store import _prepare_root
+from rmqtool.store.paths import StorePaths
+from rmqtool.store.planner import LoadPlanner
+from rmqtool.store.staging import Staging, adopt, adopted, discard_stale, finish_pending, index_name_after, read_end
+
+FORMATS = ("jsonl", "parquet", "csv")
+Progress = Callable[[str, int], None]  # (stage finished, rows)
+_JSON_SCHEMA = ("topic string, queueId int, body string, bodyText string, tags string, keys string, "
+                "properties map<string,string>, bornTimestamp long, bornHost string, storeHost string, flag int, "
+                "delayLevel int, _corrupt string")
+_CSV_INTS = {"queueId": "int", "bornTimestamp": "long", "flag": "int", "delayLevel": "int"}
+
+
+@dataclass
+class LoadResult:
+    load_id: str
+    messages: int
+    first_offset: int
+    end_offset: int
+    already: bool = False  # the load id was adopted before: nothing done
+    chunks: int = 0
+
+    def to_json(self) -> dict:
+        return {"loadId": self.load_id, "messages": self.messages, "firstOffset": self.first_offset,
+                "endOffset": self.end_offset, "alreadyLoaded": self.already}
+
+
+def input_files(inputs: list[Path]) -> list[str]:
+    """The input files in load order: as given, a folder's files by name."""
+    out: list[str] = []
+    for p in inputs:
+        if p.is_dir():
+            out += sorted(str(f.resolve()) for f in p.iterdir()
+                          if f.is_file() and not f.name.startswith(("_", ".")))
+        elif p.is_file():
+            out.append(str(p.resolve()))
+        else:
+            raise RmqError(f"cannot read {p}: no such file or folder")
+    if not out:
+        raise RmqError("no input files")
+    return out
+
+
+def default_load_id(files: list[str], fmt: str, opts: LoadOptions, explicit_ts: bool) -> str:
+    """Names a load by its input (paths, sizes, times) and settings, so a repeated command is recognised."""
+    h = hashlib.sha256()
+    for f in files:
+        st = os.stat(f)
+        h.update(f"{f}\0{st.st_size}\0{st.st_mtime_ns}\0".encode())
+    h.update(f"{fmt}\0{opts.queues}\0{opts.queue_by}\0{opts.store_timestamp if explicit_ts else ''}".encode())
+    return "load-" + h.hexdigest()[:16]
+
+
+def _read(spark, files: list[str], fmt: str, partitions: int | None):
+    from pyspark.sql import functions as F
+
+    if partitions:
+        total = sum(os.path.getsize(f) for f in files)
+        spark.conf.set("spark.sql.files.maxPartitionBytes", str(max(total // partitions + 1, 1 << 20)))
+        spark.conf.set("spark.sql.files.openCostInBytes", "0")
+    if fmt == "jsonl":
+        df = spark.read.schema(_JSON_SCHEMA).option("columnNameOfCorruptRecord", "_corrupt").json(files)
+    elif fmt == "parquet":
+        df = spark.read.parquet(*files)
+        df = df.select(*[c for c in df.columns if c in LOAD_FIELDS])
+    else:
+        df = spark.read.option("header", "true").csv(files)
+        df = df.select(*[F.col(c).cast(_CSV_INTS[c]) if c in _CSV_INTS else F.col(c)
+                         for c in df.columns if c in LOAD_FIELDS])
+    return df.select("*", F.col("_metadata.file_path").alias("_file"),
+                     F.col("_metadata.file_block_start").alias("_block"))
+
+
+def spark_load(inputs: list[Path], store: Path, opts: LoadOptions, *, fmt: str = "jsonl",
+               master: str = "local[*]", partitions: int | None = None, load_id: str | None = None,
+               explicit_ts: bool = False, progress: Progress | None = None) -> LoadResult:
+    from rmqtool.spark import tasks
+    from rmqtool.spark.session import get_session
+
+    if fmt not in FORMATS:
+        raise RmqError(f"unknown input format {fmt!r}: use {', '.join(FORMATS)}")
+    files = input_files(inputs)
+    load_id = load_id or default_load_id(files, fmt, opts, explicit_ts)
+    paths = StorePaths(store, opts.cfg.storePathCommitLog or None)
+    _prepare_root(paths, create=True)
+    lock = StoreLock(paths)
+    try:
+        finish_pending(paths)
+        if paths.abort.exists():
+            raise RmqError(f"store {paths.root} was not shut down cleanly (abort file present): "
+                           "run `rmqtool recover` first")
+        record = adopted(paths, load_id)
+        if record is not None:
+            return LoadResult(load_id, record["messages"], record["base"]["commitlogEnd"], record["end"],
+                              already=True)
+        discard_stale(paths)
+        staging = Staging(paths, load_id)
+        staging.reset()
+        try:
+            result = _run(get_session(master), files, fmt, partitions, paths, staging, opts, progress, tasks)
+        except BaseException:
+            discard_stale(paths)
+            raise
+        return result
+    finally:
+        lock.release()
+
+
+def _note(progress: Progress | None, stage: str, rows: int) -> None:
+    if progress:
+        progress(stage, rows)
+
+
+def _run(spark, files, fmt, partitions, paths: StorePaths, staging: Staging, opts: LoadOptions, progress,
+         tasks) -> LoadResult:
+    cfg = opts.cfg
+    end = read_end(paths, cfg)
+    ctx = tasks.LoadContext(str(staging.dir), tuple(files), opts, uniqkey.load_stamp(opts.store_timestamp))
+    df = _read(spark, files, fmt, partitions)
+    meta = df.mapInArrow(lambda it: tasks.stage_rows(it, ctx), tasks.META_FIELDS).collect()
+    chunks = sorted((r["file"], r["block"], r["seq"], r["rows"], r["errors"]) for r in meta)
+    _report_bad_rows(chunks, files)
+    total_rows = sum(c[3] for c in chunks)
+    _note(progress, "read", total_rows)
+
+    planner = LoadPlanner(end.commitlog_end, cfg.mappedFileSizeCommitLog, opts.queues, end.table())
+    blanks = []
+    names = [tasks.chunk_name(f, b, s) for f, b, s, _, _ in chunks]
+    for name in names:
+        with np.load(ctx.work(f"meta-{name}.npz")) as m:
+            plan = planner.plan([str(t) for t in m["topics"]], m["topic_idx"], m["queue"], m["lengths"])
+        blanks += plan.blanks.tolist()
+        np.savez(ctx.work(f"plan-{name}.npz"), queue_id=plan.queue_id, queue_offset=plan.queue_offset,
+                 physical_offset=plan.physical_offset, row_base=plan.row_base)
+    staging.prepare_commitlog(end, planner.segments(), cfg.mappedFileSizeCommitLog, blanks)
+    staging.prepare_queues(end, planner.first_offsets, planner.table, cfg.mappedFileSizeConsumeQueue)
+    _note(progress, "plan", total_rows)
+
+    sc = spark.sparkContext
+    slices = max(1, min(len(names), partitions or sc.defaultParallelism))
+    wrote = sc.parallelize(names, slices).map(lambda n: tasks.write_chunk(n, ctx)).collect() if names else []
+    _note(progress, "write", total_rows)
+
+    index_info = {"files": [], "full": 0}
+    keys = sum(k for _, k in wrote)
+    if cfg.messageIndexEnable and keys:
+        per_file = cfg.maxIndexNum - 1
+        file_names, stamp = [], opts.store_timestamp
+        for _ in range(-(-keys // per_file)):
+            name = index_name_after(end.index, stamp) if not file_names else index_name_after(
+                replace(end.index or _no_index(), last_name=file_names[-1]), stamp)
+            file_names.append(name)
+        prev = (end.index.end_phy, end.index.end_ts) if end.index else (0, 0)
+        index_info = sc.parallelize([0], 1).map(
+            lambda _: tasks.build_index(names, ctx, file_names, prev)).collect()[0]
+    _note(progress, "index", total_rows)
+
+    cp = end.checkpoint
+    if total_rows:
+        cp = checkpoint.Checkpoint(opts.store_timestamp, opts.store_timestamp,
+                                   opts.store_timestamp if index_info["full"] else cp.indexMsgTimestamp)
+    staging.write_checkpoint(cp)
+    rels = [str(r) for r in staging.data_files()]
+    sums = sc.parallelize(rels, max(1, min(len(rels), sc.defaultParallelism))).map(
+        lambda r: tasks.checksum(r, ctx)).collect()
+    doc = {"storeTimestamp": opts.store_timestamp, "messages": total_rows, "base": end.to_json(),
+           "end": planner.end, "inputs": files}
+    staging.write_manifest(doc, {rel: (size, crc) for rel, size, crc in sums})
+    _note(progress, "checksum", total_rows)
+    adopt(paths, staging, cfg)
+    _note(progress, "adopt", total_rows)
+    return LoadResult(staging.load_id, total_rows, end.commitlog_end, planner.end, chunks=len(names))
+
+
+def _no_index():
+    from rmqtool.store.staging import IndexEnd
+
+    return IndexEnd(None, 0, 0, 0)
+
+
+def _report_bad_rows(chunks, files: list[str]) -> None:
+    """The first bad row as `FILE: row N: field: reason` (rows counted from 1 in each file)."""
+    before: dict[int, int] = {}
+    bad = []
+    for f, _, _, rows, errors in chunks:
+        if errors:
+            for e in json.loads(errors):
+                bad.append((files[f] if f >= 0 else "?", before.get(f, 0) + e["row"] + 1, e["field"], e["reason"]))
+        before[f] = before.get(f, 0) + rows
+    if bad:
+        path, row, field, reason = bad[0]
+        more = f" (and {len(bad) - 1} more bad rows)" if len(bad) > 1 else ""
+        raise RmqError(f"{path}: row {row}: {field}: {reason}{more}; nothing was loaded")

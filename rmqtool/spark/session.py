@@ -1,0 +1,39 @@
+"""The SparkSession a load or an export runs in (embedded `local[*]` unless told otherwise)."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from rmqtool.errors import RmqError
+
+DEFAULT_MASTER = "local[*]"
+ARROW_BATCH_ROWS = 1 << 16
+
+
+def get_session(master: str = DEFAULT_MASTER):
+    """The active session when there is one (tests share one), else a new one on `master`.
+
+    Workers run this interpreter (PYSPARK_PYTHON), so they import the same rmqtool.
+    """
+    try:
+        from pyspark.sql import SparkSession
+    except ImportError:
+        raise RmqError("spark-load and spark-export need PySpark: pip install 'rmqtool[spark]'") from None
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    active = SparkSession.getActiveSession()
+    if active is not None:
+        return active
+    try:
+        spark = (SparkSession.builder.master(master).appName("rmqtool")
+                 .config("spark.ui.enabled", "false")
+                 .config("spark.ui.showConsoleProgress", "false")
+                 .config("spark.sql.execution.arrow.maxRecordsPerBatch", str(ARROW_BATCH_ROWS))
+                 .config("spark.python.worker.reuse", "true")
+                 .getOrCreate())
+    except Exception as e:  # the JVM did not start: no Java, a bad master URL
+        raise RmqError(f"cannot start Spark on {master}: {str(e).splitlines()[0]}") from None
+    spark.sparkContext.setLogLevel("ERROR")
+    return spark

@@ -1,0 +1,224 @@
+"""What Spark tasks run for a load: plain functions of a `LoadContext`, no Spark inside.
+
+1. `stage_rows` (mapInArrow over the input): rows -> record columns (`load_rows`), saved as
+   one chunk per run of rows from one input block; returns a small row per chunk.
+2. `write_chunk`: a chunk and its plan -> records encoded straight into the staged segments
+   at their planned offsets, their consume-queue entries into the staged queue files, and
+   the chunk's index keys (hash, offset) into a keys file.
+3. `build_index`: every keys file in load order -> index files, chain links vectorized.
+4. `checksum`: (size, CRC32C) of a staged file for the manifest.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import unquote, urlparse
+
+import numpy as np
+
+from rmqtool.format import kernels
+from rmqtool.format import columns as colkernel
+from rmqtool.format.consumequeue import ENTRY_LEN, encode_entries
+from rmqtool.format.dispatchkernel import D_OFFSET, D_SIZE, D_TAGS_CODE, dispatch_records
+from rmqtool.format.index import file_len
+from rmqtool.format.indexbuild import fill_file
+from rmqtool.store.load_rows import LoadChunk, LoadOptions, to_chunk
+from rmqtool.store.paths import StorePaths, offset_name
+from rmqtool.store.staging import allocate, file_crc
+
+CHUNK_ROWS = 1 << 16
+META_FIELDS = "file int, block long, seq int, rows long, errors string"
+
+
+@dataclass(frozen=True)
+class LoadContext:
+    """Everything a task needs, sent to it with the function."""
+
+    staging: str  # the staging folder
+    files: tuple[str, ...]  # input files in load order (real paths)
+    options: LoadOptions
+    stamp: tuple[int, int] = (0, 0)  # unique-key stamp of the load
+
+    @property
+    def store(self) -> StorePaths:
+        return StorePaths(self.staging)
+
+    def work(self, name: str) -> Path:
+        return Path(self.staging) / "work" / name
+
+
+def chunk_name(file: int, block: int, seq: int) -> str:
+    return f"{file:06d}-{block:016d}-{seq:06d}"
+
+
+def _input_index(ctx: LoadContext, uri: str) -> int:
+    path = os.path.realpath(unquote(urlparse(uri).path))
+    try:
+        return ctx.files.index(path)
+    except ValueError:
+        return -1
+
+
+def _save(path: Path, **arrays) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "wb") as f:
+        np.savez(f, **arrays)
+    os.replace(tmp, path)
+
+
+def stage_rows(batches: Iterator, ctx: LoadContext) -> Iterator:
+    """mapInArrow body: chunks of rows (grouped by input block, in order) -> staged chunks."""
+    import pyarrow as pa
+
+    seq: dict[tuple[int, int], int] = {}
+    for batch in batches:
+        paths = batch.column("_file").to_pylist()
+        blocks = batch.column("_block").to_numpy(zero_copy_only=False)
+        bounds = [0] + [i for i in range(1, batch.num_rows) if paths[i] != paths[i - 1] or blocks[i] != blocks[i - 1]]
+        bounds.append(batch.num_rows)
+        out = []
+        for a, b in zip(bounds[:-1], bounds[1:], strict=True):
+            key = (_input_index(ctx, paths[a]), int(blocks[a]))
+            for c in range(a, b, CHUNK_ROWS):
+                part = batch.slice(c, min(CHUNK_ROWS, b - c))
+                n = seq.get(key, 0)
+                seq[key] = n + 1
+                out.append((*key, n, part.num_rows, _stage_one(part, ctx, chunk_name(*key, n))))
+        yield pa.RecordBatch.from_pylist([dict(zip(("file", "block", "seq", "rows", "errors"), row, strict=True))
+                                          for row in out], schema=_meta_schema())
+
+
+def _meta_schema():
+    import pyarrow as pa
+
+    return pa.schema([("file", pa.int32()), ("block", pa.int64()), ("seq", pa.int32()), ("rows", pa.int64()),
+                      ("errors", pa.string())])
+
+
+def _stage_one(batch, ctx: LoadContext, name: str) -> str | None:
+    """Stage one chunk; returns its bad rows as JSON, or None."""
+    errors = []
+    if "_corrupt" in batch.schema.names:
+        corrupt = batch.column("_corrupt").is_valid().to_numpy(zero_copy_only=False)
+        errors = [{"row": int(r), "field": "line", "reason": "malformed JSON"} for r in np.flatnonzero(corrupt)[:20]]
+    if not errors:
+        chunk = to_chunk(batch, ctx.options)
+        if isinstance(chunk, list):
+            errors = [{"row": e.row, "field": e.field, "reason": e.reason} for e in chunk]
+    if errors:
+        return json.dumps(errors)
+    chunk.save(ctx.work(f"chunk-{name}.npz"))
+    _save(ctx.work(f"meta-{name}.npz"), topics=chunk.topics, topic_idx=chunk.topic_idx, queue=chunk.queue,
+          lengths=chunk.cols.lengths().astype(np.int32))
+    return None
+
+
+def write_chunk(name: str, ctx: LoadContext) -> tuple[int, int]:
+    """Encode one planned chunk into the staged segments and queues; returns (rows, index keys)."""
+    chunk = LoadChunk.load(ctx.work(f"chunk-{name}.npz"))
+    with np.load(ctx.work(f"plan-{name}.npz")) as p:
+        queue_id, queue_offset, phys = p["queue_id"], p["queue_offset"], p["physical_offset"]
+        row_base = int(p["row_base"])
+    chunk.finish(queue_id, row_base, ctx.stamp)
+    cols = chunk.cols
+    lengths = cols.lengths()
+    rows, head_len = cols.headers(queue_offset, phys)
+    seg_size = ctx.options.cfg.mappedFileSizeCommitLog
+    levels = np.array(ctx.options.cfg.delay_levels_ms, dtype=np.int64)
+    key_hash, key_phys, cq_rows = [], [], []
+    n, i = len(chunk), 0
+    while i < n:
+        seg_start = int(phys[i]) - int(phys[i]) % seg_size
+        j = int(np.searchsorted(phys, seg_start + seg_size))
+        seg = np.memmap(ctx.store.commitlog / offset_name(seg_start), dtype=np.uint8, mode="r+")
+        at = int(phys[i]) - seg_start
+        wrote = colkernel.encode_records(seg, at, rows, head_len, cols.body_buf, cols.body_start, cols.body_len,
+                                         cols.topic_buf, cols.topic_start, cols.topic_len, cols.props_buf,
+                                         cols.props_start, cols.props_len, i, j)
+        geo = np.empty((j - i, kernels.GEO_COLUMNS), dtype=np.int64)
+        walked, _ = kernels.walk(seg, at, at + wrote, seg_start, geo)
+        if walked != j - i:
+            raise RuntimeError(f"chunk {name}: wrote {j - i} records, read back {walked}")
+        found = dispatch_records(seg, geo, seg_start, levels)
+        cq_rows.append(found.fields[:, [D_OFFSET, D_SIZE, D_TAGS_CODE]].copy())
+        key_hash.append(found.key_hash.astype(np.int32))
+        key_phys.append(found.fields[found.key_rec, D_OFFSET].copy())
+        seg.flush()
+        del seg
+        i = j
+    entries = np.concatenate(cq_rows) if cq_rows else np.zeros((0, 3), dtype=np.int64)
+    _write_queues(ctx, chunk, queue_id, queue_offset, entries)
+    _save(ctx.work(f"keys-{name}.npz"), hash=np.concatenate(key_hash) if key_hash else np.zeros(0, np.int32),
+          phys=np.concatenate(key_phys) if key_phys else np.zeros(0, np.int64))
+    return n, sum(len(k) for k in key_hash)
+
+
+def _write_queues(ctx: LoadContext, chunk: LoadChunk, queue_id: np.ndarray, queue_offset: np.ndarray,
+                  entries: np.ndarray) -> None:
+    """Each row's consume-queue entry at its queue offset (rows of a queue are consecutive offsets)."""
+    file_size = ctx.options.cfg.mappedFileSizeConsumeQueue
+    group = (chunk.topic_idx.astype(np.int64) << 32) | (queue_id & 0xFFFFFFFF)
+    order = np.argsort(group, kind="stable")
+    sorted_groups = group[order]
+    starts = np.flatnonzero(np.r_[True, sorted_groups[1:] != sorted_groups[:-1]])
+    for a, b in zip(starts.tolist(), np.r_[starts[1:], len(order)].tolist(), strict=True):
+        sel = order[a:b]
+        first = sel[0]
+        qdir = ctx.store.queue_dir(str(chunk.topics[chunk.topic_idx[first]]), int(queue_id[first]))
+        data = encode_entries(entries[sel, 0], entries[sel, 1], entries[sel, 2])
+        pos = int(queue_offset[first]) * ENTRY_LEN
+        while data:
+            file_start = pos - pos % file_size
+            take = min(len(data), file_start + file_size - pos)
+            fd = os.open(qdir / offset_name(file_start), os.O_WRONLY)
+            try:
+                os.pwrite(fd, data[:take], pos - file_start)
+            finally:
+                os.close(fd)
+            data, pos = data[take:], pos + take
+
+
+def build_index(names: list[str], ctx: LoadContext, file_names: list[str], prev_end: tuple[int, int]) -> dict:
+    """Index files from every chunk's keys in load order; returns what was written."""
+    cfg = ctx.options.cfg
+    per_file = cfg.maxIndexNum - 1
+    size = file_len(cfg.maxHashSlotNum, cfg.maxIndexNum)
+    hashes: list[np.ndarray] = []
+    phys: list[np.ndarray] = []
+    held = 0
+    written: list[str] = []
+    full = 0
+
+    def flush(upto: int) -> None:
+        nonlocal prev_end, held, full, hashes, phys
+        h, p = np.concatenate(hashes), np.concatenate(phys)
+        path = ctx.store.index / file_names[len(written)]
+        allocate(path, size)
+        buf = np.memmap(path, dtype=np.uint8, mode="r+")
+        times = np.full(upto, ctx.options.store_timestamp, dtype=np.int64)
+        prev_end = fill_file(buf, h[:upto].astype(np.int64), p[:upto], times, cfg.maxHashSlotNum, prev_end)
+        buf.flush()
+        del buf
+        written.append(path.name)
+        full += upto == per_file
+        hashes, phys, held = [h[upto:]], [p[upto:]], len(h) - upto
+
+    for name in names:
+        with np.load(ctx.work(f"keys-{name}.npz")) as z:
+            hashes.append(z["hash"])
+            phys.append(z["phys"])
+            held += len(z["hash"])
+        while held >= per_file:
+            flush(per_file)
+    if held:
+        flush(held)
+    return {"files": written, "full": full}
+
+
+def checksum(rel: str, ctx: LoadContext) -> tuple[str, int, int]:
+    size, crc = file_crc(Path(ctx.staging) / rel)
+    return rel, size, crc

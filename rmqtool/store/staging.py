@@ -1,0 +1,320 @@
+"""A bulk load staged inside the store root and adopted into the store in one step.
+
+The staging folder `.spark-load/<load id>/` mirrors the store (commitlog/, consumequeue/,
+index/, checkpoint) and holds only the files the load writes: the store's last segment and
+last queue files are copied in first when the load continues them. Nothing in the store
+changes until adoption, which
+
+1. checks every staged file against the manifest (size and CRC32C) and that the store still
+   ends where the load was planned to start;
+2. writes the journal `.spark-load/ADOPTING` naming the load;
+3. renames each staged file over its place in the store (same file system: one rename each);
+4. records the load as adopted (`.spark-load/loads/<id>.json`) and removes the journal.
+
+A process killed before step 2 leaves the store as it was (the staging folder is discarded
+by the next load); killed after it, the next writer finishes the renames from the journal
+(`finish_pending`), so a store never stays half adopted. A load id already recorded is not
+loaded again.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import crc32c
+
+from rmqtool.errors import RmqError
+from rmqtool.format import checkpoint, index, message
+from rmqtool.store.commitlog import CommitLog
+from rmqtool.store.config import StoreConfig
+from rmqtool.store.consume_queue import ConsumeQueue
+from rmqtool.store.index_service import IndexService
+from rmqtool.store.paths import StorePaths, offset_name
+
+LOADS_DIR = ".spark-load"
+ADOPTING = "ADOPTING"
+MANIFEST = "MANIFEST.json"
+_LOAD_ID = re.compile(r"^[A-Za-z0-9._-]{1,100}$")
+_CRC_BLOCK = 8 << 20
+
+
+@dataclass
+class QueueEnd:
+    next_offset: int  # queue offset the next entry gets
+    last_file: Path | None  # the file holding it, when it exists
+
+
+@dataclass
+class IndexEnd:
+    last_name: str | None
+    end_phy: int
+    end_ts: int
+    count: int  # files
+
+
+@dataclass
+class StoreEnd:
+    """Where a store ends: what a load continues."""
+
+    commitlog_end: int
+    queues: dict[tuple[str, int], QueueEnd] = field(default_factory=dict)
+    index: IndexEnd | None = None
+    checkpoint: checkpoint.Checkpoint = field(default_factory=checkpoint.Checkpoint)
+
+    def table(self) -> dict[tuple[str, int], int]:
+        return {k: q.next_offset for k, q in self.queues.items()}
+
+    def to_json(self) -> dict:
+        return {"commitlogEnd": self.commitlog_end,
+                "queues": {f"{t}/{q}": e.next_offset for (t, q), e in sorted(self.queues.items())}}
+
+
+def read_end(paths: StorePaths, cfg: StoreConfig) -> StoreEnd:
+    """The end of a cleanly closed store (or of no store yet), read without changing a byte."""
+    if not paths.commitlog.is_dir():
+        return StoreEnd(0)
+    log = CommitLog(paths.commitlog, cfg)
+    try:
+        log.find_end()
+        end = StoreEnd(log.max_offset)
+    finally:
+        log.close()
+    if paths.consumequeue.is_dir():
+        for topic_dir in sorted(paths.consumequeue.iterdir()):
+            for qdir in sorted(topic_dir.iterdir()) if topic_dir.is_dir() else []:
+                if not qdir.name.lstrip("-").isdigit():
+                    continue
+                cq = ConsumeQueue(qdir, topic_dir.name, int(qdir.name), cfg.mappedFileSizeConsumeQueue)
+                try:
+                    last = cq.files.last
+                    end.queues[(topic_dir.name, int(qdir.name))] = QueueEnd(
+                        cq.max_offset_in_queue, last.path if last is not None else None)
+                finally:
+                    cq.close()
+    if cfg.messageIndexEnable and paths.index.is_dir():
+        svc = IndexService(paths.index, cfg)
+        try:
+            if svc.files:
+                hdr = svc.files[-1].header
+                end.index = IndexEnd(svc.files[-1].name, int(hdr["endPhyOffset"]), int(hdr["endTimestamp"]),
+                                     len(svc.files))
+        finally:
+            svc.close()
+    if paths.checkpoint.exists():
+        end.checkpoint = checkpoint.decode(paths.checkpoint.read_bytes())
+    return end
+
+
+def check_load_id(load_id: str) -> str:
+    if not _LOAD_ID.match(load_id):
+        raise RmqError(f"load id {load_id!r}: use 1-100 letters, digits, '.', '_' or '-'")
+    return load_id
+
+
+def loads_dir(paths: StorePaths) -> Path:
+    return paths.root / LOADS_DIR
+
+
+def adopted(paths: StorePaths, load_id: str) -> dict | None:
+    """The record of an adopted load, or None."""
+    record = loads_dir(paths) / "loads" / f"{load_id}.json"
+    return json.loads(record.read_text()) if record.exists() else None
+
+
+def file_crc(path: Path) -> tuple[int, int]:
+    """(size, CRC32C) of a file, read in blocks."""
+    value = 0
+    size = 0
+    with open(path, "rb") as f:
+        while block := f.read(_CRC_BLOCK):
+            value = crc32c.crc32c(block, value)
+            size += len(block)
+    return size, value
+
+
+def allocate(path: Path, size: int, copy_from: Path | None = None, used: int = 0) -> None:
+    """A staged file of `size` bytes: zeros, or the first `used` bytes of `copy_from`."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o644)
+    try:
+        if copy_from is not None and used:
+            src = os.open(copy_from, os.O_RDONLY)
+            try:
+                done = 0
+                while done < used:
+                    n = os.copy_file_range(src, fd, used - done, done, done)
+                    if n == 0:
+                        raise RmqError(f"{copy_from}: shorter than {used} bytes")
+                    done += n
+            finally:
+                os.close(src)
+        os.posix_fallocate(fd, 0, size)
+    finally:
+        os.close(fd)
+
+
+class Staging:
+    """The staging folder of one load."""
+
+    def __init__(self, paths: StorePaths, load_id: str) -> None:
+        self.paths = paths
+        self.load_id = check_load_id(load_id)
+        self.dir = loads_dir(paths) / load_id
+        self.store = StorePaths(self.dir)
+
+    def reset(self) -> None:
+        """Start from an empty folder (a killed earlier attempt leaves one behind)."""
+        shutil.rmtree(self.dir, ignore_errors=True)
+        for sub in ("work", "commitlog", "consumequeue", "index"):
+            (self.dir / sub).mkdir(parents=True, exist_ok=True)
+
+    def work(self, name: str) -> Path:
+        """A scratch file of the load (chunks, plans, keys); never adopted."""
+        return self.dir / "work" / name
+
+    def prepare_commitlog(self, end: StoreEnd, segments: list[int], segment_size: int, blanks) -> None:
+        """Allocate the segments the load writes, the store's last one copied when continued;
+        write the blank markers that close segments."""
+        for start in segments:
+            staged = self.store.commitlog / offset_name(start)
+            existing = self.paths.commitlog / offset_name(start)
+            used = min(max(end.commitlog_end - start, 0), segment_size)
+            allocate(staged, segment_size, existing if existing.exists() else None, used)
+        for at in list(blanks):
+            start = int(at) - int(at) % segment_size
+            with open(self.store.commitlog / offset_name(start), "r+b") as f:
+                f.seek(int(at) - start)
+                f.write(message.encode_blank(segment_size - (int(at) - start)))
+
+    def prepare_queues(self, end: StoreEnd, first: dict[tuple[str, int], int], table: dict[tuple[str, int], int],
+                       file_size: int) -> None:
+        """Allocate each touched queue's files from its first new entry to its last."""
+        from rmqtool.format.consumequeue import ENTRY_LEN
+
+        for key, first_offset in first.items():
+            last_offset = table[key]
+            if last_offset == first_offset:
+                continue
+            start = first_offset * ENTRY_LEN - first_offset * ENTRY_LEN % file_size
+            for file_start in range(start, last_offset * ENTRY_LEN, file_size):
+                existing = self.paths.queue_dir(*key) / offset_name(file_start)
+                used = first_offset * ENTRY_LEN - file_start if existing.exists() else 0
+                allocate(self.store.queue_dir(*key) / offset_name(file_start), file_size,
+                         existing if used > 0 else None, max(used, 0))
+
+    def write_checkpoint(self, cp: checkpoint.Checkpoint) -> None:
+        self.store.checkpoint.write_bytes(checkpoint.encode(cp))
+
+    def data_files(self) -> list[Path]:
+        """Every staged file that goes into the store, relative to the folder."""
+        out = []
+        for sub in ("commitlog", "consumequeue", "index"):
+            out += sorted(p.relative_to(self.dir) for p in (self.dir / sub).rglob("*") if p.is_file())
+        if self.store.checkpoint.exists():
+            out.append(self.store.checkpoint.relative_to(self.dir))
+        return out
+
+    def write_manifest(self, doc: dict, crcs: dict[str, tuple[int, int]]) -> None:
+        files = [{"path": str(rel), "size": crcs[str(rel)][0], "crc32c": crcs[str(rel)][1]}
+                 for rel in self.data_files()]
+        body = json.dumps({**doc, "loadId": self.load_id, "files": files}, indent=1)
+        tmp = self.dir / (MANIFEST + ".tmp")
+        tmp.write_text(body)
+        _fsync_file(tmp)
+        os.replace(tmp, self.dir / MANIFEST)
+
+    def manifest(self) -> dict:
+        path = self.dir / MANIFEST
+        if not path.exists():
+            raise RmqError(f"{self.dir}: no manifest (the load did not finish staging)")
+        return json.loads(path.read_text())
+
+
+def adopt(paths: StorePaths, staging: Staging, cfg: StoreConfig) -> dict:
+    """Check the staged files and move them into the store (see the module's steps)."""
+    doc = staging.manifest()
+    for f in doc["files"]:
+        size, crc = file_crc(staging.dir / f["path"])
+        if (size, crc) != (f["size"], f["crc32c"]):
+            raise RmqError(f"staged {f['path']}: size {size} crc32c {crc:#010x}, the manifest says "
+                           f"{f['size']} {f['crc32c']:#010x}: the staging folder is damaged, load again")
+    now = read_end(paths, cfg)
+    if now.commitlog_end != doc["base"]["commitlogEnd"] or now.to_json()["queues"] != doc["base"]["queues"]:
+        raise RmqError("the store changed since this load was planned: load again")
+    journal = loads_dir(paths) / ADOPTING
+    journal.write_text(staging.load_id)
+    _fsync_file(journal)
+    _fsync_dir(journal.parent)
+    return _move_all(paths, staging, doc)
+
+
+def _move_all(paths: StorePaths, staging: Staging, doc: dict) -> dict:
+    touched: set[Path] = set()
+    for f in doc["files"]:
+        src, dst = staging.dir / f["path"], paths.root / f["path"]
+        if not src.exists():  # moved before an interruption
+            continue
+        _fsync_file(src)
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(src, dst)
+        touched.add(dst.parent)
+    for d in touched:
+        _fsync_dir(d)
+    record = {k: v for k, v in doc.items() if k != "files"} | {"files": len(doc["files"])}
+    loads = loads_dir(paths) / "loads"
+    loads.mkdir(parents=True, exist_ok=True)
+    (loads / f"{staging.load_id}.json").write_text(json.dumps(record, indent=1))
+    _fsync_dir(loads)
+    (loads_dir(paths) / ADOPTING).unlink()
+    _fsync_dir(loads_dir(paths))
+    shutil.rmtree(staging.dir, ignore_errors=True)
+    return record
+
+
+def finish_pending(paths: StorePaths) -> str | None:
+    """Finish an adoption a killed process left half done; returns its load id."""
+    journal = loads_dir(paths) / ADOPTING
+    if not journal.exists():
+        return None
+    staging = Staging(paths, journal.read_text().strip())
+    _move_all(paths, staging, staging.manifest())
+    return staging.load_id
+
+
+def discard_stale(paths: StorePaths, keep: str | None = None) -> list[str]:
+    """Remove staging folders of loads that never reached adoption; returns their ids."""
+    root = loads_dir(paths)
+    if not root.is_dir():
+        return []
+    gone = []
+    for d in root.iterdir():
+        if d.is_dir() and d.name not in ("loads", keep):
+            shutil.rmtree(d, ignore_errors=True)
+            gone.append(d.name)
+    return gone
+
+
+def index_name_after(end: IndexEnd | None, stamp: int) -> str:
+    """A name for a new index file: the load's time, later than the newest existing file."""
+    name = index.file_name(stamp)
+    while end is not None and end.last_name is not None and name <= end.last_name:
+        stamp += 1
+        name = index.file_name(stamp)
+    return name
+
+
+def _fsync_file(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _fsync_dir(path: Path) -> None:
+    _fsync_file(path)
