@@ -53,3 +53,13 @@ def store_copy(tmp_path: Path, fixture_store: Path) -> Path:
     dst = tmp_path / "store"
     shutil.copytree(fixture_store, dst)
     return dst
+
+
+@pytest.fixture(scope="session")
+def spark():
+    """One local SparkSession for the whole run (two cores, as CI has)."""
+    from rmqtool.spark.session import get_session
+
+    session = get_session("local[2]")
+    yield session
+    session.stop()

@@ -7,7 +7,7 @@ import sys
 import typer
 
 from rmqtool import __version__
-from rmqtool.cli import append, bench, decode, inspect_cmd, query, recover, verify
+from rmqtool.cli import append, bench, decode, inspect_cmd, query, recover, spark, verify
 from rmqtool.errors import NotFound, RmqError
 
 app = typer.Typer(
@@ -29,6 +29,8 @@ app.command("verify")(verify.verify)
 app.command("salvage")(verify.salvage)
 app.command("clean")(recover.clean)
 app.command("export")(append.export)
+app.command("spark-load")(spark.spark_load)
+app.command("spark-export")(spark.spark_export)
 app.add_typer(bench.app, name="bench")
 
 

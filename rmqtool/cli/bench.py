@@ -71,6 +71,24 @@ def import_(
     output.emit(result, "bench import", as_json)
 
 
+@app.command("spark-load")
+def spark_load(
+    messages: int = typer.Option(1_000_000, "--messages", min=1, help="Producer rows to generate and load."),
+    body_size: int = typer.Option(100, "--body-size", min=0, help="Body bytes per row."),
+    master: list[str] = typer.Option(["local[1]", "local[2]"], "--master", help="Spark masters to run (repeat)."),
+    as_json: bool = typer.Option(False, "--json", help="One JSON object."),
+) -> None:
+    """Load generated rows with `import` and with spark-load on each master; rows/s and ratios.
+
+    Example: [bold]rmqtool bench spark-load --messages 1000000 --json[/]
+    """
+    from rmqtool.bench.sparkload import run_spark_load_bench
+
+    result = run_spark_load_bench(messages=messages, body_size=body_size, masters=master,
+                                  progress=output.stderr if output.stderr.is_terminal else None)
+    output.emit(result, "bench spark-load", as_json)
+
+
 @app.command("crash")
 def crash(
     rounds: int = typer.Option(20, "--rounds", min=1, help="Writer processes to kill."),

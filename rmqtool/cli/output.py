@@ -76,3 +76,25 @@ def progress(label: str, total: int | None) -> Iterator[Callable[[int], None]]:
                 pending = 0
 
         yield advance
+
+
+@contextmanager
+def stages(labels: list[str]) -> Iterator[Callable[[str, int], None]]:
+    """A `done(stage, rows)` callable showing a multi-stage job on stderr (terminal only): the
+    running stage spins, finished ones show their rows."""
+    if not sys.stderr.isatty():
+        yield lambda stage, rows: None
+        return
+    from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+    with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(), console=stderr) as bar:
+        tasks = {label: bar.add_task(f"{label}", total=1, start=False) for label in labels}
+        bar.start_task(tasks[labels[0]])
+
+        def done(stage: str, rows: int) -> None:
+            bar.update(tasks[stage], completed=1, description=f"{stage}: {rows:,} rows")
+            later = labels[labels.index(stage) + 1 :]
+            if later:
+                bar.start_task(tasks[later[0]])
+
+        yield done

@@ -60,6 +60,12 @@ def file_name(timestamp_ms: int) -> str:
     return time.strftime(NAME_FORMAT, time.localtime(secs)) + f"{ms:03d}"
 
 
+def name_time(name: str) -> int:
+    """The creation time (ms, local time) an index file's name encodes."""
+    secs = time.mktime(time.strptime(name[:-3], NAME_FORMAT))
+    return int(secs) * 1000 + int(name[-3:])
+
+
 def is_file_name(name: str) -> bool:
     """Whether `name` is an index file's name (17 digits of its creation time)."""
     return len(name) == NAME_LEN and name.isdigit()

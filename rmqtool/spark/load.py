@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -27,7 +28,16 @@ from rmqtool.store.lock import StoreLock
 from rmqtool.store.message_store import _prepare_root
 from rmqtool.store.paths import StorePaths
 from rmqtool.store.planner import LoadPlanner
-from rmqtool.store.staging import Staging, adopt, adopted, discard_stale, finish_pending, index_name_after, read_end
+from rmqtool.store.staging import (
+    Staging,
+    adopt,
+    adopted,
+    adopting,
+    discard_stale,
+    finish_pending,
+    index_name_after,
+    read_end,
+)
 
 FORMATS = ("jsonl", "parquet", "csv")
 Progress = Callable[[str, int], None]  # (stage finished, rows)
@@ -101,15 +111,17 @@ def spark_load(inputs: list[Path], store: Path, opts: LoadOptions, *, fmt: str =
                master: str = "local[*]", partitions: int | None = None, load_id: str | None = None,
                explicit_ts: bool = False, progress: Progress | None = None) -> LoadResult:
     from rmqtool.spark import tasks
-    from rmqtool.spark.session import get_session
+    from rmqtool.spark.session import get_session, job_errors
 
     if fmt not in FORMATS:
         raise RmqError(f"unknown input format {fmt!r}: use {', '.join(FORMATS)}")
     files = input_files(inputs)
     load_id = load_id or default_load_id(files, fmt, opts, explicit_ts)
     paths = StorePaths(store, opts.cfg.storePathCommitLog or None)
+    created = not paths.root.exists()
     _prepare_root(paths, create=True)
     lock = StoreLock(paths)
+    failed = True
     try:
         finish_pending(paths)
         if paths.abort.exists():
@@ -123,12 +135,18 @@ def spark_load(inputs: list[Path], store: Path, opts: LoadOptions, *, fmt: str =
         staging = Staging(paths, load_id)
         staging.reset()
         try:
-            result = _run(get_session(master), files, fmt, partitions, paths, staging, opts, progress, tasks)
+            with job_errors("spark-load"):
+                session = get_session(master)
+                result = _run(session, files, fmt, partitions, paths, staging, opts, progress, tasks)
         except BaseException:
-            discard_stale(paths)
+            if not adopting(paths):  # before the journal the store is untouched: drop the staging
+                discard_stale(paths)
             raise
+        failed = False
         return result
     finally:
+        if failed and created and not adopting(paths):  # a store this load created and never filled: leave nothing behind
+            shutil.rmtree(paths.root, ignore_errors=True)
         lock.release()
 
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 from rmqtool.errors import RmqError
 
@@ -37,3 +39,19 @@ def get_session(master: str = DEFAULT_MASTER):
         raise RmqError(f"cannot start Spark on {master}: {str(e).splitlines()[0]}") from None
     spark.sparkContext.setLogLevel("ERROR")
     return spark
+
+
+@contextmanager
+def job_errors(what: str) -> Iterator[None]:
+    """A failed Spark job as one line (the task's own error when there is one)."""
+    try:
+        yield
+    except RmqError:
+        raise
+    except Exception as e:
+        if type(e).__module__.split(".")[0] not in ("pyspark", "py4j"):
+            raise
+        text = str(e)
+        lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+        cause = next((ln for ln in reversed(lines) if "Error:" in ln or "Exception:" in ln), lines[0] if lines else "")
+        raise RmqError(f"{what}: the Spark job failed: {cause[:300]}") from None

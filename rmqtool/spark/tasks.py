@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 from collections.abc import Iterator
@@ -20,8 +21,8 @@ from urllib.parse import unquote, urlparse
 
 import numpy as np
 
-from rmqtool.format import kernels
 from rmqtool.format import columns as colkernel
+from rmqtool.format import kernels
 from rmqtool.format.consumequeue import ENTRY_LEN, encode_entries
 from rmqtool.format.dispatchkernel import D_OFFSET, D_SIZE, D_TAGS_CODE, dispatch_records
 from rmqtool.format.index import file_len
@@ -81,7 +82,7 @@ def stage_rows(batches: Iterator, ctx: LoadContext) -> Iterator:
         bounds = [0] + [i for i in range(1, batch.num_rows) if paths[i] != paths[i - 1] or blocks[i] != blocks[i - 1]]
         bounds.append(batch.num_rows)
         out = []
-        for a, b in zip(bounds[:-1], bounds[1:], strict=True):
+        for a, b in itertools.pairwise(bounds):
             key = (_input_index(ctx, paths[a]), int(blocks[a]))
             for c in range(a, b, CHUNK_ROWS):
                 part = batch.slice(c, min(CHUNK_ROWS, b - c))
@@ -125,7 +126,7 @@ def write_chunk(name: str, ctx: LoadContext) -> tuple[int, int]:
         row_base = int(p["row_base"])
     chunk.finish(queue_id, row_base, ctx.stamp)
     cols = chunk.cols
-    lengths = cols.lengths()
+    cols.lengths()
     rows, head_len = cols.headers(queue_offset, phys)
     seg_size = ctx.options.cfg.mappedFileSizeCommitLog
     levels = np.array(ctx.options.cfg.delay_levels_ms, dtype=np.int64)

@@ -59,6 +59,9 @@ class MessageStore:
         self._dispatch_thread: Worker | None = None
         self._good_topics: set[str] = set()
         try:
+            from rmqtool.store.staging import finish_pending
+
+            finish_pending(self.paths)  # a bulk load killed while it was adopted
             if self.paths.abort.exists() and not recovering:
                 raise RmqError(f"store {self.paths.root} was not shut down cleanly (abort file present): "
                                "run `rmqtool recover` first")

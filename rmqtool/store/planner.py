@@ -41,6 +41,8 @@ def plan_layout(lengths: np.ndarray, start: int, segment_size: int) -> Layout:
         limit = pos - pos % segment_size + segment_size - BLANK_MARKER_LEN  # a record must end by here
         j = int(np.searchsorted(ends, limit - pos + base, side="right"))  # records i..j-1 fit
         if j == i:  # record i does not fit: close the segment with a blank marker
+            if pos % segment_size == 0:
+                raise ValueError(f"a record of {int(lengths[i])} bytes does not fit a segment of {segment_size}")
             blanks.append(pos)
             pos = limit + BLANK_MARKER_LEN
             continue

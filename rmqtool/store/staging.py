@@ -103,6 +103,7 @@ def read_end(paths: StorePaths, cfg: StoreConfig) -> StoreEnd:
                 hdr = svc.files[-1].header
                 end.index = IndexEnd(svc.files[-1].name, int(hdr["endPhyOffset"]), int(hdr["endTimestamp"]),
                                      len(svc.files))
+                del hdr  # a view of the map: the file cannot close while it lives
         finally:
             svc.close()
     if paths.checkpoint.exists():
@@ -276,6 +277,11 @@ def _move_all(paths: StorePaths, staging: Staging, doc: dict) -> dict:
     return record
 
 
+def adopting(paths: StorePaths) -> bool:
+    """Whether an adoption was started and not finished."""
+    return (loads_dir(paths) / ADOPTING).exists()
+
+
 def finish_pending(paths: StorePaths) -> str | None:
     """Finish an adoption a killed process left half done; returns its load id."""
     journal = loads_dir(paths) / ADOPTING
@@ -302,9 +308,8 @@ def discard_stale(paths: StorePaths, keep: str | None = None) -> list[str]:
 def index_name_after(end: IndexEnd | None, stamp: int) -> str:
     """A name for a new index file: the load's time, later than the newest existing file."""
     name = index.file_name(stamp)
-    while end is not None and end.last_name is not None and name <= end.last_name:
-        stamp += 1
-        name = index.file_name(stamp)
+    if end is not None and end.last_name is not None and name <= end.last_name:
+        name = index.file_name(index.name_time(end.last_name) + 1)
     return name
 
 

@@ -263,13 +263,11 @@ def export_store(reader, out: str | Path | None, fmt: str = "jsonl", *,
     return summary
 
 
-def _write_parquet(objects: Iterator[dict], out: Path) -> None:
-    try:
-        import pyarrow as pa
-        import pyarrow.parquet as pq
-    except ImportError:
-        raise RmqError("Parquet export needs pyarrow: pip install 'rmqtool[spark]'") from None
-    schema = pa.schema([
+def export_schema():
+    """The Arrow schema of exported rows (the decode JSON schema, properties as a map)."""
+    import pyarrow as pa
+
+    return pa.schema([
         ("msgId", pa.string()), ("commitLogOffset", pa.int64()), ("storeSize", pa.int32()), ("topic", pa.string()),
         ("queueId", pa.int32()), ("queueOffset", pa.int64()), ("sysFlag", pa.int32()), ("flag", pa.int32()),
         ("bornTimestamp", pa.int64()), ("storeTimestamp", pa.int64()), ("bornHost", pa.string()),
@@ -277,6 +275,25 @@ def _write_parquet(objects: Iterator[dict], out: Path) -> None:
         ("bodyCRC", pa.int32()), ("body", pa.string()), ("propertiesString", pa.string()),
         ("properties", pa.map_(pa.string(), pa.string())), ("tagsCode", pa.int64()),
     ])
+
+
+def export_rows(reader, from_offset: int = 0) -> Iterator[dict]:
+    """Every message of the reader's segments from `from_offset` as an export row (findings skipped)."""
+    from rmqtool.format.finding import Finding
+    from rmqtool.store.views import decode_log
+
+    for item in decode_log(reader, from_offset=from_offset):
+        if not isinstance(item, Finding):
+            yield item.to_json("base64")
+
+
+def _write_parquet(objects: Iterator[dict], out: Path) -> None:
+    try:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+    except ImportError:
+        raise RmqError("Parquet export needs pyarrow: pip install 'rmqtool[spark]'") from None
+    schema = export_schema()
     with pq.ParquetWriter(out, schema) as writer:
         rows: list[dict] = []
         for obj in objects:

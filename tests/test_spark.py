@@ -1,0 +1,234 @@
+"""spark-load and spark-export on a local Spark: the same bytes as sequential import, atomic
+adoption, idempotent re-runs, bad rows named, a killed load leaving the store as it was."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from rmqtool.errors import RmqError
+from rmqtool.spark.export import spark_export
+from rmqtool.spark.load import spark_load
+from rmqtool.store import staging as staging_mod
+from rmqtool.store.config import StoreConfig
+from rmqtool.store.load_rows import LoadOptions
+from rmqtool.store.message_store import MessageStore
+from rmqtool.store.paths import StorePaths
+from rmqtool.store.reader import open_reader
+from rmqtool.store.transfer import check_import_file, export_rows, import_file
+
+ROOT = Path(__file__).resolve().parent.parent
+CONF = ROOT / "fixtures" / "broker.conf"
+RMQTOOL = str(Path(sys.executable).with_name("rmqtool"))
+STAMP = 1_700_000_000_000
+
+
+@pytest.fixture(scope="module")
+def cfg() -> StoreConfig:
+    return StoreConfig.from_file(CONF)[0]
+
+
+def producer_rows(n: int, seed: int = 1) -> list[dict]:
+    rng = random.Random(seed)
+    rows = []
+    for i in range(n):
+        row = {"topic": rng.choice(["Orders", "Payments", "Audit"]),
+               "body": base64.b64encode(rng.randbytes(rng.randint(0, 400))).decode()}
+        if i % 3 == 0:
+            row["tags"] = f"tag{i % 5}"
+        if i % 4 == 0:
+            row["keys"] = f"order-{i} customer-{i % 7}" if i % 8 else [f"order-{i}", "bulk"]
+        if i % 10 == 0:
+            row["queueId"] = i % 3
+        if i % 17 == 0:
+            row["properties"] = {"region": f"r{i % 4}"}
+        if i % 29 == 0:
+            row["bornHost"] = "[2001:db8::7]:5555"
+        if i % 5 == 0:
+            row["bornTimestamp"] = STAMP - i
+        rows.append(row)
+    return rows
+
+
+def write_jsonl(path: Path, rows: list[dict]) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+def imported(tmp: Path, source: Path, cfg: StoreConfig, name: str = "imported") -> Path:
+    store = tmp / name
+    opts = LoadOptions(cfg, STAMP)
+    plan = check_import_file(source, cfg, opts)
+    with MessageStore(store, cfg) as st:
+        import_file(st, source, plan)
+    return store
+
+
+def files_of(store: Path, sub: str) -> dict[str, bytes]:
+    base = store / sub
+    return {str(p.relative_to(base)): p.read_bytes() for p in sorted(base.rglob("*")) if p.is_file()}
+
+
+def index_contents(store: Path) -> list[bytes]:
+    """Index files in name order, by content (names are creation times)."""
+    return [p.read_bytes() for p in sorted((store / "index").iterdir())]
+
+
+def tree_digest(store: Path) -> dict[str, str]:
+    return {str(p.relative_to(store)): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(store.rglob("*")) if p.is_file() and p.name != "lock"}
+
+
+def assert_same_store(a: Path, b: Path) -> None:
+    assert files_of(a, "commitlog") == files_of(b, "commitlog")
+    assert files_of(a, "consumequeue") == files_of(b, "consumequeue")
+    assert index_contents(a) == index_contents(b)
+
+
+def test_spark_load_writes_the_bytes_sequential_import_writes(tmp_path, spark, cfg):
+    source = write_jsonl(tmp_path / "rows.jsonl", producer_rows(4000))
+    result = spark_load([source], tmp_path / "loaded", LoadOptions(cfg, STAMP), partitions=3)
+    assert result.messages == 4000 and not result.already
+    want = imported(tmp_path, source, cfg)
+    segments = files_of(want, "commitlog")
+    assert len(segments) > 10  # the rows roll many 64 KiB segments: blank markers included
+    assert_same_store(tmp_path / "loaded", want)
+    assert not (tmp_path / "loaded" / "abort").exists()
+    assert (tmp_path / "loaded" / "checkpoint").read_bytes() == (want / "checkpoint").read_bytes()
+
+
+def test_parquet_input_with_binary_bodies_loads_like_its_jsonl(tmp_path, spark, cfg):
+    rows = producer_rows(1500, seed=2)
+    def flat_keys(keys):
+        return keys if isinstance(keys, str) else " ".join(keys or []) or None
+
+    table = pa.Table.from_pylist([{**r, "body": base64.b64decode(r["body"]), "keys": flat_keys(r.get("keys"))}
+                                  for r in rows])
+    pq.write_table(table, tmp_path / "rows.parquet")
+    jsonl = write_jsonl(tmp_path / "rows.jsonl", rows)
+    spark_load([tmp_path / "rows.parquet"], tmp_path / "from_parquet", LoadOptions(cfg, STAMP), fmt="parquet")
+    assert_same_store(tmp_path / "from_parquet", imported(tmp_path, jsonl, cfg))
+
+
+def test_load_into_a_store_continues_its_end_and_queue_offsets(tmp_path, spark, cfg):
+    rows = producer_rows(3000, seed=3)
+    for i, r in enumerate(rows):  # own unique keys, so the split load equals the whole one
+        r["properties"] = {**r.get("properties", {}), "UNIQ_KEY": f"{i:032X}"}
+        r["queueId"] = i % 2
+    first, second = write_jsonl(tmp_path / "a.jsonl", rows[:1700]), write_jsonl(tmp_path / "b.jsonl", rows[1700:])
+    store = imported(tmp_path, first, cfg, "split")
+    spark_load([second], store, LoadOptions(cfg, STAMP), partitions=2)
+    whole = imported(tmp_path, write_jsonl(tmp_path / "all.jsonl", rows), cfg, "whole")
+    assert files_of(store, "commitlog") == files_of(whole, "commitlog")
+    assert files_of(store, "consumequeue") == files_of(whole, "consumequeue")
+    report = open_reader(store, CONF)
+    assert sum(1 for _ in export_rows(report)) == 3000
+
+
+def test_rerunning_a_load_id_adds_nothing(tmp_path, spark, cfg):
+    source = write_jsonl(tmp_path / "rows.jsonl", producer_rows(500))
+    store = tmp_path / "s"
+    spark_load([source], store, LoadOptions(cfg, STAMP), load_id="nightly-1")
+    before = tree_digest(store)
+    again = spark_load([source], store, LoadOptions(cfg, STAMP + 5), load_id="nightly-1")
+    assert again.already and again.messages == 500
+    assert tree_digest(store) == before
+    default_id = spark_load([source], store, LoadOptions(cfg, STAMP))  # no id: derived from the input
+    assert not default_id.already
+    assert spark_load([source], store, LoadOptions(cfg, STAMP)).already
+
+
+def test_a_bad_row_names_file_row_and_field_and_leaves_no_store(tmp_path, spark, cfg):
+    rows = producer_rows(300)
+    rows[211] = {"topic": "Orders", "body": "not base64!"}
+    source = write_jsonl(tmp_path / "rows.jsonl", rows)
+    with pytest.raises(RmqError, match=r"rows.jsonl: row 212: body: not valid base64"):
+        spark_load([source], tmp_path / "new", LoadOptions(cfg, STAMP))
+    assert not (tmp_path / "new").exists()
+
+
+def test_a_bad_row_leaves_an_existing_store_byte_for_byte(tmp_path, spark, cfg, store_copy):
+    before = tree_digest(store_copy)
+    source = write_jsonl(tmp_path / "rows.jsonl", [{"topic": "Orders", "bodyText": "x"}, {"topic": "a/b"}])
+    with pytest.raises(RmqError, match=r"row 2: topic: .*cannot name a consume-queue folder"):
+        spark_load([source], store_copy, LoadOptions(cfg, STAMP))
+    assert tree_digest(store_copy) == before
+    assert not (store_copy / ".spark-load").exists() or not any(
+        p.name != "loads" for p in (store_copy / ".spark-load").iterdir())
+
+
+def test_adoption_interrupted_after_the_journal_is_finished_by_the_next_writer(tmp_path, spark, cfg, monkeypatch):
+    source = write_jsonl(tmp_path / "rows.jsonl", producer_rows(2000))
+    want = imported(tmp_path, source, cfg)
+    store = tmp_path / "s"
+    real_replace, moved = os.replace, []
+
+    def crash_after_three(src, dst):
+        if len(moved) == 3:
+            raise KeyboardInterrupt("killed during adoption")
+        moved.append(dst)
+        real_replace(src, dst)
+
+    monkeypatch.setattr(staging_mod.os, "replace", crash_after_three)
+    with pytest.raises(KeyboardInterrupt):
+        spark_load([source], store, LoadOptions(cfg, STAMP), load_id="half")
+    monkeypatch.setattr(staging_mod.os, "replace", real_replace)
+    assert (store / ".spark-load" / "ADOPTING").exists()
+    with MessageStore(store, cfg):  # any writer finishes the adoption first
+        pass
+    assert not (store / ".spark-load" / "ADOPTING").exists()
+    assert_same_store(store, want)
+    assert staging_mod.adopted(StorePaths(store), "half")["messages"] == 2000
+
+
+def test_a_load_killed_while_tasks_write_leaves_the_store_as_it_was(tmp_path, cfg, store_copy):
+    source = write_jsonl(tmp_path / "rows.jsonl", producer_rows(60000))
+    before = tree_digest(store_copy)
+    env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "SPARK_LOCAL_IP": "127.0.0.1"}
+    cmd = [RMQTOOL, "spark-load", str(source), "--store", str(store_copy), "--config", str(CONF),
+           "--master", "local[2]", "--load-id", "killed", "--store-timestamp", str(STAMP), "--partitions", "4"]
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    work = store_copy / ".spark-load" / "killed" / "work"
+    deadline = time.time() + 120
+    while time.time() < deadline and not any(work.glob("keys-*.npz")) if work.exists() else time.time() < deadline:
+        time.sleep(0.02)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    assert any(work.glob("plan-*.npz")), "the load was killed before its tasks wrote"
+    assert tree_digest(store_copy) == {**before, **{k: v for k, v in tree_digest(store_copy).items()
+                                                    if k.startswith(".spark-load/")}}
+    assert {k: v for k, v in tree_digest(store_copy).items() if not k.startswith(".spark-load/")} == before
+    out = subprocess.run([*cmd, "--json"], env=env, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["messages"] == 60000
+    assert not (store_copy / ".spark-load" / "killed").exists()
+    verify = subprocess.run([RMQTOOL, "verify", str(store_copy), "--config", str(CONF)], capture_output=True, text=True)
+    assert verify.returncode == 0, verify.stdout + verify.stderr
+
+
+@pytest.mark.parametrize("fmt", ["parquet", "jsonl"])
+def test_spark_export_equals_export_row_for_row(tmp_path, spark, cfg, fixture_store, fmt):
+    out = tmp_path / "out"
+    result = spark_export(fixture_store, out, cfg, fmt=fmt)
+    want = list(export_rows(open_reader(fixture_store, CONF)))
+    assert result.messages == len(want) == 420 and result.segments > 1
+    parts = sorted(p for p in out.iterdir() if p.name.startswith("part-"))
+    if fmt == "parquet":
+        got = [r for p in parts for r in pq.read_table(p).to_pylist()]
+        for r in got:
+            r["properties"] = dict(r["properties"])
+    else:
+        got = [json.loads(line) for p in parts for line in p.read_text().splitlines()]
+    assert got == want
