@@ -22,6 +22,7 @@ from rmqtool.bench.scan import throughput
 from rmqtool.errors import RmqError
 
 STAMP = 1_700_000_000_000
+_ROW_GROUP = 1 << 16  # rows per Parquet row group: Spark splits a file between row groups
 _TOPICS = ("BenchOrders", "BenchPayments", "BenchAudit", "BenchEvents")
 
 _CHILD = """
@@ -75,7 +76,8 @@ def generate_rows(path: Path, messages: int, body_size: int, seed: int = 7) -> N
             topic = pa.DictionaryArray.from_arrays(pa.array(ids % len(_TOPICS)), pa.array(_TOPICS)).cast(pa.string())
             tags = pa.array(np.char.add("tag", (ids % 8).astype(str)))
             keys = pa.array(np.char.add("order-", ids.astype(str)))
-            writer.write_table(pa.table({"topic": topic, "body": body, "tags": tags, "keys": keys}))
+            writer.write_table(pa.table({"topic": topic, "body": body, "tags": tags, "keys": keys}),
+                               row_group_size=_ROW_GROUP)
 
 
 def run_spark_load_bench(*, messages: int, body_size: int, masters: list[str], progress=None) -> dict:

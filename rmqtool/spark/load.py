@@ -4,8 +4,8 @@ Stages: (1) tasks read the input and stage each chunk of rows as record columns,
 a row per chunk; (2) the driver plans chunk by chunk in input order (lengths, topics and
 queues only, a few bytes per row, one chunk at a time), allocates the staged files and
 writes the blank markers; (3) tasks encode each chunk at its planned offsets and write its
-queue entries; (4) one task builds the index from the chunks' keys; (5) tasks checksum the
-staged files; (6) the driver writes the manifest and adopts the load (`store.staging`).
+queue entries; (4) one task builds the index from the chunks' keys; (5) the driver checksums
+the staged files into the manifest; (6) and adopts the load (`store.staging`).
 The store lock is held throughout, and the store is untouched until adoption.
 """
 
@@ -90,10 +90,10 @@ def default_load_id(files: list[str], fmt: str, opts: LoadOptions, explicit_ts: 
 def _read(spark, files: list[str], fmt: str, partitions: int | None):
     from pyspark.sql import functions as F
 
-    if partitions:
-        total = sum(os.path.getsize(f) for f in files)
-        spark.conf.set("spark.sql.files.maxPartitionBytes", str(max(total // partitions + 1, 1 << 20)))
-        spark.conf.set("spark.sql.files.openCostInBytes", "0")
+    parts = partitions or spark.sparkContext.defaultParallelism  # every core reads a share of the input
+    total = sum(os.path.getsize(f) for f in files)
+    spark.conf.set("spark.sql.files.maxPartitionBytes", str(max(total // parts + 1, 1 << 20)))
+    spark.conf.set("spark.sql.files.openCostInBytes", "0")
     if fmt == "jsonl":
         df = spark.read.schema(_JSON_SCHEMA).option("columnNameOfCorruptRecord", "_corrupt").json(files)
     elif fmt == "parquet":
@@ -145,7 +145,7 @@ def spark_load(inputs: list[Path], store: Path, opts: LoadOptions, *, fmt: str =
         failed = False
         return result
     finally:
-        if failed and created and not adopting(paths):  # a store this load created and never filled: leave nothing behind
+        if failed and created and not adopting(paths):  # a store this load made and never filled: remove it
             shutil.rmtree(paths.root, ignore_errors=True)
         lock.release()
 
@@ -160,9 +160,17 @@ def _run(spark, files, fmt, partitions, paths: StorePaths, staging: Staging, opt
     cfg = opts.cfg
     end = read_end(paths, cfg)
     ctx = tasks.LoadContext(str(staging.dir), tuple(files), opts, uniqkey.load_stamp(opts.store_timestamp))
-    df = _read(spark, files, fmt, partitions)
-    meta = df.mapInArrow(lambda it: tasks.stage_rows(it, ctx), tasks.META_FIELDS).collect()
-    chunks = sorted((r["file"], r["block"], r["seq"], r["rows"], r["errors"]) for r in meta)
+    if fmt == "parquet":  # tasks read their row groups themselves
+        import pyarrow.parquet as pq
+
+        splits = [(k, g) for k, f in enumerate(files) for g in range(pq.ParquetFile(f).num_row_groups)]
+        sc = spark.sparkContext
+        chunks = sorted(sc.parallelize(splits, max(1, len(splits))).flatMap(
+            lambda split: tasks.stage_row_group(split, ctx)).collect()) if splits else []
+    else:
+        df = _read(spark, files, fmt, partitions)
+        meta = df.mapInArrow(lambda it: tasks.stage_rows(it, ctx), tasks.META_FIELDS).collect()
+        chunks = sorted((r["file"], r["block"], r["seq"], r["rows"], r["errors"]) for r in meta)
     _report_bad_rows(chunks, files)
     total_rows = sum(c[3] for c in chunks)
     _note(progress, "read", total_rows)
@@ -204,12 +212,9 @@ def _run(spark, files, fmt, partitions, paths: StorePaths, staging: Staging, opt
         cp = checkpoint.Checkpoint(opts.store_timestamp, opts.store_timestamp,
                                    opts.store_timestamp if index_info["full"] else cp.indexMsgTimestamp)
     staging.write_checkpoint(cp)
-    rels = [str(r) for r in staging.data_files()]
-    sums = sc.parallelize(rels, max(1, min(len(rels), sc.defaultParallelism))).map(
-        lambda r: tasks.checksum(r, ctx)).collect()
     doc = {"storeTimestamp": opts.store_timestamp, "messages": total_rows, "base": end.to_json(),
            "end": planner.end, "inputs": files}
-    staging.write_manifest(doc, {rel: (size, crc) for rel, size, crc in sums})
+    staging.write_manifest(doc)
     _note(progress, "checksum", total_rows)
     adopt(paths, staging, cfg)
     _note(progress, "adopt", total_rows)

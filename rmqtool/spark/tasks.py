@@ -6,7 +6,6 @@
    at their planned offsets, their consume-queue entries into the staged queue files, and
    the chunk's index keys (hash, offset) into a keys file.
 3. `build_index`: every keys file in load order -> index files, chain links vectorized.
-4. `checksum`: (size, CRC32C) of a staged file for the manifest.
 """
 
 from __future__ import annotations
@@ -29,7 +28,7 @@ from rmqtool.format.index import file_len
 from rmqtool.format.indexbuild import fill_file
 from rmqtool.store.load_rows import LoadChunk, LoadOptions, to_chunk
 from rmqtool.store.paths import StorePaths, offset_name
-from rmqtool.store.staging import allocate, file_crc
+from rmqtool.store.staging import allocate
 
 CHUNK_ROWS = 1 << 16
 META_FIELDS = "file int, block long, seq int, rows long, errors string"
@@ -91,6 +90,23 @@ def stage_rows(batches: Iterator, ctx: LoadContext) -> Iterator:
                 out.append((*key, n, part.num_rows, _stage_one(part, ctx, chunk_name(*key, n))))
         yield pa.RecordBatch.from_pylist([dict(zip(("file", "block", "seq", "rows", "errors"), row, strict=True))
                                           for row in out], schema=_meta_schema())
+
+
+def stage_row_group(split: tuple[int, int], ctx: LoadContext) -> list[tuple]:
+    """Stage one row group of a Parquet input, read here with pyarrow (no trip through the JVM's
+    rows); returns a (file, block, seq, rows, errors) tuple per chunk."""
+    import pyarrow.parquet as pq
+
+    from rmqtool.store.load_rows import LOAD_FIELDS
+
+    file, group = split
+    pf = pq.ParquetFile(ctx.files[file])
+    present = [n for n in LOAD_FIELDS if n in pf.schema_arrow.names]
+    table = pf.read_row_group(group, columns=present)
+    out = []
+    for seq, batch in enumerate(table.to_batches(CHUNK_ROWS)):
+        out.append((file, group, seq, batch.num_rows, _stage_one(batch, ctx, chunk_name(file, group, seq))))
+    return out
 
 
 def _meta_schema():
@@ -218,8 +234,3 @@ def build_index(names: list[str], ctx: LoadContext, file_names: list[str], prev_
     if held:
         flush(held)
     return {"files": written, "full": full}
-
-
-def checksum(rel: str, ctx: LoadContext) -> tuple[str, int, int]:
-    size, crc = file_crc(Path(ctx.staging) / rel)
-    return rel, size, crc

@@ -129,12 +129,16 @@ def adopted(paths: StorePaths, load_id: str) -> dict | None:
 
 def file_crc(path: Path) -> tuple[int, int]:
     """(size, CRC32C) of a file, read in blocks."""
+    import mmap
+
     value = 0
-    size = 0
     with open(path, "rb") as f:
-        while block := f.read(_CRC_BLOCK):
-            value = crc32c.crc32c(block, value)
-            size += len(block)
+        size = os.fstat(f.fileno()).st_size
+        if not size:
+            return 0, crc32c.crc32c(b"")
+        with mmap.mmap(f.fileno(), size, prot=mmap.PROT_READ) as m, memoryview(m) as view:
+            for at in range(0, size, _CRC_BLOCK):
+                value = crc32c.crc32c(view[at : at + _CRC_BLOCK], value)
     return size, value
 
 
@@ -220,9 +224,12 @@ class Staging:
             out.append(self.store.checkpoint.relative_to(self.dir))
         return out
 
-    def write_manifest(self, doc: dict, crcs: dict[str, tuple[int, int]]) -> None:
-        files = [{"path": str(rel), "size": crcs[str(rel)][0], "crc32c": crcs[str(rel)][1]}
-                 for rel in self.data_files()]
+    def write_manifest(self, doc: dict) -> None:
+        """List every staged file with its size and CRC32C, atomically."""
+        files = []
+        for rel in self.data_files():
+            size, crc = file_crc(self.dir / rel)
+            files.append({"path": str(rel), "size": size, "crc32c": crc})
         body = json.dumps({**doc, "loadId": self.load_id, "files": files}, indent=1)
         tmp = self.dir / (MANIFEST + ".tmp")
         tmp.write_text(body)
