@@ -232,3 +232,14 @@ def test_spark_export_equals_export_row_for_row(tmp_path, spark, cfg, fixture_st
     else:
         got = [json.loads(line) for p in parts for line in p.read_text().splitlines()]
     assert got == want
+
+
+def test_csv_input_with_json_properties_loads_like_its_jsonl(tmp_path, spark, cfg):
+    (tmp_path / "rows.csv").write_text('topic,bodyText,tags,keys,queueId,properties\n'
+                                       'Orders,hello,TagA,k1 k2,1,"{""region"":""eu""}"\nAudit,world,,,,\n')
+    jsonl = write_jsonl(tmp_path / "rows.jsonl", [
+        {"topic": "Orders", "bodyText": "hello", "tags": "TagA", "keys": "k1 k2", "queueId": 1,
+         "properties": {"region": "eu"}},
+        {"topic": "Audit", "bodyText": "world"}])
+    spark_load([tmp_path / "rows.csv"], tmp_path / "from_csv", LoadOptions(cfg, STAMP), fmt="csv")
+    assert_same_store(tmp_path / "from_csv", imported(tmp_path, jsonl, cfg))

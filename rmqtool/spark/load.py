@@ -100,7 +100,7 @@ def _read(spark, files: list[str], fmt: str, partitions: int | None):
         df = spark.read.parquet(*files)
         df = df.select(*[c for c in df.columns if c in LOAD_FIELDS])
     else:
-        df = spark.read.option("header", "true").csv(files)
+        df = spark.read.option("header", "true").option("escape", "\"").csv(files)  # RFC 4180 quotes
         df = df.select(*[F.col(c).cast(_CSV_INTS[c]) if c in _CSV_INTS else F.col(c)
                          for c in df.columns if c in LOAD_FIELDS])
     return df.select("*", F.col("_metadata.file_path").alias("_file"),
