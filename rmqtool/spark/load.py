@@ -16,7 +16,7 @@ import json
 import os
 import shutil
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -197,11 +197,11 @@ def _run(spark, files, fmt, partitions, paths: StorePaths, staging: Staging, opt
     keys = sum(k for _, k in wrote)
     if cfg.messageIndexEnable and keys:
         per_file = cfg.maxIndexNum - 1
-        file_names, stamp = [], opts.store_timestamp
+        file_names: list[str] = []
+        last = end.index.last_name if end.index else None
         for _ in range(-(-keys // per_file)):
-            name = index_name_after(end.index, stamp) if not file_names else index_name_after(
-                replace(end.index or _no_index(), last_name=file_names[-1]), stamp)
-            file_names.append(name)
+            last = index_name_after(last, opts.store_timestamp)
+            file_names.append(last)
         prev = (end.index.end_phy, end.index.end_ts) if end.index else (0, 0)
         index_info = sc.parallelize([0], 1).map(
             lambda _: tasks.build_index(names, ctx, file_names, prev)).collect()[0]
@@ -219,12 +219,6 @@ def _run(spark, files, fmt, partitions, paths: StorePaths, staging: Staging, opt
     adopt(paths, staging, cfg)
     _note(progress, "adopt", total_rows)
     return LoadResult(staging.load_id, total_rows, end.commitlog_end, planner.end, chunks=len(names))
-
-
-def _no_index():
-    from rmqtool.store.staging import IndexEnd
-
-    return IndexEnd(None, 0, 0, 0)
 
 
 def _report_bad_rows(chunks, files: list[str]) -> None:

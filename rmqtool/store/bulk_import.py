@@ -15,10 +15,8 @@ from pathlib import Path
 
 import numpy as np
 
-from rmqtool.errors import RmqError
 from rmqtool.format import message, properties, sysflag
 from rmqtool.format.columns import RecordColumns, b64decode_column
-from rmqtool.format.hosts import IPV6_LEN, parse_host
 from rmqtool.store.commitlog import ENCODER_HEADROOM
 from rmqtool.store.config import StoreConfig
 from rmqtool.store.message_store import MessageStore, check_topic
@@ -73,18 +71,6 @@ def batches(source: str | Path) -> Iterator:
         raise Unsupported(str(e)) from None
 
 
-def _strings(col) -> tuple[np.ndarray, np.ndarray]:
-    """(data, offsets) of a string column (n + 1 offsets) without copying the text."""
-    pa, _ = _pyarrow()
-    arr = col.cast(pa.large_string())
-    if isinstance(arr, pa.ChunkedArray):
-        arr = arr.combine_chunks()
-    _, offsets, data = arr.buffers()
-    offs = np.frombuffer(offsets, dtype=np.int64)[arr.offset : arr.offset + len(arr) + 1]
-    buf = np.frombuffer(data, dtype=np.uint8) if data is not None else np.zeros(0, dtype=np.uint8)
-    return buf, offs
-
-
 def _ints(batch, name: str, bounds: tuple[int, int]) -> np.ndarray:
     _, pc = _pyarrow()
     if name not in batch.schema.names:
@@ -97,25 +83,13 @@ def _ints(batch, name: str, bounds: tuple[int, int]) -> np.ndarray:
 
 def _hosts(batch, name: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(address rows (n, 16), port, is IPv6) of a host column; missing hosts get the default."""
-    _, pc = _pyarrow()
-    n = batch.num_rows
-    if name not in batch.schema.names:
-        texts, idx = [None], np.zeros(n, dtype=np.int64)
-    else:
-        enc = pc.dictionary_encode(batch.column(name))
-        texts = [*enc.dictionary.to_pylist(), None]
-        idx = pc.fill_null(enc.indices, len(texts) - 1).to_numpy(zero_copy_only=False).astype(np.int64)
-    addr = np.zeros((len(texts), IPV6_LEN), dtype=np.uint8)
-    port = np.zeros(len(texts), dtype=np.int64)
-    v6 = np.zeros(len(texts), dtype=bool)
-    for k, text in enumerate(texts):
-        try:
-            host = parse_host(text) if text is not None else DEFAULT_STORE_HOST
-        except RmqError:  # the line-by-line path reports it with its line number
-            raise Unsupported(f"bad {name}") from None
-        addr[k, : len(host.address)] = np.frombuffer(host.address, dtype=np.uint8)
-        port[k], v6[k] = host.port, host.is_v6
-    return addr[idx], port[idx], v6[idx]
+    from rmqtool.store.load_rows import RowErrors, read_hosts
+
+    errors = RowErrors()
+    hosts = read_hosts(batch, name, DEFAULT_STORE_HOST, errors)
+    if errors.found:  # the line-by-line path reports it with its line number
+        raise Unsupported(f"bad {name}")
+    return hosts
 
 
 def to_columns(batch, cfg: StoreConfig) -> tuple[RecordColumns, list[tuple[str, int]], np.ndarray]:
@@ -139,6 +113,8 @@ def to_columns(batch, cfg: StoreConfig) -> tuple[RecordColumns, list[tuple[str, 
     topic_buf = np.frombuffer(b"".join(encoded) or b"\0", dtype=np.uint8)
     topic_lens = np.array([len(b) for b in encoded], dtype=np.int64)
     topic_starts = np.concatenate([[0], np.cumsum(topic_lens)[:-1]]).astype(np.int64)
+    from rmqtool.store.load_rows import string_buffers as _strings
+
     b64, b64_off = _strings(pc.fill_null(batch.column("body"), ""))
     body_buf, body_off, bad = b64decode_column(b64, b64_off)
     if bad >= 0:

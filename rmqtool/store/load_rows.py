@@ -91,7 +91,9 @@ class LoadChunk:
             return cls(cols, z["topics"], z["topic_idx"], z["queue"], z["uniq_at"], z["born_ip4"])
 
 
-class _Errors:
+class RowErrors:
+    """Bad rows found so far (at most MAX_ERRORS)."""
+
     def __init__(self) -> None:
         self.found: list[RowError] = []
 
@@ -108,7 +110,7 @@ def _column(batch, name: str):
     return batch.column(name) if name in batch.schema.names else None
 
 
-def _strings(arr) -> tuple[np.ndarray, np.ndarray]:
+def string_buffers(arr) -> tuple[np.ndarray, np.ndarray]:
     """(bytes, n + 1 offsets) of a string or binary array."""
     if isinstance(arr, pa.ChunkedArray):
         arr = arr.combine_chunks()
@@ -119,7 +121,7 @@ def _strings(arr) -> tuple[np.ndarray, np.ndarray]:
     return buf, offs
 
 
-def _ints(batch, name: str, errors: _Errors, low: int, high: int, default) -> np.ndarray:
+def _ints(batch, name: str, errors: RowErrors, low: int, high: int, default) -> np.ndarray:
     col = _column(batch, name)
     n = batch.num_rows
     if col is None:
@@ -135,7 +137,7 @@ def _ints(batch, name: str, errors: _Errors, low: int, high: int, default) -> np
     return out
 
 
-def _hosts(batch, name: str, default, errors: _Errors):
+def read_hosts(batch, name: str, default, errors: RowErrors):
     """(address rows (n, 16), port, is IPv6) of a host column."""
     col = _column(batch, name)
     n = batch.num_rows
@@ -159,7 +161,7 @@ def _hosts(batch, name: str, default, errors: _Errors):
     return addr[idx], port[idx], v6[idx]
 
 
-def _bodies(batch, errors: _Errors):
+def _bodies(batch, errors: RowErrors):
     """(bytes, n + 1 offsets): body (binary, or base64 text), else bodyText, else empty."""
     n = batch.num_rows
     body, text = _column(batch, "body"), _column(batch, "bodyText")
@@ -168,7 +170,7 @@ def _bodies(batch, errors: _Errors):
         parts = pc.cast(text, pa.large_binary())
     if body is not None:
         if pa.types.is_string(body.type) or pa.types.is_large_string(body.type):
-            b64, b64_off = _strings(pc.fill_null(body, ""))
+            b64, b64_off = string_buffers(pc.fill_null(body, ""))
             out, out_off, bad = b64decode_column(b64, b64_off)
             if bad >= 0:
                 errors.row(bad, "body", "not valid base64 (use bodyText for plain text)")
@@ -178,10 +180,10 @@ def _bodies(batch, errors: _Errors):
         else:
             decoded = pc.cast(body, pa.large_binary())
         parts = pc.if_else(pc.is_valid(body), decoded, parts)
-    return _strings(pc.fill_null(parts, b""))
+    return string_buffers(pc.fill_null(parts, b""))
 
 
-def _words(batch, errors: _Errors) -> list[str | None] | pa.Array:
+def _words(batch, errors: RowErrors) -> list[str | None] | pa.Array:
     """The KEYS value of each row: its words joined by one space (null: none)."""
     col = _column(batch, "keys")
     n = batch.num_rows
@@ -207,7 +209,7 @@ def _words(batch, errors: _Errors) -> list[str | None] | pa.Array:
     return pc.if_else(pc.equal(joined, ""), pa.scalar(None, pa.string()), joined)
 
 
-def _user_properties(batch, errors: _Errors) -> list[dict[str, str] | None]:
+def _user_properties(batch, errors: RowErrors) -> list[dict[str, str] | None]:
     """Each row's own properties (map, struct, or JSON text), None where it has none."""
     col = _column(batch, "properties")
     n = batch.num_rows
@@ -307,7 +309,7 @@ def to_chunk(batch, opts: LoadOptions) -> LoadChunk | list[RowError]:
         batch = batch.combine_chunks().to_batches()[0] if batch.num_rows else pa.RecordBatch.from_pylist([])
     n = batch.num_rows
     cfg = opts.cfg
-    errors = _Errors()
+    errors = RowErrors()
     topic_col = _column(batch, "topic")
     if topic_col is None:
         return [RowError(0, "topic", "missing (no topic column)")]
@@ -327,8 +329,8 @@ def to_chunk(batch, opts: LoadOptions) -> LoadChunk | list[RowError]:
     queue_id = _ints(batch, "queueId", errors, 0, 2**31 - 1, NO_QUEUE)
     flag = _ints(batch, "flag", errors, -(2**31), 2**31 - 1, 0)
     born_ts = _ints(batch, "bornTimestamp", errors, -(2**63), 2**63 - 1, opts.store_timestamp)
-    born_addr, born_port, born_v6 = _hosts(batch, "bornHost", DEFAULT_BORN_HOST, errors)
-    store_addr, store_port, store_v6 = _hosts(batch, "storeHost", DEFAULT_STORE_HOST, errors)
+    born_addr, born_port, born_v6 = read_hosts(batch, "bornHost", DEFAULT_BORN_HOST, errors)
+    store_addr, store_port, store_v6 = read_hosts(batch, "storeHost", DEFAULT_STORE_HOST, errors)
     body_buf, body_off = _bodies(batch, errors)
     tags_col = _column(batch, "tags")
     tags = pa.nulls(n, pa.string()) if tags_col is None else pc.cast(tags_col, pa.string())
@@ -376,7 +378,7 @@ def to_chunk(batch, opts: LoadOptions) -> LoadChunk | list[RowError]:
         back = np.empty(n, dtype=np.int64)
         back[np.concatenate(order)] = np.arange(n)
         props_text = pc.take(pa.concat_arrays([p.cast(pa.large_string()) for p in pieces]), pa.array(back))
-    props_buf, props_off = _strings(props_text)
+    props_buf, props_off = string_buffers(props_text)
     props_buf = props_buf.copy()  # unique keys are written into it
     props_start, props_len = props_off[:-1].copy(), np.diff(props_off)
 
@@ -406,21 +408,16 @@ def to_chunk(batch, opts: LoadOptions) -> LoadChunk | list[RowError]:
                      np.ascontiguousarray(born_ip4))
 
 
-def _queue_by_hash(batch, opts: LoadOptions, queue_id: np.ndarray, errors: _Errors) -> np.ndarray:
-    """Rows that name no queue take |javaHash(value) % queues| of the --queue-by column."""
+def _queue_by_hash(batch, opts: LoadOptions, queue_id: np.ndarray, errors: RowErrors) -> np.ndarray:
+    """Rows that name no queue take |javaHash(value) % queues| of the --queue-by column (Java's
+    remainder keeps the hash's sign, so its absolute value is |hash| % queues)."""
     col = _column(batch, opts.queue_by)
     if col is None:
         errors.row(0, opts.queue_by, "the --queue-by column is not in the input")
         return queue_id
     enc = pc.dictionary_encode(pc.cast(col, pa.string()))
-    hashes = np.array([abs(_java_mod(java_string_hash(v), opts.queues)) for v in enc.dictionary.to_pylist()] + [-1],
+    hashes = np.array([abs(java_string_hash(v)) % opts.queues for v in enc.dictionary.to_pylist()] + [-1],
                       dtype=np.int64)
     idx = pc.fill_null(enc.indices, len(hashes) - 1).to_numpy(zero_copy_only=False).astype(np.int64)
     picked = hashes[idx]
     return np.where((queue_id == NO_QUEUE) & (picked >= 0), picked, queue_id)
-
-
-def _java_mod(a: int, b: int) -> int:
-    """Java's `%` (the sign of the dividend)."""
-    r = abs(a) % b
-    return -r if a < 0 else r

@@ -70,16 +70,17 @@ def create_abort(path: Path) -> None:
     fd = os.open(path, os.O_WRONLY | os.O_CREAT, 0o644)
     os.fsync(fd)
     os.close(fd)
-    _sync_dir(path.parent)
+    fsync_path(path.parent)
 
 
 def remove_abort(path: Path) -> None:
     path.unlink(missing_ok=True)
-    _sync_dir(path.parent)
+    fsync_path(path.parent)
 
 
-def _sync_dir(directory: Path) -> None:
-    fd = os.open(directory, os.O_RDONLY)
+def fsync_path(path: Path) -> None:
+    """fsync a file or a directory by path."""
+    fd = os.open(path, os.O_RDONLY)
     try:
         os.fsync(fd)
     finally:

@@ -17,6 +17,7 @@ import pyarrow as pa
 
 from rmqtool.errors import RmqError
 from rmqtool.format import uniqkey
+from rmqtool.store.bulk_import import is_parquet
 from rmqtool.store.load_rows import LOAD_FIELDS, LoadOptions, RowError, to_chunk
 from rmqtool.store.message_store import MessageStore
 from rmqtool.store.planner import assign_queues
@@ -25,11 +26,6 @@ BATCH_ROWS = 1 << 16
 _TYPED = {"topic": pa.string(), "queueId": pa.int64(), "body": pa.string(), "bodyText": pa.string(),
           "tags": pa.string(), "bornTimestamp": pa.int64(), "bornHost": pa.string(), "storeHost": pa.string(),
           "flag": pa.int64(), "delayLevel": pa.int64()}
-
-
-def is_parquet(source: Path) -> bool:
-    with open(source, "rb") as f:
-        return f.read(4) == b"PAR1"
 
 
 _STORED = ("propertiesString", "storeTimestamp")  # fields only a stored record has

@@ -34,6 +34,7 @@ from rmqtool.store.commitlog import CommitLog
 from rmqtool.store.config import StoreConfig
 from rmqtool.store.consume_queue import ConsumeQueue
 from rmqtool.store.index_service import IndexService
+from rmqtool.store.lock import fsync_path
 from rmqtool.store.paths import StorePaths, offset_name
 
 LOADS_DIR = ".spark-load"
@@ -233,7 +234,7 @@ class Staging:
         body = json.dumps({**doc, "loadId": self.load_id, "files": files}, indent=1)
         tmp = self.dir / (MANIFEST + ".tmp")
         tmp.write_text(body)
-        _fsync_file(tmp)
+        fsync_path(tmp)
         os.replace(tmp, self.dir / MANIFEST)
 
     def manifest(self) -> dict:
@@ -256,8 +257,8 @@ def adopt(paths: StorePaths, staging: Staging, cfg: StoreConfig) -> dict:
         raise RmqError("the store changed since this load was planned: load again")
     journal = loads_dir(paths) / ADOPTING
     journal.write_text(staging.load_id)
-    _fsync_file(journal)
-    _fsync_dir(journal.parent)
+    fsync_path(journal)
+    fsync_path(journal.parent)
     return _move_all(paths, staging, doc)
 
 
@@ -267,19 +268,19 @@ def _move_all(paths: StorePaths, staging: Staging, doc: dict) -> dict:
         src, dst = staging.dir / f["path"], paths.root / f["path"]
         if not src.exists():  # moved before an interruption
             continue
-        _fsync_file(src)
+        fsync_path(src)
         dst.parent.mkdir(parents=True, exist_ok=True)
         os.replace(src, dst)
         touched.add(dst.parent)
     for d in touched:
-        _fsync_dir(d)
+        fsync_path(d)
     record = {k: v for k, v in doc.items() if k != "files"} | {"files": len(doc["files"])}
     loads = loads_dir(paths) / "loads"
     loads.mkdir(parents=True, exist_ok=True)
     (loads / f"{staging.load_id}.json").write_text(json.dumps(record, indent=1))
-    _fsync_dir(loads)
+    fsync_path(loads)
     (loads_dir(paths) / ADOPTING).unlink()
-    _fsync_dir(loads_dir(paths))
+    fsync_path(loads_dir(paths))
     shutil.rmtree(staging.dir, ignore_errors=True)
     return record
 
@@ -312,21 +313,9 @@ def discard_stale(paths: StorePaths, keep: str | None = None) -> list[str]:
     return gone
 
 
-def index_name_after(end: IndexEnd | None, stamp: int) -> str:
+def index_name_after(last_name: str | None, stamp: int) -> str:
     """A name for a new index file: the load's time, later than the newest existing file."""
     name = index.file_name(stamp)
-    if end is not None and end.last_name is not None and name <= end.last_name:
-        name = index.file_name(index.name_time(end.last_name) + 1)
+    if last_name is not None and name <= last_name:
+        name = index.file_name(index.name_time(last_name) + 1)
     return name
-
-
-def _fsync_file(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def _fsync_dir(path: Path) -> None:
-    _fsync_file(path)
