@@ -200,20 +200,19 @@ def test_a_load_killed_while_tasks_write_leaves_the_store_as_it_was(tmp_path, cf
     cmd = [RMQTOOL, "spark-load", str(source), "--store", str(store_copy), "--config", str(CONF),
            "--master", "local[2]", "--load-id", "killed", "--store-timestamp", str(STAMP), "--partitions", "4"]
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
-    work = store_copy / ".spark-load" / "killed" / "work"
+    loads = store_copy / ".spark-load"
     deadline = time.time() + 120
-    while time.time() < deadline and not any(work.glob("keys-*.npz")) if work.exists() else time.time() < deadline:
+    while time.time() < deadline and not any(loads.glob("killed@*/work/keys-*.npz")):
         time.sleep(0.02)
     os.killpg(proc.pid, signal.SIGKILL)
     proc.wait()
-    assert any(work.glob("plan-*.npz")), "the load was killed before its tasks wrote"
-    assert tree_digest(store_copy) == {**before, **{k: v for k, v in tree_digest(store_copy).items()
-                                                    if k.startswith(".spark-load/")}}
+    assert any(loads.glob("killed@*/work/plan-*.npz")), "the load was killed before its tasks wrote"
+    # Python workers of the killed attempt may still be finishing a task: they only touch their own folder.
     assert {k: v for k, v in tree_digest(store_copy).items() if not k.startswith(".spark-load/")} == before
     out = subprocess.run([*cmd, "--json"], env=env, capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout)["messages"] == 60000
-    assert not (store_copy / ".spark-load" / "killed").exists()
+    assert not any(loads.glob("killed@*"))
     verify = subprocess.run([RMQTOOL, "verify", str(store_copy), "--config", str(CONF)], capture_output=True, text=True)
     assert verify.returncode == 0, verify.stdout + verify.stderr
 

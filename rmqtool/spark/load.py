@@ -133,7 +133,7 @@ def spark_load(inputs: list[Path], store: Path, opts: LoadOptions, *, fmt: str =
                               already=True)
         discard_stale(paths)
         staging = Staging(paths, load_id)
-        staging.reset()
+        staging.create()
         try:
             with job_errors("spark-load"):
                 session = get_session(master)

@@ -1,18 +1,19 @@
 """A bulk load staged inside the store root and adopted into the store in one step.
 
-The staging folder `.spark-load/<load id>/` mirrors the store (commitlog/, consumequeue/,
+The staging folder `.spark-load/<load id>@<attempt>/` mirrors the store (commitlog/, consumequeue/,
 index/, checkpoint) and holds only the files the load writes: the store's last segment and
 last queue files are copied in first when the load continues them. Nothing in the store
 changes until adoption, which
 
 1. checks every staged file against the manifest (size and CRC32C) and that the store still
    ends where the load was planned to start;
-2. writes the journal `.spark-load/ADOPTING` naming the load;
+2. writes the journal `.spark-load/ADOPTING` naming the staging folder;
 3. renames each staged file over its place in the store (same file system: one rename each);
 4. records the load as adopted (`.spark-load/loads/<id>.json`) and removes the journal.
 
 A process killed before step 2 leaves the store as it was (the staging folder is discarded
-by the next load); killed after it, the next writer finishes the renames from the journal
+by the next load; every attempt stages into its own folder, so a task of a killed attempt that
+is still running cannot write into the next one's, and tasks never create folders); killed after it, the next writer finishes the renames from the journal
 (`finish_pending`), so a store never stays half adopted. A load id already recorded is not
 loaded again.
 """
@@ -22,6 +23,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import secrets
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -41,6 +43,7 @@ LOADS_DIR = ".spark-load"
 ADOPTING = "ADOPTING"
 MANIFEST = "MANIFEST.json"
 _LOAD_ID = re.compile(r"^[A-Za-z0-9._-]{1,100}$")
+_ATTEMPT_SEP = "@"  # staging folder: <load id>@<attempt>
 _CRC_BLOCK = 8 << 20
 
 
@@ -144,8 +147,7 @@ def file_crc(path: Path) -> tuple[int, int]:
 
 
 def allocate(path: Path, size: int, copy_from: Path | None = None, used: int = 0) -> None:
-    """A staged file of `size` bytes: zeros, or the first `used` bytes of `copy_from`."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    """A staged file of `size` bytes in an existing folder: zeros, or the first `used` bytes of `copy_from`."""
     fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o644)
     try:
         if copy_from is not None and used:
@@ -167,15 +169,23 @@ def allocate(path: Path, size: int, copy_from: Path | None = None, used: int = 0
 class Staging:
     """The staging folder of one load."""
 
-    def __init__(self, paths: StorePaths, load_id: str) -> None:
+    def __init__(self, paths: StorePaths, load_id: str, attempt: str | None = None) -> None:
         self.paths = paths
         self.load_id = check_load_id(load_id)
-        self.dir = loads_dir(paths) / load_id
+        self.attempt = attempt or secrets.token_hex(4)
+        self.dir = loads_dir(paths) / f"{load_id}{_ATTEMPT_SEP}{self.attempt}"
         self.store = StorePaths(self.dir)
 
-    def reset(self) -> None:
-        """Start from an empty folder (a killed earlier attempt leaves one behind)."""
-        shutil.rmtree(self.dir, ignore_errors=True)
+    @classmethod
+    def named(cls, paths: StorePaths, folder: str) -> Staging:
+        """The staging of a folder name as the journal records it."""
+        load_id, sep, attempt = folder.rpartition(_ATTEMPT_SEP)
+        if not sep or not attempt:
+            raise RmqError(f"{loads_dir(paths) / ADOPTING}: names {folder!r}, not a staging folder")
+        return cls(paths, load_id, attempt)
+
+    def create(self) -> None:
+        """Make the empty folder tree the tasks write into."""
         for sub in ("work", "commitlog", "consumequeue", "index"):
             (self.dir / sub).mkdir(parents=True, exist_ok=True)
 
@@ -189,6 +199,7 @@ class Staging:
         for start in segments:
             staged = self.store.commitlog / offset_name(start)
             existing = self.paths.commitlog / offset_name(start)
+            staged.parent.mkdir(parents=True, exist_ok=True)
             used = min(max(end.commitlog_end - start, 0), segment_size)
             allocate(staged, segment_size, existing if existing.exists() else None, used)
         for at in list(blanks):
@@ -210,6 +221,7 @@ class Staging:
             for file_start in range(start, last_offset * ENTRY_LEN, file_size):
                 existing = self.paths.queue_dir(*key) / offset_name(file_start)
                 used = first_offset * ENTRY_LEN - file_start if existing.exists() else 0
+                self.store.queue_dir(*key).mkdir(parents=True, exist_ok=True)
                 allocate(self.store.queue_dir(*key) / offset_name(file_start), file_size,
                          existing if used > 0 else None, max(used, 0))
 
@@ -256,7 +268,7 @@ def adopt(paths: StorePaths, staging: Staging, cfg: StoreConfig) -> dict:
     if now.commitlog_end != doc["base"]["commitlogEnd"] or now.to_json()["queues"] != doc["base"]["queues"]:
         raise RmqError("the store changed since this load was planned: load again")
     journal = loads_dir(paths) / ADOPTING
-    journal.write_text(staging.load_id)
+    journal.write_text(staging.dir.name)
     fsync_path(journal)
     fsync_path(journal.parent)
     return _move_all(paths, staging, doc)
@@ -295,7 +307,7 @@ def finish_pending(paths: StorePaths) -> str | None:
     journal = loads_dir(paths) / ADOPTING
     if not journal.exists():
         return None
-    staging = Staging(paths, journal.read_text().strip())
+    staging = Staging.named(paths, journal.read_text().strip())
     _move_all(paths, staging, staging.manifest())
     return staging.load_id
 
