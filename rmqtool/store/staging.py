@@ -12,10 +12,11 @@ changes until adoption, which
 4. records the load as adopted (`.spark-load/loads/<id>.json`) and removes the journal.
 
 A process killed before step 2 leaves the store as it was (the staging folder is discarded
-by the next load; every attempt stages into its own folder, so a task of a killed attempt that
-is still running cannot write into the next one's, and tasks never create folders); killed after it, the next writer finishes the renames from the journal
+by the next load); killed after it, the next writer finishes the renames from the journal
 (`finish_pending`), so a store never stays half adopted. A load id already recorded is not
-loaded again.
+loaded again. Every attempt stages into its own folder and tasks never create folders, so a
+Python worker of a killed attempt that is still finishing a task cannot write into the next
+attempt's files.
 """
 
 from __future__ import annotations
