@@ -29,13 +29,12 @@ import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import crc32c
-
 from rmqtool.errors import RmqError
 from rmqtool.format import checkpoint, index, message
 from rmqtool.store.commitlog import CommitLog
 from rmqtool.store.config import StoreConfig
 from rmqtool.store.consume_queue import ConsumeQueue
+from rmqtool.store.filecrc import file_crc
 from rmqtool.store.index_service import IndexService
 from rmqtool.store.lock import fsync_path
 from rmqtool.store.paths import StorePaths, offset_name
@@ -45,7 +44,6 @@ ADOPTING = "ADOPTING"
 MANIFEST = "MANIFEST.json"
 _LOAD_ID = re.compile(r"^[A-Za-z0-9._-]{1,100}$")
 _ATTEMPT_SEP = "@"  # staging folder: <load id>@<attempt>
-_CRC_BLOCK = 8 << 20
 
 
 @dataclass
@@ -130,21 +128,6 @@ def adopted(paths: StorePaths, load_id: str) -> dict | None:
     """The record of an adopted load, or None."""
     record = loads_dir(paths) / "loads" / f"{load_id}.json"
     return json.loads(record.read_text()) if record.exists() else None
-
-
-def file_crc(path: Path) -> tuple[int, int]:
-    """(size, CRC32C) of a file, read in blocks."""
-    import mmap
-
-    value = 0
-    with open(path, "rb") as f:
-        size = os.fstat(f.fileno()).st_size
-        if not size:
-            return 0, crc32c.crc32c(b"")
-        with mmap.mmap(f.fileno(), size, prot=mmap.PROT_READ) as m, memoryview(m) as view:
-            for at in range(0, size, _CRC_BLOCK):
-                value = crc32c.crc32c(view[at : at + _CRC_BLOCK], value)
-    return size, value
 
 
 def allocate(path: Path, size: int, copy_from: Path | None = None, used: int = 0) -> None:

@@ -1,0 +1,83 @@
+"""CRC32C of whole files that skips their holes.
+
+Staged files are preallocated at full size and mostly written only at the front, so their
+checksum reads the extents that hold data and extends the CRC over each hole arithmetically
+(a hole reads as zeros, and appending zeros is a linear map of the CRC register).
+"""
+
+from __future__ import annotations
+
+import mmap
+import os
+from functools import cache
+from pathlib import Path
+
+import crc32c
+
+_POLY = 0x82F63B78  # CRC32C (Castagnoli), reflected
+_MASK = 0xFFFFFFFF
+_READ_BLOCK = 8 << 20
+
+
+def _times(matrix: tuple[int, ...], vector: int) -> int:
+    out, row = 0, 0
+    while vector:
+        if vector & 1:
+            out ^= matrix[row]
+        vector >>= 1
+        row += 1
+    return out
+
+
+@cache
+def _zero_bits_power(k: int) -> tuple[int, ...]:
+    """The register map for 2**k zero bits, as 32 column images."""
+    if k == 0:
+        return (_POLY, *(1 << i for i in range(31)))
+    half = _zero_bits_power(k - 1)
+    return tuple(_times(half, column) for column in half)
+
+
+def extend_zeros(crc: int, count: int) -> int:
+    """The CRC32C of the checksummed bytes followed by `count` zero bytes."""
+    register, bits, k = crc ^ _MASK, count * 8, 0
+    while bits:
+        if bits & 1:
+            register = _times(_zero_bits_power(k), register)
+        bits >>= 1
+        k += 1
+    return register ^ _MASK
+
+
+def data_extents(fd: int, size: int) -> list[tuple[int, int]]:
+    """The [start, end) ranges that may hold data; the whole file when holes cannot be told."""
+    if not hasattr(os, "SEEK_DATA"):
+        return [(0, size)] if size else []
+    out, pos = [], 0
+    try:
+        while pos < size:
+            try:
+                start = os.lseek(fd, pos, os.SEEK_DATA)
+            except OSError:  # ENXIO: a hole runs to the end
+                break
+            pos = os.lseek(fd, start, os.SEEK_HOLE)
+            out.append((start, min(pos, size)))
+    except OSError:
+        return [(0, size)] if size else []
+    return out
+
+
+def file_crc(path: Path) -> tuple[int, int]:
+    """(size, CRC32C) of a file, reading only its data extents."""
+    value, done = 0, 0
+    with open(path, "rb") as f:
+        size = os.fstat(f.fileno()).st_size
+        if not size:
+            return 0, 0
+        with mmap.mmap(f.fileno(), size, prot=mmap.PROT_READ) as m, memoryview(m) as view:
+            for start, end in data_extents(f.fileno(), size):
+                value = extend_zeros(value, start - done)
+                for at in range(start, end, _READ_BLOCK):
+                    value = crc32c.crc32c(view[at : min(at + _READ_BLOCK, end)], value)
+                done = end
+    return size, extend_zeros(value, size - done)
