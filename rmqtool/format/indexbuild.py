@@ -35,9 +35,9 @@ def fill_file(buf, hashes: np.ndarray, phys: np.ndarray, times: np.ndarray, hash
     n = len(hashes)
     entries_at = HEADER_LEN + hash_slots * SLOT_LEN
     number = np.arange(FIRST_INDEX, FIRST_INDEX + n, dtype=np.int64)
-    slot = hashes % hash_slots
-    order = np.argsort(slot, kind="stable")
-    s_sorted = slot[order]
+    # Entries grouped by slot, in entry order within a slot: one sort of slot * n + position.
+    ranked = np.sort((hashes % hash_slots) * n + np.arange(n, dtype=np.int64))
+    order, s_sorted = ranked % n, ranked // n
     first_of_slot = np.r_[True, s_sorted[1:] != s_sorted[:-1]]
     prev_sorted = np.where(first_of_slot, 0, np.r_[0, number[order][:-1]])
     prev = np.empty(n, dtype=np.int64)

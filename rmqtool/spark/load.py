@@ -19,8 +19,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
-
 from rmqtool.errors import RmqError
 from rmqtool.format import checkpoint, uniqkey
 from rmqtool.store.load_rows import LOAD_FIELDS, LoadOptions
@@ -28,6 +26,7 @@ from rmqtool.store.lock import StoreLock
 from rmqtool.store.message_store import _prepare_root
 from rmqtool.store.paths import StorePaths
 from rmqtool.store.planner import LoadPlanner
+from rmqtool.store.scratch import load_arrays, save_arrays
 from rmqtool.store.staging import (
     Staging,
     adopt,
@@ -150,6 +149,11 @@ def spark_load(inputs: list[Path], store: Path, opts: LoadOptions, *, fmt: str =
         lock.release()
 
 
+def _slices(spark, items: int, partitions: int | None) -> int:
+    """Tasks for `items` pieces of work: one per core (a Python task costs tens of ms to start)."""
+    return max(1, min(items, partitions or spark.sparkContext.defaultParallelism))
+
+
 def _note(progress: Progress | None, stage: str, rows: int) -> None:
     if progress:
         progress(stage, rows)
@@ -164,8 +168,7 @@ def _run(spark, files, fmt, partitions, paths: StorePaths, staging: Staging, opt
         import pyarrow.parquet as pq
 
         splits = [(k, g) for k, f in enumerate(files) for g in range(pq.ParquetFile(f).num_row_groups)]
-        sc = spark.sparkContext
-        chunks = sorted(sc.parallelize(splits, max(1, len(splits))).flatMap(
+        chunks = sorted(spark.sparkContext.parallelize(splits, _slices(spark, len(splits), partitions)).flatMap(
             lambda split: tasks.stage_row_group(split, ctx)).collect()) if splits else []
     else:
         df = _read(spark, files, fmt, partitions)
@@ -179,18 +182,18 @@ def _run(spark, files, fmt, partitions, paths: StorePaths, staging: Staging, opt
     blanks = []
     names = [tasks.chunk_name(f, b, s) for f, b, s, _, _ in chunks]
     for name in names:
-        with np.load(ctx.work(f"meta-{name}.npz")) as m:
-            plan = planner.plan([str(t) for t in m["topics"]], m["topic_idx"], m["queue"], m["lengths"])
+        m = load_arrays(ctx.work(f"meta-{name}"))
+        plan = planner.plan([str(t) for t in m["topics"]], m["topic_idx"], m["queue"], m["lengths"])
         blanks += plan.blanks.tolist()
-        np.savez(ctx.work(f"plan-{name}.npz"), queue_id=plan.queue_id, queue_offset=plan.queue_offset,
+        save_arrays(ctx.work(f"plan-{name}"), queue_id=plan.queue_id, queue_offset=plan.queue_offset,
                  physical_offset=plan.physical_offset, row_base=plan.row_base)
     staging.prepare_commitlog(end, planner.segments(), cfg.mappedFileSizeCommitLog, blanks)
     staging.prepare_queues(end, planner.first_offsets, planner.table, cfg.mappedFileSizeConsumeQueue)
     _note(progress, "plan", total_rows)
 
     sc = spark.sparkContext
-    slices = max(1, min(len(names), partitions or sc.defaultParallelism))
-    wrote = sc.parallelize(names, slices).map(lambda n: tasks.write_chunk(n, ctx)).collect() if names else []
+    wrote = sc.parallelize(names, _slices(spark, len(names), partitions)).map(
+        lambda n: tasks.write_chunk(n, ctx)).collect() if names else []
     _note(progress, "write", total_rows)
 
     index_info = {"files": [], "full": 0}

@@ -28,6 +28,7 @@ from rmqtool.format.index import file_len
 from rmqtool.format.indexbuild import fill_file
 from rmqtool.store.load_rows import LoadChunk, LoadOptions, to_chunk
 from rmqtool.store.paths import StorePaths, offset_name
+from rmqtool.store.scratch import load_arrays, save_arrays
 from rmqtool.store.staging import allocate
 
 CHUNK_ROWS = 1 << 16
@@ -61,13 +62,6 @@ def _input_index(ctx: LoadContext, uri: str) -> int:
         return ctx.files.index(path)
     except ValueError:
         return -1
-
-
-def _save(path: Path, **arrays) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "wb") as f:
-        np.savez(f, **arrays)
-    os.replace(tmp, path)
 
 
 def stage_rows(batches: Iterator, ctx: LoadContext) -> Iterator:
@@ -128,18 +122,18 @@ def _stage_one(batch, ctx: LoadContext, name: str) -> str | None:
             errors = [{"row": e.row, "field": e.field, "reason": e.reason} for e in chunk]
     if errors:
         return json.dumps(errors)
-    chunk.save(ctx.work(f"chunk-{name}.npz"))
-    _save(ctx.work(f"meta-{name}.npz"), topics=chunk.topics, topic_idx=chunk.topic_idx, queue=chunk.queue,
+    chunk.save(ctx.work(f"chunk-{name}"))
+    save_arrays(ctx.work(f"meta-{name}"), topics=chunk.topics, topic_idx=chunk.topic_idx, queue=chunk.queue,
           lengths=chunk.cols.lengths().astype(np.int32))
     return None
 
 
 def write_chunk(name: str, ctx: LoadContext) -> tuple[int, int]:
     """Encode one planned chunk into the staged segments and queues; returns (rows, index keys)."""
-    chunk = LoadChunk.load(ctx.work(f"chunk-{name}.npz"))
-    with np.load(ctx.work(f"plan-{name}.npz")) as p:
-        queue_id, queue_offset, phys = p["queue_id"], p["queue_offset"], p["physical_offset"]
-        row_base = int(p["row_base"])
+    chunk = LoadChunk.load(ctx.work(f"chunk-{name}"))
+    p = load_arrays(ctx.work(f"plan-{name}"))
+    queue_id, queue_offset, phys = p["queue_id"], p["queue_offset"], p["physical_offset"]
+    row_base = int(p["row_base"])
     chunk.finish(queue_id, row_base, ctx.stamp)
     cols = chunk.cols
     cols.lengths()
@@ -164,12 +158,11 @@ def write_chunk(name: str, ctx: LoadContext) -> tuple[int, int]:
         cq_rows.append(found.fields[:, [D_OFFSET, D_SIZE, D_TAGS_CODE]].copy())
         key_hash.append(found.key_hash.astype(np.int32))
         key_phys.append(found.fields[found.key_rec, D_OFFSET].copy())
-        seg.flush()
-        del seg
+        del seg  # dirty pages stay in the page cache; adoption fsyncs every file
         i = j
     entries = np.concatenate(cq_rows) if cq_rows else np.zeros((0, 3), dtype=np.int64)
     _write_queues(ctx, chunk, queue_id, queue_offset, entries)
-    _save(ctx.work(f"keys-{name}.npz"), hash=np.concatenate(key_hash) if key_hash else np.zeros(0, np.int32),
+    save_arrays(ctx.work(f"keys-{name}"), hash=np.concatenate(key_hash) if key_hash else np.zeros(0, np.int32),
           phys=np.concatenate(key_phys) if key_phys else np.zeros(0, np.int64))
     return n, sum(len(k) for k in key_hash)
 
@@ -218,17 +211,16 @@ def build_index(names: list[str], ctx: LoadContext, file_names: list[str], prev_
         buf = np.memmap(path, dtype=np.uint8, mode="r+")
         times = np.full(upto, ctx.options.store_timestamp, dtype=np.int64)
         prev_end = fill_file(buf, h[:upto].astype(np.int64), p[:upto], times, cfg.maxHashSlotNum, prev_end)
-        buf.flush()
         del buf
         written.append(path.name)
         full += upto == per_file
         hashes, phys, held = [h[upto:]], [p[upto:]], len(h) - upto
 
     for name in names:
-        with np.load(ctx.work(f"keys-{name}.npz")) as z:
-            hashes.append(z["hash"])
-            phys.append(z["phys"])
-            held += len(z["hash"])
+        z = load_arrays(ctx.work(f"keys-{name}"))
+        hashes.append(z["hash"])
+        phys.append(z["phys"])
+        held += len(z["hash"])
         while held >= per_file:
             flush(per_file)
     if held:

@@ -32,6 +32,7 @@ from rmqtool.store.config import StoreConfig
 from rmqtool.store.message_store import check_topic
 from rmqtool.store.planner import NO_QUEUE
 from rmqtool.store.producer import DEFAULT_BORN_HOST, DEFAULT_STORE_HOST
+from rmqtool.store.scratch import load_arrays, save_arrays
 
 LOAD_FIELDS = ("topic", "queueId", "body", "bodyText", "tags", "keys", "properties", "bornTimestamp", "bornHost",
                "storeHost", "flag", "delayLevel")
@@ -80,15 +81,14 @@ class LoadChunk:
 
     def save(self, path) -> None:
         arrays = {f.name: getattr(self.cols, f.name) for f in fields(RecordColumns)}
-        with open(path, "wb") as f:
-            np.savez(f, topics=self.topics, topic_idx=self.topic_idx, queue=self.queue, uniq_at=self.uniq_at,
-                     born_ip4=self.born_ip4, **arrays)
+        save_arrays(path, topics=self.topics, topic_idx=self.topic_idx, queue=self.queue, uniq_at=self.uniq_at,
+                    born_ip4=self.born_ip4, **arrays)
 
     @classmethod
     def load(cls, path) -> LoadChunk:
-        with np.load(path) as z:
-            cols = RecordColumns(**{f.name: z[f.name] for f in fields(RecordColumns)})
-            return cls(cols, z["topics"], z["topic_idx"], z["queue"], z["uniq_at"], z["born_ip4"])
+        z = load_arrays(path)
+        cols = RecordColumns(**{f.name: z[f.name] for f in fields(RecordColumns)})
+        return cls(cols, z["topics"], z["topic_idx"], z["queue"], z["uniq_at"], z["born_ip4"])
 
 
 class RowErrors:
