@@ -27,12 +27,13 @@ def _keys(store: Path, conf: Path) -> tuple[np.ndarray, np.ndarray, np.ndarray, 
     return hashes, offsets, np.array(times, dtype=np.int64), reader
 
 
+@pytest.mark.parametrize("parts", [1, 3])
 @pytest.mark.parametrize("which", ["fixture", "golden"])
-def test_bulk_built_index_files_equal_the_key_by_key_ones(which, golden_basic):
+def test_bulk_built_index_files_equal_the_key_by_key_ones(which, parts, golden_basic):
     store, conf = ((ROOT / "fixtures" / "store", ROOT / "fixtures" / "broker.conf") if which == "fixture"
                    else (golden_basic / "store", golden_basic / "broker.conf"))
     hashes, offsets, times, reader = _keys(store, conf)
-    built = build_files(hashes, offsets, times, reader.config.maxHashSlotNum, reader.config.maxIndexNum)
+    built = build_files(hashes, offsets, times, reader.config.maxHashSlotNum, reader.config.maxIndexNum, parts)
     written = [p.read_bytes() for p in reader.index_paths()]
     assert len(built) == len(written)
     for i, (a, b) in enumerate(zip(built, written, strict=True)):

@@ -3,7 +3,7 @@
 Producer rows (100-byte bodies by default) are generated as one Parquet file before any
 clock starts. Each run is a fresh process loading them into a fresh store: `import` (one
 process), then spark-load on local[1] and local[2]. A Spark run starts its session and loads
-a few rows first (JVM, Python workers, compiled kernels), then the clock covers the whole
+a few rows first in small row groups (JVM, a Python worker per core, compiled kernels), then the clock covers the whole
 load: read, plan, write, index, checksums and adoption.
 """
 
@@ -23,6 +23,7 @@ from rmqtool.errors import RmqError
 
 STAMP = 1_700_000_000_000
 _ROW_GROUP = 1 << 16  # rows per Parquet row group: Spark splits a file between row groups
+_WARM_ROW_GROUP = 250  # the warm-up load's 2000 rows make 8 tasks: every core's Python worker starts
 _TOPICS = ("BenchOrders", "BenchPayments", "BenchAudit", "BenchEvents")
 
 _CHILD = """
@@ -58,7 +59,7 @@ print(json.dumps({"messages": messages, "bytes": nbytes, "seconds": seconds, "se
 """.replace("STAMP", str(STAMP))
 
 
-def generate_rows(path: Path, messages: int, body_size: int, seed: int = 7) -> None:
+def generate_rows(path: Path, messages: int, body_size: int, seed: int = 7, row_group: int = _ROW_GROUP) -> None:
     """Producer rows as Parquet: topic, binary body, tags, keys (written in slices to bound memory)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
@@ -77,7 +78,7 @@ def generate_rows(path: Path, messages: int, body_size: int, seed: int = 7) -> N
             tags = pa.array(np.char.add("tag", (ids % 8).astype(str)))
             keys = pa.array(np.char.add("order-", ids.astype(str)))
             writer.write_table(pa.table({"topic": topic, "body": body, "tags": tags, "keys": keys}),
-                               row_group_size=_ROW_GROUP)
+                               row_group_size=row_group)
 
 
 def run_spark_load_bench(*, messages: int, body_size: int, masters: list[str], progress=None) -> dict:
@@ -87,7 +88,7 @@ def run_spark_load_bench(*, messages: int, body_size: int, masters: list[str], p
             progress.print(f"generating {messages} rows ...")
         source, warm = tmp / "rows.parquet", tmp / "warm.parquet"
         generate_rows(source, messages, body_size)
-        generate_rows(warm, 2000, body_size, seed=1)
+        generate_rows(warm, 2000, body_size, seed=1, row_group=_WARM_ROW_GROUP)
         results = []
         for mode in ["import", *masters]:
             if progress:

@@ -27,53 +27,69 @@ def split_files(n_keys: int, index_num: int) -> list[tuple[int, int]]:
 
 
 def fill_file(buf, hashes: np.ndarray, phys: np.ndarray, times: np.ndarray, hash_slots: int,
-              prev_end: tuple[int, int] = (0, 0)) -> tuple[int, int]:
+              prev_end: tuple[int, int] = (0, 0), part: tuple[int, int] = (0, 1)) -> tuple[int, int]:
     """Write one index file (zeroed `buf` of the file's length) holding these keys in order.
 
     `prev_end` is the previous file's (endPhyOffset, endTimestamp). Returns this file's.
+    `part` (k, parts) writes only the k-th share of the entries and of the slot table, and the
+    header when k is 0: the parts of one file can be written by separate processes.
     """
     n = len(hashes)
+    k, parts = part
     entries_at = HEADER_LEN + hash_slots * SLOT_LEN
-    number = np.arange(FIRST_INDEX, FIRST_INDEX + n, dtype=np.int64)
     # Entries grouped by slot, in entry order within a slot: one sort of slot * n + position.
     ranked = np.sort((hashes % hash_slots) * n + np.arange(n, dtype=np.int64))
     order, s_sorted = ranked % n, ranked // n
+    del ranked
+    number = order + FIRST_INDEX
     first_of_slot = np.r_[True, s_sorted[1:] != s_sorted[:-1]]
-    prev_sorted = np.where(first_of_slot, 0, np.r_[0, number[order][:-1]])
     prev = np.empty(n, dtype=np.int64)
-    prev[order] = prev_sorted
-    last_of_slot = np.r_[s_sorted[1:] != s_sorted[:-1], True]
+    prev[order] = np.where(first_of_slot, 0, np.r_[0, number[:-1]])
+    last_of_slot = np.r_[first_of_slot[1:], True]
+
+    lo, hi = n * k // parts, n * (k + 1) // parts
     begin_ts = int(times[0])
-    base = np.full(n, begin_ts, dtype=np.int64)
-    base[0] = prev_end[1]  # the first entry is timed before its file's begin is set
-    diff = (times - base) // _MS_PER_S
+    base = np.full(hi - lo, begin_ts, dtype=np.int64)
+    if lo == 0 and hi > 0:
+        base[0] = prev_end[1]  # the first entry is timed before its file's begin is set
+    diff = (times[lo:hi] - base) // _MS_PER_S
     diff = np.where(base <= 0, 0, np.clip(diff, 0, _INT_MAX))
-    rows = np.zeros(n, dtype=[("keyHash", ">i4"), ("phyOffset", ">i8"), ("timeDiff", ">i4"), ("prevIndex", ">i4")])
-    rows["keyHash"], rows["phyOffset"], rows["timeDiff"], rows["prevIndex"] = hashes, phys, diff, prev
+    rows = np.zeros(hi - lo, dtype=[("keyHash", ">i4"), ("phyOffset", ">i8"), ("timeDiff", ">i4"),
+                                    ("prevIndex", ">i4")])
+    mine = slice(lo, hi)
+    rows["keyHash"], rows["phyOffset"], rows["timeDiff"], rows["prevIndex"] = hashes[mine], phys[mine], diff, prev[mine]
     view = np.frombuffer(buf, dtype=np.uint8)
-    start = entries_at + FIRST_INDEX * rows.dtype.itemsize
+    start = entries_at + (FIRST_INDEX + lo) * rows.dtype.itemsize
     view[start : start + rows.nbytes] = rows.view(np.uint8)
+
+    slot_lo, slot_hi = hash_slots * k // parts, hash_slots * (k + 1) // parts
+    newest = np.flatnonzero(last_of_slot)
+    owned = newest[(s_sorted[newest] >= slot_lo) & (s_sorted[newest] < slot_hi)]
     slots = np.frombuffer(buf, dtype=">i4", count=hash_slots, offset=HEADER_LEN)
-    slots[s_sorted[last_of_slot]] = number[order][last_of_slot]
-    header = np.frombuffer(new_header(0, 0), dtype=[("beginTimestamp", ">i8"), ("endTimestamp", ">i8"),
-                                                     ("beginPhyOffset", ">i8"), ("endPhyOffset", ">i8"),
-                                                     ("hashSlotCount", ">i4"), ("indexCount", ">i4")]).copy()
-    header["beginTimestamp"], header["endTimestamp"] = begin_ts, int(times[-1])
-    header["beginPhyOffset"], header["endPhyOffset"] = int(phys[0]), int(phys[-1])
-    header["hashSlotCount"] = int(last_of_slot.sum())
-    header["indexCount"] = FIRST_INDEX + n
-    view[:HEADER_LEN] = header.view(np.uint8)
+    slots[s_sorted[owned]] = number[owned]
+    if k == 0:
+        header = np.frombuffer(new_header(0, 0), dtype=[("beginTimestamp", ">i8"), ("endTimestamp", ">i8"),
+                                                         ("beginPhyOffset", ">i8"), ("endPhyOffset", ">i8"),
+                                                         ("hashSlotCount", ">i4"), ("indexCount", ">i4")]).copy()
+        header["beginTimestamp"], header["endTimestamp"] = begin_ts, int(times[-1])
+        header["beginPhyOffset"], header["endPhyOffset"] = int(phys[0]), int(phys[-1])
+        header["hashSlotCount"] = len(newest)
+        header["indexCount"] = FIRST_INDEX + n
+        view[:HEADER_LEN] = header.view(np.uint8)
     del view, slots
     return int(phys[-1]), int(times[-1])
 
 
 def build_files(hashes: np.ndarray, phys: np.ndarray, times: np.ndarray, hash_slots: int,
-                index_num: int) -> list[bytes]:
-    """Every index file a fresh index holds after these keys (for tests and small loads)."""
+                index_num: int, parts: int = 1) -> list[bytes]:
+    """Every index file a fresh index holds after these keys (for tests and small loads),
+    each written in `parts` parts."""
     out = []
     prev_end = (0, 0)
     for a, b in split_files(len(hashes), index_num):
         buf = bytearray(file_len(hash_slots, index_num))
-        prev_end = fill_file(buf, hashes[a:b], phys[a:b], times[a:b], hash_slots, prev_end)
+        for k in range(parts):
+            end = fill_file(buf, hashes[a:b], phys[a:b], times[a:b], hash_slots, prev_end, (k, parts))
+        prev_end = end
         out.append(bytes(buf))
     return out

@@ -21,6 +21,7 @@ from pathlib import Path
 
 from rmqtool.errors import RmqError
 from rmqtool.format import checkpoint, uniqkey
+from rmqtool.format.index import file_len
 from rmqtool.store.load_rows import LOAD_FIELDS, LoadOptions
 from rmqtool.store.lock import StoreLock
 from rmqtool.store.message_store import _prepare_root
@@ -206,8 +207,10 @@ def _run(spark, files, fmt, partitions, paths: StorePaths, staging: Staging, opt
             last = index_name_after(last, opts.store_timestamp)
             file_names.append(last)
         prev = (end.index.end_phy, end.index.end_ts) if end.index else (0, 0)
-        index_info = sc.parallelize([0], 1).map(
-            lambda _: tasks.build_index(names, ctx, file_names, prev)).collect()[0]
+        staging.prepare_index(file_names, file_len(cfg.maxHashSlotNum, cfg.maxIndexNum))
+        parts = _slices(spark, cfg.maxHashSlotNum, partitions)  # each task writes a share of every file
+        index_info = sc.parallelize(range(parts), parts).map(
+            lambda k: tasks.build_index(names, ctx, file_names, prev, (k, parts))).collect()[0]
     _note(progress, "index", total_rows)
 
     cp = end.checkpoint

@@ -24,12 +24,10 @@ from rmqtool.format import columns as colkernel
 from rmqtool.format import kernels
 from rmqtool.format.consumequeue import ENTRY_LEN, encode_entries
 from rmqtool.format.dispatchkernel import D_OFFSET, D_SIZE, D_TAGS_CODE, dispatch_records
-from rmqtool.format.index import file_len
 from rmqtool.format.indexbuild import fill_file
 from rmqtool.store.load_rows import LoadChunk, LoadOptions, to_chunk
 from rmqtool.store.paths import StorePaths, offset_name
 from rmqtool.store.scratch import load_arrays, save_arrays
-from rmqtool.store.staging import allocate
 
 CHUNK_ROWS = 1 << 16
 META_FIELDS = "file int, block long, seq int, rows long, errors string"
@@ -192,11 +190,12 @@ def _write_queues(ctx: LoadContext, chunk: LoadChunk, queue_id: np.ndarray, queu
             data, pos = data[take:], pos + take
 
 
-def build_index(names: list[str], ctx: LoadContext, file_names: list[str], prev_end: tuple[int, int]) -> dict:
-    """Index files from every chunk's keys in load order; returns what was written."""
+def build_index(names: list[str], ctx: LoadContext, file_names: list[str], prev_end: tuple[int, int],
+                part: tuple[int, int] = (0, 1)) -> dict:
+    """This task's part of the (allocated) index files, from every chunk's keys in load order;
+    returns what the files hold."""
     cfg = ctx.options.cfg
     per_file = cfg.maxIndexNum - 1
-    size = file_len(cfg.maxHashSlotNum, cfg.maxIndexNum)
     hashes: list[np.ndarray] = []
     phys: list[np.ndarray] = []
     held = 0
@@ -207,10 +206,9 @@ def build_index(names: list[str], ctx: LoadContext, file_names: list[str], prev_
         nonlocal prev_end, held, full, hashes, phys
         h, p = np.concatenate(hashes), np.concatenate(phys)
         path = ctx.store.index / file_names[len(written)]
-        allocate(path, size)
         buf = np.memmap(path, dtype=np.uint8, mode="r+")
         times = np.full(upto, ctx.options.store_timestamp, dtype=np.int64)
-        prev_end = fill_file(buf, h[:upto].astype(np.int64), p[:upto], times, cfg.maxHashSlotNum, prev_end)
+        prev_end = fill_file(buf, h[:upto].astype(np.int64), p[:upto], times, cfg.maxHashSlotNum, prev_end, part)
         del buf
         written.append(path.name)
         full += upto == per_file

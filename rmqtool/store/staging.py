@@ -209,6 +209,11 @@ class Staging:
                 allocate(self.store.queue_dir(*key) / offset_name(file_start), file_size,
                          existing if used > 0 else None, max(used, 0))
 
+    def prepare_index(self, names: list[str], size: int) -> None:
+        """Allocate the index files the load fills."""
+        for name in names:
+            allocate(self.store.index / name, size)
+
     def write_checkpoint(self, cp: checkpoint.Checkpoint) -> None:
         self.store.checkpoint.write_bytes(checkpoint.encode(cp))
 
