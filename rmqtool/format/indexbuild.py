@@ -37,9 +37,11 @@ def fill_file(buf, hashes: np.ndarray, phys: np.ndarray, times: np.ndarray, hash
     n = len(hashes)
     k, parts = part
     entries_at = HEADER_LEN + hash_slots * SLOT_LEN
-    # Entries grouped by slot, in entry order within a slot: one sort of slot * n + position.
-    ranked = np.sort((hashes % hash_slots) * n + np.arange(n, dtype=np.int64))
-    order, s_sorted = ranked % n, ranked // n
+    # Entries grouped by slot, in entry order within a slot: one sort of (slot, position) packed
+    # in an int64 (slot above the position's bits).
+    shift = max(n - 1, 1).bit_length()
+    ranked = np.sort(((hashes % hash_slots) << shift) | np.arange(n, dtype=np.int64))
+    order, s_sorted = ranked & ((1 << shift) - 1), ranked >> shift
     del ranked
     number = order + FIRST_INDEX
     first_of_slot = np.r_[True, s_sorted[1:] != s_sorted[:-1]]
