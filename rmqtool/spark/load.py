@@ -4,8 +4,9 @@ Stages: (1) tasks read the input and stage each chunk of rows as record columns,
 a row per chunk; (2) the driver plans chunk by chunk in input order (lengths, topics and
 queues only, a few bytes per row, one chunk at a time), allocates the staged files and
 writes the blank markers; (3) tasks encode each chunk at its planned offsets and write its
-queue entries; (4) one task builds the index from the chunks' keys; (5) the driver checksums
-the staged files into the manifest; (6) and adopts the load (`store.staging`).
+queue entries; (4) tasks build the index from the chunks' keys, each a share of every file;
+(5) the driver checksums the staged files into the manifest; (6) and adopts the load
+(`store.staging`).
 The store lock is held throughout, and the store is untouched until adoption.
 """
 
@@ -187,7 +188,7 @@ def _run(spark, files, fmt, partitions, paths: StorePaths, staging: Staging, opt
         plan = planner.plan([str(t) for t in m["topics"]], m["topic_idx"], m["queue"], m["lengths"])
         blanks += plan.blanks.tolist()
         save_arrays(ctx.work(f"plan-{name}"), queue_id=plan.queue_id, queue_offset=plan.queue_offset,
-                 physical_offset=plan.physical_offset, row_base=plan.row_base)
+                    physical_offset=plan.physical_offset, row_base=plan.row_base)
     staging.prepare_commitlog(end, planner.segments(), cfg.mappedFileSizeCommitLog, blanks)
     staging.prepare_queues(end, planner.first_offsets, planner.table, cfg.mappedFileSizeConsumeQueue)
     _note(progress, "plan", total_rows)
