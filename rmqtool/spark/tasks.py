@@ -68,13 +68,14 @@ def stage_rows(batches: Iterator, ctx: LoadContext) -> Iterator:
 
     seq: dict[tuple[int, int], int] = {}
     for batch in batches:
-        paths = batch.column("_file").to_pylist()
+        files = batch.column("_file").dictionary_encode()
+        codes = files.indices.to_numpy(zero_copy_only=False)
         blocks = batch.column("_block").to_numpy(zero_copy_only=False)
-        bounds = [0] + [i for i in range(1, batch.num_rows) if paths[i] != paths[i - 1] or blocks[i] != blocks[i - 1]]
-        bounds.append(batch.num_rows)
+        change = np.flatnonzero((codes[1:] != codes[:-1]) | (blocks[1:] != blocks[:-1])) + 1
+        bounds = [0, *change.tolist(), batch.num_rows]
         out = []
         for a, b in itertools.pairwise(bounds):
-            key = (_input_index(ctx, paths[a]), int(blocks[a]))
+            key = (_input_index(ctx, files.dictionary[int(codes[a])].as_py()), int(blocks[a]))
             for c in range(a, b, CHUNK_ROWS):
                 part = batch.slice(c, min(CHUNK_ROWS, b - c))
                 n = seq.get(key, 0)

@@ -49,10 +49,11 @@ def extend_zeros(crc: int, count: int) -> int:
     return register ^ _MASK
 
 
-def data_extents(fd: int, size: int) -> list[tuple[int, int]]:
-    """The [start, end) ranges that may hold data; the whole file when holes cannot be told."""
+def data_extents(fd: int, size: int) -> list[tuple[int, int]] | None:
+    """The [start, end) ranges of an open file that may hold data (the rest are holes, zeros);
+    None when the file system cannot tell."""
     if not hasattr(os, "SEEK_DATA"):
-        return [(0, size)] if size else []
+        return None
     out, pos = [], 0
     try:
         while pos < size:
@@ -63,7 +64,7 @@ def data_extents(fd: int, size: int) -> list[tuple[int, int]]:
             pos = os.lseek(fd, start, os.SEEK_HOLE)
             out.append((start, min(pos, size)))
     except OSError:
-        return [(0, size)] if size else []
+        return None
     return out
 
 
@@ -75,7 +76,8 @@ def file_crc(path: Path) -> tuple[int, int]:
         if not size:
             return 0, 0
         with mmap.mmap(f.fileno(), size, prot=mmap.PROT_READ) as m, memoryview(m) as view:
-            for start, end in data_extents(f.fileno(), size):
+            extents = data_extents(f.fileno(), size)
+            for start, end in [(0, size)] if extents is None else extents:
                 value = extend_zeros(value, start - done)
                 for at in range(start, end, _READ_BLOCK):
                     value = crc32c.crc32c(view[at : min(at + _READ_BLOCK, end)], value)

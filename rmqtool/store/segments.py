@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rmqtool.errors import RmqError
+from rmqtool.store.filecrc import data_extents
 from rmqtool.store.paths import parse_offset_name
 
 
@@ -81,25 +82,14 @@ def data_end(path: Path) -> int | None:
     Preallocated segments are sparse until written, so this lets a scan stop at the end of
     the data without reading the unwritten tail. None when the filesystem cannot tell.
     """
-    seek_data, seek_hole = getattr(os, "SEEK_DATA", None), getattr(os, "SEEK_HOLE", None)
-    if seek_data is None or seek_hole is None:
-        return None
     try:
         fd = os.open(path, os.O_RDONLY)
     except OSError:
         return None
     try:
-        size = os.fstat(fd).st_size
-        end, pos = 0, 0
-        while pos < size:
-            try:
-                start = os.lseek(fd, pos, seek_data)
-            except OSError:  # ENXIO: only a hole remains
-                break
-            pos = os.lseek(fd, start, seek_hole)
-            end = pos
-        return end
-    except OSError:
-        return None
+        extents = data_extents(fd, os.fstat(fd).st_size)
     finally:
         os.close(fd)
+    if extents is None:
+        return None
+    return extents[-1][1] if extents else 0
