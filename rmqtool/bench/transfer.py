@@ -16,8 +16,8 @@ from pathlib import Path
 
 from rmqtool.bench.scan import throughput
 from rmqtool.errors import RmqError
+from rmqtool.ops.export import EXPORT_FORMATS, export_store
 from rmqtool.store.reader import open_reader
-from rmqtool.store.transfer import EXPORT_FORMATS, export_store
 
 FIXTURE = Path(__file__).resolve().parent.parent.parent / "fixtures" / "store"
 

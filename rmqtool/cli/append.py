@@ -76,6 +76,8 @@ def append(
     tags: str | None = typer.Option(None, "--tags", help="TAGS property (the consume queue's tagsCode)."),
     keys: str | None = typer.Option(None, "--keys", help="Space-separated KEYS (indexed)."),
     prop: list[str] = typer.Option([], "--property", help="User property NAME=VALUE (repeatable)."),
+    compress: str | None = typer.Option(None, "--compress", help="Compress the body as a producer does: zlib, lz4 "
+                                        "or zstd (sysFlag COMPRESSED plus the codec bits), whatever its size."),
     delay_level: int = typer.Option(0, "--delay-level", help="Delay level (1..18 by default; higher is clamped)."),
     transaction: str | None = typer.Option(None, "--transaction", help="prepared, commit or rollback."),
     flag: int = typer.Option(0, "--flag", help="The message's opaque int flag."),
@@ -91,7 +93,8 @@ def append(
 
     The store sets storeTimestamp, bodyCRC and offsets; a delay level moves the message to
     SCHEDULE_TOPIC_XXXX; prepared and rolled-back messages get queue offset 0 and stay out of
-    consume queues. A message is a UNIQ_KEY like a producer's. With --batch, each line holds
+    consume queues. A message gets a UNIQ_KEY like a producer's, and --compress compresses
+    its body the way a producer does. With --batch, each line holds
     decode-schema names (topic, queueId, body base64 or bodyText, flag, bornTimestamp,
     bornHost, properties) plus tags, keys and delayLevel; lines of one topic and queue go in
     as broker batches. Refused input writes nothing and exits 2.
@@ -107,8 +110,9 @@ def append(
     cfg = _config(config)
     hosts = _hosts(born_host, store_host)
     if batch is not None:
-        if topic is not None or body is not None or body_file is not None:
-            raise RmqError("--batch takes its messages from the file: drop --topic/--body")
+        if topic is not None or body is not None or body_file is not None or compress is not None:
+            raise RmqError("--batch takes its messages from the file: drop --topic/--body/--compress "
+                           "(a producer does not compress batches)")
         messages = read_append_file(batch, cfg, hosts)
         with MessageStore(store, cfg, flush=flush) as st, output.progress("append", len(messages)) as advance:
             summary = append_messages(st, messages, batch_size=batch_size, progress=advance)
@@ -118,7 +122,8 @@ def append(
     if not topic:
         raise RmqError("give --topic (or --batch FILE)")
     msg = build_message(topic, _body(body, body_file), queue_id=queue, flag=flag, tags=tags, keys=keys,
-                        user=_properties(prop), delay_level=delay_level, transaction=transaction, hosts=hosts)
+                        user=_properties(prop), delay_level=delay_level, transaction=transaction, hosts=hosts,
+                        compress=compress)
     refusal = check_topic(msg.topic) or check_message(cfg, msg)
     if refusal is not None:
         raise RmqError(f"{refusal.status.value}: {refusal.reason}")
@@ -168,17 +173,19 @@ def import_(
 def export(
     store: Path = typer.Argument(..., help="Store root."),
     out: Path | None = typer.Option(None, "--out", help="Output file (default: JSONL on stdout)."),
-    fmt: str = typer.Option("jsonl", "--format", help="jsonl or parquet (needs pyarrow: the spark extra)."),
+    fmt: str | None = typer.Option(None, "--format", help="jsonl or parquet (default: from the --out suffix, "
+                                   ".parquet or .pq for Parquet; JSONL otherwise)."),
     config: Path | None = CONFIG,
 ) -> None:
     """Write every message in the decode JSON schema, ready for `import`.
 
-    Read-only. Corrupt regions are skipped with a warning and exit code 1.
+    Read-only. Bodies are kept as stored (compressed ones too), so an import reproduces the
+    store byte for byte. Corrupt regions are skipped with a warning and exit code 1.
 
-    Example: [bold]rmqtool export fixtures/store --out /tmp/export.jsonl[/]
+    Example: [bold]rmqtool export fixtures/store --out /tmp/export.parquet[/]
     """
+    from rmqtool.ops.export import export_store
     from rmqtool.store.reader import open_reader
-    from rmqtool.store.transfer import export_store
 
     reader = open_reader(store, config)
     with output.progress("export", None) as advance:

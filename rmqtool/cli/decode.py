@@ -46,32 +46,18 @@ def commitlog(
 
     Example: [bold]rmqtool decode commitlog fixtures/store --count 5 --body text[/]
     """
-    from rmqtool.format.finding import ERROR, Finding
-    from rmqtool.format.message import BODY_FORMATS
+    from rmqtool.io.jsonl import BODY_FORMATS
+    from rmqtool.ops.log_rows import log_rows
     from rmqtool.store.reader import open_reader
-    from rmqtool.store.views import decode_log
 
     if body is None:
         body = "base64" if as_json or as_jsonl else "text"
     if body not in BODY_FORMATS:
         raise RmqError(f"--body must be one of {', '.join(BODY_FORMATS)}, not {body!r}")
     reader = open_reader(store, config)
-    items = decode_log(reader, from_offset=from_offset, count=count, topic=topic, verify_crc=verify_crc)
-    corrupt = False
-
-    def objects():
-        nonlocal corrupt
-        for item in items:
-            if isinstance(item, Finding):
-                corrupt = corrupt or item.severity == ERROR
-                yield {"error": item.reason, **item.to_json()}
-            else:
-                yield item.to_json(body)
-
-    if as_jsonl:
-        output.emit_jsonl(objects())
-    elif as_json:
-        output.emit_json({"messages": list(objects())})
+    items = log_rows(reader, from_offset=from_offset, count=count, topic=topic, verify_crc=verify_crc)
+    if as_jsonl or as_json:
+        corrupt = output.emit_rows(items, body, as_document=as_json)
     else:
         corrupt = _commitlog_table(items, body)
     if corrupt:
@@ -88,17 +74,17 @@ def _commitlog_table(items, body: str) -> bool:
             corrupt += item.severity == ERROR
             page.add_row(str(item.offset), str(item.bytes), f"[red]{item.severity}: {item.reason}[/]", "", "", "",
                          "", "", "")
-        else:
-            m = item.message
-            props = m.properties
-            text = _preview(m.body[:64], body)
-            page.add_row(str(m.physical_offset), str(m.store_size), m.topic, str(m.queue_id), str(m.queue_offset),
-                         _time(m.store_timestamp), props.get("TAGS", ""), props.get("KEYS", ""),
-                         (text or "") + ("…" if len(m.body) > 64 else ""))
+            continue
+        for m in item.to_pylist():
+            props = dict(m["properties"])
+            text = _preview(m["body"][:64], body)
+            page.add_row(str(m["commitLogOffset"]), str(m["storeSize"]), m["topic"], str(m["queueId"]),
+                         str(m["queueOffset"]), _time(m["storeTimestamp"]), props.get("TAGS", ""),
+                         props.get("KEYS", ""), (text or "") + ("…" if len(m["body"]) > 64 else ""))
             shown += 1
-        if page.row_count >= 500:
-            output.stdout.print(page)
-            page = output.table(None, cols)
+            if page.row_count >= 500:
+                output.stdout.print(page)
+                page = output.table(None, cols)
     if page.row_count or not shown:
         output.stdout.print(page)
     output.stderr.print(f"{shown} messages" + (f", [red]{corrupt} corrupt regions[/]" if corrupt else ""))

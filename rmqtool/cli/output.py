@@ -35,6 +35,35 @@ def emit_jsonl(objects: Iterable[dict]) -> None:
         write(dumps(obj) + "\n")
 
 
+def emit_rows(items: Iterable, body: str, as_document: bool = False) -> bool:
+    """Message row batches and findings (from `ops.log_rows`) as JSON lines, or as one document
+    `{"messages": [...]}`; returns whether an error finding was among them."""
+    from rmqtool.format.finding import ERROR, Finding
+    from rmqtool.io.jsonl import jsonl_bytes
+
+    out = sys.stdout.buffer
+    sys.stdout.flush()
+    dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+    corrupt = False
+    first = True
+    if as_document:
+        out.write(b'{"messages":[\n')
+    for item in items:
+        if isinstance(item, Finding):
+            corrupt = corrupt or item.severity == ERROR
+            text = (dumps({"error": item.reason, **item.to_json()}) + "\n").encode()
+        else:
+            text = jsonl_bytes(item, body)
+        if as_document and text:
+            text = (b"" if first else b",\n") + text[:-1].replace(b"\n", b",\n")
+        first = first and not text
+        out.write(text)
+    if as_document:
+        out.write(b"\n]}\n")
+    out.flush()
+    return corrupt
+
+
 def table(title: str | None, columns: list[str], **kwargs) -> Table:
     t = Table(title=title, title_justify="left", **kwargs)
     for c in columns:

@@ -53,8 +53,8 @@ def salvage(
 
     Example: [bold]rmqtool salvage /data/broken-store --out /tmp/salvaged.jsonl[/]
     """
+    from rmqtool.ops.export import export_store
     from rmqtool.store.reader import open_reader
-    from rmqtool.store.transfer import export_store
 
     summary = export_store(open_reader(store, config), out, "jsonl")
     output.stderr.print(f"{summary.messages} intact messages written to {out}; "

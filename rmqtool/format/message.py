@@ -15,7 +15,7 @@ import struct
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, NamedTuple
 
-from rmqtool.format import msgid, properties, sysflag
+from rmqtool.format import compression, msgid, properties, sysflag
 from rmqtool.format.crc import body_crc
 from rmqtool.format.hosts import IPV4_LEN, IPV6_LEN, SocketAddress
 
@@ -139,9 +139,32 @@ class DecodedMessage:
 
     message: Message
     tags_code: int | None
+    _plain: compression.Decompressed | None = field(default=None, init=False, repr=False, compare=False)
+
+    @property
+    def codec(self) -> str | None:
+        """The codec of a compressed body (zlib, lz4, zstd or unknown); None for a plain one."""
+        return compression.codec_of(self.message.sys_flag)
+
+    def plain(self) -> compression.Decompressed:
+        """The body a consumer gets (decompressed once), or why it cannot be had."""
+        if self._plain is None:
+            self._plain = compression.plain_body(self.message.body, self.message.sys_flag)
+        return self._plain
+
+    def uncompressed(self) -> DecodedMessage:
+        """This record as if its producer had not compressed it: decompressed body, no compression
+        bits, bodyCRC and storeSize to match. Itself when the body is plain or does not decompress."""
+        plain = self.plain()
+        if self.codec is None or plain.body is None:
+            return self
+        msg = replace(self.message, body=plain.body, sys_flag=sysflag.without_compression(self.message.sys_flag),
+                      body_crc=body_crc(plain.body))
+        msg.store_size = encoded_len(msg)
+        return DecodedMessage(msg, self.tags_code)
 
     def to_json(self, body: str = "base64") -> dict:
-        return to_json(self.message, self.tags_code, body)
+        return to_json(self.message, self.tags_code, body, self.plain() if body in DECOMPRESSED_FORMATS else None)
 
 
 class Blank(NamedTuple):
@@ -306,9 +329,22 @@ def decode(buf, pos: int = 0, limit: int | None = None, *, verify_crc: bool = Tr
     )
 
 
-def to_json(msg: Message, tags_code: int | None = None, body: str = "base64") -> dict:
-    """The decode JSON schema (MessageExt names); `body` picks base64, text, hex or none."""
-    return {
+def to_json(msg: Message, tags_code: int | None = None, body: str = "base64",
+            plain: compression.Decompressed | None = None) -> dict:
+    """The decode JSON schema (MessageExt names).
+
+    `body` picks base64, text or hex of the body a consumer gets (decompressed), stored (base64
+    of the bytes in the record) or none. A body that does not decompress is shown as stored,
+    with `bodyError` saying why. `plain` is the decompressed body when the caller has it.
+    """
+    shown, error = msg.body, None
+    if body in DECOMPRESSED_FORMATS and sysflag.is_compressed(msg.sys_flag):
+        plain = plain or compression.plain_body(msg.body, msg.sys_flag)
+        if plain.body is None:
+            body, error = "stored", plain.error
+        else:
+            shown = plain.body
+    doc = {
         "msgId": msg.msg_id,
         "commitLogOffset": msg.physical_offset,
         "storeSize": msg.store_size,
@@ -324,18 +360,24 @@ def to_json(msg: Message, tags_code: int | None = None, body: str = "base64") ->
         "reconsumeTimes": msg.reconsume_times,
         "preparedTransactionOffset": msg.prepared_transaction_offset,
         "bodyCRC": msg.body_crc,
-        "body": render_body(msg.body, body),
+        "body": render_body(shown, body),
         "propertiesString": msg.properties_string,
         "properties": msg.properties,
         "tagsCode": tags_code,
+        "compression": compression.codec_of(msg.sys_flag),
     }
+    if error is not None:
+        doc["bodyError"] = error
+    return doc
 
 
-BODY_FORMATS = ("base64", "text", "hex", "none")
+BODY_FORMATS = ("base64", "text", "hex", "none", "stored")
+DECOMPRESSED_FORMATS = ("base64", "text", "hex")  # the others show the stored bytes (or nothing)
 
 
 def render_body(body: bytes, how: str) -> str | None:
-    if how == "base64":
+    """`body` as base64 (also for `stored`), UTF-8 text, hex, or None for `none`."""
+    if how in ("base64", "stored"):
         return base64.b64encode(body).decode("ascii")
     if how == "text":
         return body.decode("utf-8", "replace")

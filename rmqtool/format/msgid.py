@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import struct
+from typing import TYPE_CHECKING
 
 from rmqtool.errors import RmqError
 from rmqtool.format.hosts import IPV4_LEN, IPV6_LEN, SocketAddress
+
+if TYPE_CHECKING:
+    import numpy as np
 
 _PORT_OFFSET = struct.Struct(">iq")
 IPV4_MSGID_LEN = 2 * (IPV4_LEN + _PORT_OFFSET.size)
@@ -14,6 +18,21 @@ IPV6_MSGID_LEN = 2 * (IPV6_LEN + _PORT_OFFSET.size)
 
 def create(store_host: SocketAddress, physical_offset: int) -> str:
     return (store_host.address + _PORT_OFFSET.pack(store_host.port, physical_offset)).hex().upper()
+
+
+def create_many(store_hosts: np.ndarray, physical_offsets: np.ndarray) -> np.ndarray:
+    """Offset msgIds of many IPv4 records: (n, 32) ASCII bytes from (n, 8) address + port bytes."""
+    import numpy as np
+
+    n = len(physical_offsets)
+    raw = np.empty((n, IPV4_LEN + _PORT_OFFSET.size), dtype=np.uint8)
+    raw[:, : store_hosts.shape[1]] = store_hosts
+    raw[:, store_hosts.shape[1] :] = physical_offsets.astype(">i8").view(np.uint8).reshape(n, 8)
+    digits = np.frombuffer(b"0123456789ABCDEF", dtype=np.uint8)
+    out = np.empty((n, 2 * raw.shape[1]), dtype=np.uint8)
+    out[:, 0::2] = digits[raw >> 4]
+    out[:, 1::2] = digits[raw & 15]
+    return out
 
 
 def decode(msg_id: str) -> tuple[SocketAddress, int]:

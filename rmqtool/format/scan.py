@@ -43,6 +43,7 @@ _SIZED_REASONS = ("physicalOffset", "record length mismatch")  # the size field 
 END_BLANK = "blank"  # a blank marker closes the segment
 END_ZEROS = "zeros"  # the rest of the segment is zeros: the end of the log
 END_FILE = "eof"  # the last record ends exactly at the end of the file
+END_LIMIT = "limit"  # the scan reached the position it was asked to stop at
 
 
 def _strided(buf, dtype: str | np.dtype) -> np.ndarray:
@@ -245,7 +246,7 @@ class SegmentScanner:
     """Walks one segment buffer; `batches()` yields RecordBatch objects, then one SegmentEnd."""
 
     def __init__(self, buf, base: int, file: str, *, verify_crc: bool = True, start: int = 0,
-                 window: int = WINDOW_BYTES, data_end: int | None = None) -> None:
+                 window: int = WINDOW_BYTES, data_end: int | None = None, limit: int | None = None) -> None:
         self.buf = buf
         self.base = base
         self.file = file
@@ -253,6 +254,7 @@ class SegmentScanner:
         self.start = start
         self.window = window
         self.arr = np.frombuffer(buf, dtype=np.uint8)
+        self.limit = len(self.arr) if limit is None else min(limit, len(self.arr))  # no record starts past it
         # bytes from data_end on are known to be zeros (a hole of a sparse file)
         self.data_end = len(self.arr) if data_end is None else min(data_end, len(self.arr))
         self.i4 = _strided(buf, ">i4")
@@ -271,7 +273,10 @@ class SegmentScanner:
             if pos >= size:
                 self.end = SegmentEnd(self.file, self.base, pos, END_FILE)
                 break
-            hi = min(pos + self.window, size)
+            if pos >= self.limit:
+                self.end = SegmentEnd(self.file, self.base, pos, END_LIMIT)
+                break
+            hi = min(pos + self.window, self.limit)
             runs: list[np.ndarray] = []
             while pos < hi and self.end is None:
                 count, stop = kernels.walk(self.arr, pos, hi, self.base, out)

@@ -13,8 +13,11 @@ BORN_HOST_V6 = 0x10
 STORE_HOST_V6 = 0x20
 NEED_UNWRAP = 0x40
 INNER_BATCH = 0x80
-COMPRESSION_TYPE_MASK = 0x700
+COMPRESSION_TYPE_MASK = 0x700  # 5.x and 4.9.4+: the codec of a COMPRESSED body
 COMPRESSION_TYPE_SHIFT = 8
+COMPRESSION_LZ4 = 0x100
+COMPRESSION_ZSTD = 0x200
+COMPRESSION_ZLIB = 0x300  # older 4.x producers set COMPRESSED alone, which means zlib too
 
 TRANSACTION_NAMES = {
     TRANSACTION_NOT: "not",
@@ -23,6 +26,7 @@ TRANSACTION_NAMES = {
     TRANSACTION_ROLLBACK: "rollback",
 }
 COMPRESSION_NAMES = {0: "zlib", 1: "lz4", 2: "zstd", 3: "zlib"}
+UNKNOWN_COMPRESSION = "unknown"  # codec values 4..7: no client writes them
 
 
 def transaction_type(sys_flag: int) -> int:
@@ -47,7 +51,15 @@ def compression_type(sys_flag: int) -> int:
 
 
 def compression_name(sys_flag: int) -> str | None:
-    return COMPRESSION_NAMES.get(compression_type(sys_flag)) if is_compressed(sys_flag) else None
+    """The codec of a COMPRESSED body (zlib, lz4, zstd or unknown); None for a plain body."""
+    if not is_compressed(sys_flag):
+        return None
+    return COMPRESSION_NAMES.get(compression_type(sys_flag), UNKNOWN_COMPRESSION)
+
+
+def without_compression(sys_flag: int) -> int:
+    """`sys_flag` of the same record holding its body plain (COMPRESSED and codec bits cleared)."""
+    return sys_flag & ~(COMPRESSED | COMPRESSION_TYPE_MASK)
 
 
 def is_multi_tags(sys_flag: int) -> bool:

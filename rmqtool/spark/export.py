@@ -1,8 +1,10 @@
-"""`spark-export`: every commitlog segment decoded by its own task, written as a dataset.
+"""`spark-export`: the log cut into byte ranges on record boundaries, each range read by its own task.
 
-A segment is self-contained given its start offset (its file name), so tasks need nothing
-but the store's settings. Partition k holds segment k, so the dataset's part files are in
-log order; rows are those of `rmqtool export`, in the decode schema.
+The driver walks record headers to cut every segment into ranges of about the same size (at
+least one per core in all), each starting where a record starts. A task reads its range through
+the one read path (`ops.log_rows`) and hands the row batches to Spark with `mapInArrow`.
+Partition k holds range k, so the dataset's part files are in log order; rows are those of
+`rmqtool export`.
 """
 
 from __future__ import annotations
@@ -11,48 +13,86 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+import pyarrow as pa
+
 from rmqtool.errors import RmqError
+from rmqtool.io.schema import MESSAGE_SCHEMA
 from rmqtool.store.config import StoreConfig
+from rmqtool.store.reader import StoreReader
+from rmqtool.store.segments import SegmentFile, data_end, open_read_only
 
 FORMATS = ("parquet", "jsonl")
-_BATCH_ROWS = 1 << 16
+RANGES_PER_CORE = 2  # a little slack for ranges that end up uneven
+# Spark's Arrow conversion takes the 32-bit offset types
+SPARK_SCHEMA = pa.schema([pa.field(f.name, {pa.large_binary(): pa.binary(), pa.large_string(): pa.string()}
+                                   .get(f.type, f.type)) for f in MESSAGE_SCHEMA])
 
 
 @dataclass
 class ExportResult:
-    segments: int
+    ranges: int
     messages: int
     out: str
 
     def to_json(self) -> dict:
-        return {"segments": self.segments, "messages": self.messages, "out": self.out}
+        return {"ranges": self.ranges, "messages": self.messages, "out": self.out}
 
 
-def export_segment(root: str, cfg: StoreConfig, start: int) -> Iterator:
-    """Arrow batches of the export rows of the segment starting at `start`."""
-    import pyarrow as pa
+def record_ranges(reader: StoreReader, parts: int) -> list[tuple[int, int]]:
+    """(start, end) physical offsets covering the log, `parts` or more of them, each starting at a record."""
+    segments = [s for s in reader.segments if s.size]
+    if not segments:
+        return []
+    extent = {s.start: (data_end(s.path) or s.size) for s in segments}
+    target = max(sum(extent.values()) // max(parts, 1), 1)
+    cuts: list[int] = []
+    for seg in segments:
+        cuts.append(seg.start)
+        wanted = np.arange(seg.start + target, seg.start + extent[seg.start], target)
+        cuts.extend(_record_starts_at_or_after(seg, wanted))
+    end = segments[-1].start + segments[-1].size
+    cuts = sorted(set(cuts))
+    return list(zip(cuts, [*cuts[1:], end], strict=True))
 
-    from rmqtool.store.reader import StoreReader
-    from rmqtool.store.transfer import export_rows, export_schema
 
-    schema = export_schema()
+def _record_starts_at_or_after(seg: SegmentFile, wanted: np.ndarray) -> list[int]:
+    """For each offset in `wanted`, the first record start at or after it (the header walk of the scanner)."""
+    from rmqtool.format.scan import SegmentEnd, SegmentScanner
+
+    found: list[int] = []
+    if not len(wanted):
+        return found
+    k = 0
+    with open_read_only(seg.path) as buf:
+        scanner = SegmentScanner(buf, seg.start, str(seg.path), verify_crc=False, data_end=data_end(seg.path))
+        for item in scanner.batches():
+            if isinstance(item, SegmentEnd) or not len(item):
+                continue
+            offsets = item.offsets
+            while k < len(wanted) and wanted[k] <= offsets[-1]:
+                found.append(int(offsets[np.searchsorted(offsets, wanted[k])]))
+                k += 1
+            if k == len(wanted):
+                break
+        del scanner
+    return found
+
+
+def export_range(root: str, cfg: StoreConfig, start: int, end: int) -> Iterator[pa.RecordBatch]:
+    """Row batches of the records starting in [start, end) (findings are `verify`'s and `export`'s to report)."""
+    from rmqtool.ops.log_rows import log_rows
+
     reader = StoreReader(root, cfg)
-    reader.segments = [s for s in reader.segments if s.start == start]
-    rows: list[dict] = []
-    for row in export_rows(reader, start):
-        row["properties"] = list(row["properties"].items())
-        rows.append(row)
-        if len(rows) >= _BATCH_ROWS:
-            yield pa.RecordBatch.from_pylist(rows, schema=schema)
-            rows = []
-    if rows:
-        yield pa.RecordBatch.from_pylist(rows, schema=schema)
+    for item in log_rows(reader, from_offset=start, until=end):
+        if isinstance(item, pa.RecordBatch):
+            yield item.cast(SPARK_SCHEMA)
 
 
-def _segments_task(batches: Iterator, root: str, cfg: StoreConfig, counter) -> Iterator:
+def _ranges_task(batches: Iterator, root: str, cfg: StoreConfig, counter) -> Iterator:
     for batch in batches:
-        for start in batch.column("start").to_pylist():
-            for out in export_segment(root, cfg, start):
+        for start, end in zip(batch.column("start").to_pylist(), batch.column("end").to_pylist(), strict=True):
+            for out in export_range(root, cfg, start, end):
                 counter.add(out.num_rows)
                 yield out
 
@@ -60,8 +100,6 @@ def _segments_task(batches: Iterator, root: str, cfg: StoreConfig, counter) -> I
 def spark_export(store: Path, out: Path, cfg: StoreConfig, *, fmt: str = "parquet", master: str = "local[*]") \
         -> ExportResult:
     from rmqtool.spark.session import get_session, job_errors
-    from rmqtool.store.reader import StoreReader
-    from rmqtool.store.transfer import export_schema
 
     if fmt not in FORMATS:
         raise RmqError(f"unknown export format {fmt!r}: use {' or '.join(FORMATS)}")
@@ -70,20 +108,20 @@ def spark_export(store: Path, out: Path, cfg: StoreConfig, *, fmt: str = "parque
     reader = StoreReader(store, cfg)
     if reader.single_file:
         raise RmqError(f"{store}: spark-export reads a store root, not one segment")
-    starts = [s.start for s in reader.segments]
     spark = get_session(master)
     sc = spark.sparkContext
+    ranges = record_ranges(reader, sc.defaultParallelism * RANGES_PER_CORE)
     counter = sc.accumulator(0)
     root = str(Path(store).resolve())
-    rdd = sc.parallelize([(s,) for s in starts], max(len(starts), 1))
-    segs = spark.createDataFrame(rdd, "start long")
+    rdd = sc.parallelize(ranges, max(len(ranges), 1))
+    todo = spark.createDataFrame(rdd, "start long, end long")
     from pyspark.sql.pandas.types import from_arrow_schema
 
-    df = segs.mapInArrow(lambda it: _segments_task(it, root, cfg, counter), from_arrow_schema(export_schema()))
+    df = todo.mapInArrow(lambda it: _ranges_task(it, root, cfg, counter), from_arrow_schema(SPARK_SCHEMA))
     writer = df.write.mode("errorifexists")
     with job_errors("spark-export"):
         if fmt == "parquet":
             writer.parquet(str(out))
         else:
             writer.option("ignoreNullFields", "false").json(str(out))
-    return ExportResult(len(starts), counter.value, str(out))
+    return ExportResult(len(ranges), counter.value, str(out))

@@ -94,7 +94,7 @@ def _hosts(batch, name: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 def to_columns(batch, cfg: StoreConfig) -> tuple[RecordColumns, list[tuple[str, int]], np.ndarray]:
     """The records of one batch, checked against the store's rules; (columns, queue keys, key index)."""
-    _, pc = _pyarrow()
+    pa, pc = _pyarrow()
     names = batch.schema.names
     if "topic" not in names or "propertiesString" not in names or "body" not in names:
         raise Unsupported("topic, body and propertiesString are needed")
@@ -115,10 +115,14 @@ def to_columns(batch, cfg: StoreConfig) -> tuple[RecordColumns, list[tuple[str, 
     topic_starts = np.concatenate([[0], np.cumsum(topic_lens)[:-1]]).astype(np.int64)
     from rmqtool.store.load_rows import string_buffers as _strings
 
-    b64, b64_off = _strings(pc.fill_null(batch.column("body"), ""))
-    body_buf, body_off, bad = b64decode_column(b64, b64_off)
-    if bad >= 0:
-        raise Unsupported("body is not base64")
+    body = batch.column("body")
+    if pa.types.is_string(body.type) or pa.types.is_large_string(body.type):  # JSONL: base64 text
+        b64, b64_off = _strings(pc.fill_null(body, ""))
+        body_buf, body_off, bad = b64decode_column(b64, b64_off)
+        if bad >= 0:
+            raise Unsupported("body is not base64")
+    else:  # Parquet: the stored bytes
+        body_buf, body_off = _strings(pc.fill_null(body, b""))
     props_buf, props_off = _strings(batch.column("propertiesString"))
     props_start, props_len = props_off[:-1], np.diff(props_off)
     born_addr, born_port, born_v6 = _hosts(batch, "bornHost")

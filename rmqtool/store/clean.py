@@ -46,8 +46,15 @@ def plan_clean(root: str | os.PathLike, cfg: StoreConfig, reserved_hours: float 
         plan.deleted.append((str(seg.path), f"older than fileReservedTime={hours} h"))
         kept.remove(seg)
     plan.min_offset = kept[0].start if kept else 0
-    if not plan.deleted:
-        return plan
+    if plan.deleted:
+        plan.deleted += orphaned_files(paths, plan.min_offset)
+    return plan
+
+
+def orphaned_files(paths: StorePaths, min_offset: int) -> list[tuple[str, str]]:
+    """(file, reason) of the consume-queue and index files whose every entry points below `min_offset`
+    (never a queue's or the index's newest file)."""
+    out = []
     if paths.consumequeue.is_dir():
         for topic_dir in sorted(paths.consumequeue.iterdir()):
             for qdir in sorted(topic_dir.iterdir()) if topic_dir.is_dir() else []:
@@ -58,18 +65,18 @@ def plan_clean(root: str | os.PathLike, cfg: StoreConfig, reserved_hours: float 
                         n = consumequeue.written_count(entries)
                         last = int(entries["commitLogOffset"][n - 1]) if n else -1
                         del entries
-                    if last >= plan.min_offset:
+                    if last >= min_offset:
                         break
-                    plan.deleted.append((str(f), f"every entry points below the commitlog minimum {plan.min_offset}"))
+                    out.append((str(f), f"every entry points below the commitlog minimum {min_offset}"))
     if paths.index.is_dir():
         files = sorted(p for p in paths.index.iterdir() if p.is_file() and index.is_file_name(p.name))
         for f in files[:-1]:
             with open_read_only(f) as buf:
                 end = int(index.decode_header(buf)["endPhyOffset"]) if len(buf) >= index.HEADER_LEN else 0
-            if end >= plan.min_offset:
+            if end >= min_offset:
                 break
-            plan.deleted.append((str(f), f"every entry points below the commitlog minimum {plan.min_offset}"))
-    return plan
+            out.append((str(f), f"every entry points below the commitlog minimum {min_offset}"))
+    return out
 
 
 def apply_clean(root: str | os.PathLike, cfg: StoreConfig, plan: CleanPlan) -> None:

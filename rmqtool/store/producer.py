@@ -1,6 +1,7 @@
 """Messages as a RocketMQ 4.9 producer hands them to the broker: properties built from tags,
-keys, user properties, delay level and a fresh UNIQ_KEY in Java HashMap order, and client
-batch bodies for putMessages. `append` and `append --batch` build their input here."""
+keys, user properties, delay level and a fresh UNIQ_KEY in Java HashMap order, a body
+compressed on request, and client batch bodies for putMessages. `append` and `append --batch`
+build their input here."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from rmqtool.errors import RmqError
-from rmqtool.format import batch, properties, sysflag, uniqkey
+from rmqtool.format import batch, compression, properties, sysflag, uniqkey
 from rmqtool.format.hosts import SocketAddress, parse_host
 from rmqtool.format.message import Message
 from rmqtool.format.message_json import get_body, get_host, get_int, get_long, get_properties, get_str
@@ -70,12 +71,18 @@ def client_properties(*, tags: str | None = None, keys: str | Iterable[str] | No
 def build_message(topic: str, body: bytes, *, queue_id: int = 0, flag: int = 0, tags: str | None = None,
                   keys: str | Iterable[str] | None = None, user: Mapping[str, str] | None = None,
                   delay_level: int = 0, transaction: str | None = None, born_timestamp: int | None = None,
-                  hosts: Hosts | None = None) -> Message:
+                  hosts: Hosts | None = None, compress: str | None = None) -> Message:
+    """The message a producer sends; `compress` (zlib, lz4, zstd) compresses the body as the client
+    does, setting COMPRESSED and the codec bits in sysFlag."""
     hosts = hosts or Hosts()
     tx = transaction_flag(transaction)
     props = client_properties(tags=tags, keys=keys, user=user, delay_level=delay_level, tx=tx,
                               born_ip=hosts.born.address)
-    return Message(topic=topic, body=body, properties_string=props, queue_id=queue_id, flag=flag, sys_flag=tx,
+    flags = tx
+    if compress is not None:
+        body, bits = compression.compress(body, compress)
+        flags |= bits
+    return Message(topic=topic, body=body, properties_string=props, queue_id=queue_id, flag=flag, sys_flag=flags,
                    born_timestamp=time.time_ns() // 1_000_000 if born_timestamp is None else born_timestamp,
                    born_host=hosts.born, store_host=hosts.store)
 

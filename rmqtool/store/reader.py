@@ -14,7 +14,7 @@ from rmqtool.errors import RmqError
 from rmqtool.format import checkpoint, consumequeue, index, message
 from rmqtool.format.finding import Finding
 from rmqtool.store.config import StoreConfig
-from rmqtool.store.paths import StorePaths
+from rmqtool.store.paths import StorePaths, offset_name
 
 if TYPE_CHECKING:  # numpy and the scanner load on first use: lookups start faster without them
     import numpy as np
@@ -90,20 +90,31 @@ class StoreReader:
         return None
 
     def sequence_findings(self) -> list[Finding]:
-        """Gaps between segments and segments whose size is not the configured one."""
+        """Missing segments (one finding per file that should be there, named by that file), overlapping
+        segments, and segments whose size is not the configured one."""
         out = []
+        size = self.segment_size
         for prev, seg in zip(self.segments, self.segments[1:], strict=False):
-            if seg.start != prev.start + self.segment_size:
-                out.append(Finding(str(prev.path), prev.end, f"gap in the segment sequence: next segment starts "
-                                   f"at {seg.start}", seg.start - prev.end))
+            expected = prev.start + size
+            if seg.start < expected:
+                out.append(Finding(str(seg.path), seg.start, f"segment starts at {seg.start}, inside {prev.path.name} "
+                                   f"(segments are {size} bytes)", expected - seg.start, structure="commitlog",
+                                   kind="overlapping-segment"))
+            for start in range(expected, seg.start, size) if size > 0 else ():
+                out.append(Finding(str(prev.path.parent / offset_name(start)), start, "gap in the segment sequence: "
+                                   f"next segment starts at {seg.start}", min(size, seg.start - start),
+                                   structure="commitlog", kind="missing-segment"))
         for seg in self.segments:
-            if seg.size != self.segment_size and not self.single_file:
+            if seg.size != size and not self.single_file:
                 out.append(Finding(str(seg.path), seg.start, f"segment is {seg.size} bytes, expected "
-                                   f"{self.segment_size}", abs(self.segment_size - seg.size)))
+                                   f"{size}", abs(size - seg.size), structure="commitlog",
+                                   kind="segment-size"))
         return out
 
-    def scan(self, from_offset: int = 0, *, verify_crc: bool = True) -> Iterator[ScanChunk]:
-        """Every good record from `from_offset` on, in log order, with findings as data."""
+    def scan(self, from_offset: int = 0, *, verify_crc: bool = True, until: int | None = None) \
+            -> Iterator[ScanChunk]:
+        """Every good record from `from_offset` on (starting before `until`), in log order, with findings
+        as data."""
         from rmqtool.format.scan import END_ZEROS, SegmentEnd, SegmentScanner
 
         if not self.segments:
@@ -113,6 +124,8 @@ class StoreReader:
         for seg in self.segments:
             if seg.start + seg.size <= from_offset and seg.size:
                 continue
+            if until is not None and seg.start >= until:
+                return
             if seg.size < message.BLANK_MARKER_LEN:
                 yield ScanChunk(None, [Finding(str(seg.path), seg.start, "segment file too small to hold a record",
                                                seg.size)])
@@ -121,7 +134,8 @@ class StoreReader:
             with open_read_only(seg.path) as buf:
                 scanner = SegmentScanner(buf, seg.start, str(seg.path), verify_crc=verify_crc,
                                          start=self._first_record_at(buf, seg, start) if first else 0,
-                                         data_end=data_end(seg.path))
+                                         data_end=data_end(seg.path),
+                                         limit=None if until is None else until - seg.start)
                 first = False
                 released = 0
                 for item in scanner.batches():

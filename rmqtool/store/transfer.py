@@ -10,7 +10,6 @@ byte and the index entry for entry.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import sys
 from collections.abc import Callable, Iterator
@@ -209,98 +208,3 @@ def _stored(source, n: int, obj: object) -> message.Message:
         return stored_message(obj, DEFAULT_STORE_HOST)
     except ValueError as e:
         raise RmqError(f"{source}:{n}: {e}") from None
-
-
-EXPORT_FORMATS = ("jsonl", "parquet")
-_PARQUET_ROWS = 65536
-
-
-@dataclass
-class ExportSummary:
-    messages: int = 0
-    corrupt_regions: int = 0
-
-    def to_json(self) -> dict:
-        return {"messages": self.messages, "corruptRegions": self.corrupt_regions}
-
-
-def export_store(reader, out: str | Path | None, fmt: str = "jsonl", *,
-                 progress: Progress | None = None) -> ExportSummary:
-    """Write every message of the store in the decode JSON schema (JSONL), or as Parquet rows.
-
-    `out` None writes JSONL to stdout. Corrupt regions are skipped and counted.
-    """
-    from rmqtool.format.finding import ERROR, Finding
-    from rmqtool.store.views import decode_log
-
-    if fmt not in EXPORT_FORMATS:
-        raise RmqError(f"unknown export format {fmt!r}: use {' or '.join(EXPORT_FORMATS)}")
-    summary = ExportSummary()
-
-    def objects() -> Iterator[dict]:
-        for item in decode_log(reader):
-            if isinstance(item, Finding):
-                summary.corrupt_regions += item.severity == ERROR
-                continue
-            summary.messages += 1
-            if progress:
-                progress(1)
-            yield item.to_json("base64")
-
-    if fmt == "parquet":
-        if out is None:
-            raise RmqError("--format parquet needs --out FILE")
-        _write_parquet(objects(), Path(out))
-        return summary
-    dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
-    try:
-        target = open(out, "w", encoding="utf-8") if out is not None else contextlib.nullcontext(sys.stdout)  # noqa: SIM115
-    except OSError as e:
-        raise RmqError(f"cannot write {out}: {e.strerror}") from None
-    with target as f:
-        for obj in objects():
-            f.write(dumps(obj) + "\n")
-    return summary
-
-
-def export_schema():
-    """The Arrow schema of exported rows (the decode JSON schema, properties as a map)."""
-    import pyarrow as pa
-
-    return pa.schema([
-        ("msgId", pa.string()), ("commitLogOffset", pa.int64()), ("storeSize", pa.int32()), ("topic", pa.string()),
-        ("queueId", pa.int32()), ("queueOffset", pa.int64()), ("sysFlag", pa.int32()), ("flag", pa.int32()),
-        ("bornTimestamp", pa.int64()), ("storeTimestamp", pa.int64()), ("bornHost", pa.string()),
-        ("storeHost", pa.string()), ("reconsumeTimes", pa.int32()), ("preparedTransactionOffset", pa.int64()),
-        ("bodyCRC", pa.int32()), ("body", pa.string()), ("propertiesString", pa.string()),
-        ("properties", pa.map_(pa.string(), pa.string())), ("tagsCode", pa.int64()),
-    ])
-
-
-def export_rows(reader, from_offset: int = 0) -> Iterator[dict]:
-    """Every message of the reader's segments from `from_offset` as an export row (findings skipped)."""
-    from rmqtool.format.finding import Finding
-    from rmqtool.store.views import decode_log
-
-    for item in decode_log(reader, from_offset=from_offset):
-        if not isinstance(item, Finding):
-            yield item.to_json("base64")
-
-
-def _write_parquet(objects: Iterator[dict], out: Path) -> None:
-    try:
-        import pyarrow as pa
-        import pyarrow.parquet as pq
-    except ImportError:
-        raise RmqError("Parquet export needs pyarrow: pip install 'rmqtool[spark]'") from None
-    schema = export_schema()
-    with pq.ParquetWriter(out, schema) as writer:
-        rows: list[dict] = []
-        for obj in objects:
-            obj["properties"] = list(obj["properties"].items())
-            rows.append(obj)
-            if len(rows) >= _PARQUET_ROWS:
-                writer.write_table(pa.Table.from_pylist(rows, schema=schema))
-                rows = []
-        if rows or writer is not None:
-            writer.write_table(pa.Table.from_pylist(rows, schema=schema))

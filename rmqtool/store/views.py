@@ -11,15 +11,18 @@ import numpy as np
 
 from rmqtool.errors import RmqError
 from rmqtool.format import consumequeue, index, message
-from rmqtool.format.finding import ERROR, Finding
+from rmqtool.format.finding import ERROR, WARNING, Finding
 from rmqtool.format.template import FieldSpan, record_template
 from rmqtool.store.reader import StoreReader
 from rmqtool.store.segments import SegmentFile, open_read_only, single_segment
 
 
 def decode_log(reader: StoreReader, *, from_offset: int = 0, count: int | None = None, topic: str | None = None,
-               verify_crc: bool = True) -> Iterator[message.DecodedMessage | Finding]:
-    """Messages (and findings, in offset order) from `from_offset` on; `count` limits messages."""
+               verify_crc: bool = True, check_bodies: bool = True) -> Iterator[message.DecodedMessage | Finding]:
+    """Messages (and findings, in offset order) from `from_offset` on; `count` limits messages.
+
+    With `check_bodies`, a compressed body that does not decompress is a warning before its message.
+    """
     levels = reader.config.delay_levels_ms
     left = count
     if from_offset == 0:
@@ -37,7 +40,8 @@ def decode_log(reader: StoreReader, *, from_offset: int = 0, count: int | None =
                 picks = picks[:left]
                 left -= len(picks)
             offsets = batch.offsets
-            messages = ((int(offsets[i]), _decoded(batch.message(i), levels)) for i in picks.tolist())
+            messages = ((int(offsets[i]), item) for i in picks.tolist()
+                        for item in _decoded(batch.file, batch.message(i), levels, check_bodies))
         findings = ((f.offset, f) for f in chunk.findings)
         for _, item in heapq.merge(messages, findings, key=lambda pair: pair[0]):
             yield item
@@ -45,8 +49,14 @@ def decode_log(reader: StoreReader, *, from_offset: int = 0, count: int | None =
             return
 
 
-def _decoded(msg: message.Message, levels: list[int]) -> message.DecodedMessage:
-    return message.DecodedMessage(msg, consumequeue.record_tags_code(msg, levels))
+def _decoded(file: str, msg: message.Message, levels: list[int],
+             check_body: bool) -> Iterator[message.DecodedMessage | Finding]:
+    """The record, after a warning when its compressed body does not decompress (`check_body`)."""
+    decoded = message.DecodedMessage(msg, consumequeue.record_tags_code(msg, levels))
+    error = decoded.plain().error if check_body and decoded.codec is not None else None
+    if error is not None:
+        yield Finding(file, msg.physical_offset, error, msg.store_size, WARNING)
+    yield decoded
 
 
 def queue_entries(reader: StoreReader | None, topic: str | None, queue_id: int | None,

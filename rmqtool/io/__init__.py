@@ -1,0 +1,1 @@
+"""The formats of the outside world: Arrow rows, JSONL, Parquet."""

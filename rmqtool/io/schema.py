@@ -1,0 +1,24 @@
+"""The one row schema of exported messages: the decode JSON schema (MessageExt names) as Arrow types.
+
+`body` holds the stored bytes (binary); JSON renders it as base64 (or text/hex); `properties` is
+every pair of `propertiesString`; `tagsCode` is null for records outside the consume queues;
+`compression` names the body's codec (null when the body is not compressed).
+"""
+
+from __future__ import annotations
+
+import pyarrow as pa
+
+INT32_FIELDS = ("storeSize", "queueId", "sysFlag", "flag", "reconsumeTimes", "bodyCRC")
+INT64_FIELDS = ("commitLogOffset", "queueOffset", "bornTimestamp", "storeTimestamp", "preparedTransactionOffset",
+                "tagsCode")
+
+MESSAGE_SCHEMA = pa.schema([
+    ("msgId", pa.string()), ("commitLogOffset", pa.int64()), ("storeSize", pa.int32()), ("topic", pa.string()),
+    ("queueId", pa.int32()), ("queueOffset", pa.int64()), ("sysFlag", pa.int32()), ("flag", pa.int32()),
+    ("bornTimestamp", pa.int64()), ("storeTimestamp", pa.int64()), ("bornHost", pa.string()),
+    ("storeHost", pa.string()), ("reconsumeTimes", pa.int32()), ("preparedTransactionOffset", pa.int64()),
+    ("bodyCRC", pa.int32()), ("body", pa.large_binary()), ("propertiesString", pa.large_string()),
+    ("properties", pa.map_(pa.string(), pa.string())), ("tagsCode", pa.int64()), ("compression", pa.string()),
+])
+FIELD_NAMES = tuple(MESSAGE_SCHEMA.names)

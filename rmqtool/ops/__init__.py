@@ -1,0 +1,1 @@
+"""What the commands do, over the structures of a store: decode, export, verify, recover, salvage."""

@@ -1,0 +1,90 @@
+"""`export` and `salvage`: every intact message of a store, as JSONL or Parquet, from the one read path.
+
+Rows keep the stored bytes (an export imports back byte for byte); corrupt regions are skipped
+and returned as findings. JSONL is written by the column-wise line writer (`io.jsonl`); Parquet
+gets the row batches as they are, one row group per batch.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from rmqtool.errors import RmqError
+from rmqtool.format.finding import ERROR, Finding
+from rmqtool.io.jsonl import jsonl_bytes
+from rmqtool.io.schema import MESSAGE_SCHEMA
+from rmqtool.ops.log_rows import log_rows
+from rmqtool.store.reader import StoreReader
+
+EXPORT_FORMATS = ("jsonl", "parquet")
+_SUFFIX_FORMATS = {".parquet": "parquet", ".pq": "parquet", ".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "jsonl"}
+
+Progress = Callable[[int], None]
+
+
+@dataclass
+class ExportSummary:
+    messages: int = 0
+    findings: list[Finding] = field(default_factory=list)
+
+    @property
+    def corrupt_regions(self) -> int:
+        return sum(f.severity == ERROR for f in self.findings)
+
+    def to_json(self) -> dict:
+        return {"messages": self.messages, "corruptRegions": self.corrupt_regions,
+                "findings": [f.to_json() for f in self.findings]}
+
+
+def export_format(out: str | Path | None, fmt: str | None) -> str:
+    """The format asked for, else the one the output file's suffix names (JSONL for stdout or other names)."""
+    if fmt is None:
+        return _SUFFIX_FORMATS.get(Path(out).suffix.lower(), "jsonl") if out is not None else "jsonl"
+    if fmt not in EXPORT_FORMATS:
+        raise RmqError(f"unknown export format {fmt!r}: use {' or '.join(EXPORT_FORMATS)}")
+    return fmt
+
+
+def export_store(reader: StoreReader, out: str | Path | None, fmt: str | None = None, *,
+                 progress: Progress | None = None) -> ExportSummary:
+    """Write every intact message of the store as JSONL (stdout when `out` is None) or Parquet."""
+    fmt = export_format(out, fmt)
+    summary = ExportSummary()
+    if fmt == "parquet" and out is None:
+        raise RmqError("--format parquet needs --out FILE")
+    with _sink(out, fmt) as write:
+        for item in log_rows(reader):
+            if isinstance(item, Finding):
+                summary.findings.append(item)
+                continue
+            write(item)
+            summary.messages += item.num_rows
+            if progress:
+                progress(item.num_rows)
+    return summary
+
+
+@contextlib.contextmanager
+def _sink(out: str | Path | None, fmt: str):
+    """A `write(rows)` callable for the output file."""
+    if fmt == "parquet":
+        import pyarrow.parquet as pq
+
+        try:
+            writer = pq.ParquetWriter(out, MESSAGE_SCHEMA)
+        except OSError as e:
+            raise RmqError(f"cannot write {out}: {e}") from None
+        with writer:
+            yield lambda rows: writer.write_batch(rows)
+        return
+    try:
+        target = open(out, "wb") if out is not None else contextlib.nullcontext(sys.stdout.buffer)  # noqa: SIM115
+    except OSError as e:
+        raise RmqError(f"cannot write {out}: {e.strerror}") from None
+    with target as f:
+        yield lambda rows: f.write(jsonl_bytes(rows, "base64"))
+
