@@ -20,7 +20,7 @@ import numpy as np
 
 from rmqtool.bench.scan import peak_rss_bytes, reset_peak_rss, throughput
 from rmqtool.errors import RmqError
-from rmqtool.format import properties
+from rmqtool.format import batch, properties
 from rmqtool.format.message import Message
 from rmqtool.store.config import StoreConfig
 from rmqtool.store.message_store import FLUSH_ASYNC, FLUSH_SYNC, MessageStore
@@ -32,7 +32,7 @@ TAGS = "TagA"
 CHUNK = 1 << 16  # messages generated per round outside the clock
 _HEX = np.frombuffer(b"0123456789ABCDEF", dtype=np.uint8)
 _KEY_DIGITS = 32
-_ITEM_HEAD = 20  # client batch item: totalSize, magic, bodyCRC, flag, bodyLength
+_ITEM_HEAD = batch.ITEM_HEAD_LEN
 
 
 _PROPS_PREFIX = (f"{properties.TAGS}{properties.NAME_VALUE_SEPARATOR}{TAGS}{properties.PROPERTY_SEPARATOR}"
@@ -56,9 +56,8 @@ def client_items(first: int, count: int, body: bytes) -> tuple[np.ndarray, int]:
     props_len = len(prefix) + _KEY_DIGITS
     item_len = _ITEM_HEAD + len(body) + 2 + props_len
     rows = np.zeros((count, item_len), dtype=np.uint8)
-    head = np.zeros(count, dtype=[("total", ">i4"), ("magic", ">i4"), ("crc", ">i4"), ("flag", ">i4"),
-                                  ("bodyLen", ">i4")])
-    head["total"], head["bodyLen"] = item_len, len(body)
+    head = np.zeros(count, dtype=batch.ITEM.dtype())
+    head["totalSize"], head["bodyLength"] = item_len, len(body)
     rows[:, :_ITEM_HEAD] = head.view(np.uint8).reshape(count, _ITEM_HEAD)
     p = _ITEM_HEAD
     rows[:, p : p + len(body)] = np.frombuffer(body, dtype=np.uint8)

@@ -6,8 +6,14 @@ from __future__ import annotations
 import struct
 from typing import NamedTuple
 
-_HEAD = struct.Struct(">iiiii")  # totalSize, magic, bodyCRC, flag, bodyLength
+from rmqtool.format.layout import Layout
+
+ITEM = Layout.of(("totalSize", ">i4"), ("magic", ">i4"), ("bodyCRC", ">i4"), ("flag", ">i4"), ("bodyLength", ">i4"))
+ITEM_HEAD_LEN = ITEM.size  # the fixed part; body, propertiesLength and properties follow
+ITEM_FLAG_AT, ITEM_BODY_LEN_AT = ITEM.offset("flag"), ITEM.offset("bodyLength")
+_HEAD = ITEM.codec
 _PROPS_LEN = struct.Struct(">h")
+PROPS_LEN_LEN = _PROPS_LEN.size
 
 
 class BatchItem(NamedTuple):

@@ -14,14 +14,15 @@ import numpy as np
 from numba import njit
 
 from rmqtool.format import message
+from rmqtool.format.batch import ITEM_BODY_LEN_AT, ITEM_FLAG_AT, ITEM_HEAD_LEN
 from rmqtool.format.crc import POSITIVE_MASK
 from rmqtool.format.nbutil import CRC_TABLES, crc32, get_i16, get_i32, put_i16, put_i32, put_i64
 from rmqtool.format.properties import MAX_PROPERTIES_LEN, PROPERTY_SEPARATOR
 
-_ITEM_FLAG = 12  # client item: totalSize, magic, bodyCRC, flag, bodyLength
-_ITEM_BODY_LEN = 16
-_ITEM_HEAD = 20
-_PROPS_LEN_SIZE = 2
+_ITEM_FLAG = ITEM_FLAG_AT
+_ITEM_BODY_LEN = ITEM_BODY_LEN_AT
+_ITEM_HEAD = ITEM_HEAD_LEN
+_PROPS_LEN_SIZE = message.PROPERTIES_LEN_LEN
 _PAIR_END = ord(PROPERTY_SEPARATOR)
 MIN_ITEM_LEN = _ITEM_HEAD + _PROPS_LEN_SIZE
 _MAX_TOPIC_LEN = message.MAX_TOPIC_LEN_V1
@@ -76,7 +77,7 @@ def encode_client_batch(src, dst, at, room, header, topic, batch_props, queue_of
     body_len = np.empty(n_cap, dtype=np.int64)
     props_len = np.empty(n_cap, dtype=np.int64)
     hlen = header.shape[0]
-    fixed_len = hlen + 1 + topic.shape[0] + _PROPS_LEN_SIZE
+    fixed_len = hlen + message.TOPIC_LEN_V1_LEN + topic.shape[0] + _PROPS_LEN_SIZE
     status, n, total = _layout(src, item_pos, out_size, body_len, props_len, batch_props.shape[0], fixed_len)
     if status != BATCH_OK or total + message.BLANK_MARKER_LEN > room:
         return status, n, total

@@ -21,8 +21,8 @@ from rmqtool.format.hosts import IPV4_LEN, IPV6_LEN
 from rmqtool.format.nbutil import CRC_TABLES, crc32, put_i32
 
 _MAX_HEADER = message.header_len(sysflag.BORN_HOST_V6 | sysflag.STORE_HOST_V6)
-_TOPIC_LEN_SIZE = 1
-_PROPS_LEN_SIZE = 2
+_TOPIC_LEN_SIZE = message.TOPIC_LEN_V1_LEN
+_PROPS_LEN_SIZE = message.PROPERTIES_LEN_LEN
 _B64 = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
 
 
@@ -58,7 +58,7 @@ class RecordColumns:
     def lengths(self) -> np.ndarray:
         """totalSize of every record (the host bits of sysFlag decide the header size)."""
         head = np.full(len(self), message.HEADER_V4_LEN, dtype=np.int64)
-        extra = IPV6_LEN - IPV4_LEN
+        extra = message.HOST_V6_EXTRA
         head += np.where(self.sys_flag & sysflag.BORN_HOST_V6, extra, 0)
         head += np.where(self.sys_flag & sysflag.STORE_HOST_V6, extra, 0)
         return head + self.body_len + _TOPIC_LEN_SIZE + self.topic_len + _PROPS_LEN_SIZE + self.props_len
@@ -119,7 +119,7 @@ def encode_records(dst, at, rows, head_len, body_buf, body_start, body_len, topi
         p += bn
         t0, tn = topic_start[r], topic_len[r]
         dst[p] = tn
-        p += 1
+        p += _TOPIC_LEN_SIZE
         dst[p:p + tn] = topic_buf[t0:t0 + tn]
         p += tn
         q0, qn = props_start[r], props_len[r]

@@ -14,7 +14,6 @@ from numba import njit
 
 from rmqtool.format import kernels, message, sysflag
 from rmqtool.format.delay import SCHEDULE_TOPIC
-from rmqtool.format.hosts import IPV4_LEN, IPV6_LEN
 from rmqtool.format.index import KEY_SEPARATOR
 from rmqtool.format.nbutil import get_i32, get_i64, java_hash_step, java_hash_utf8, to_java_int
 from rmqtool.format.properties import DELAY, KEYS, NAME_VALUE_SEPARATOR, PROPERTY_SEPARATOR, TAGS, UNIQ_KEY
@@ -27,7 +26,6 @@ D_COLUMNS = 8
 _G_START, _G_TOPIC, _G_TOPIC_LEN, _G_PROPS, _G_PROPS_LEN = (kernels.GEO_START, kernels.GEO_TOPIC,
                                                            kernels.GEO_TOPIC_LEN, kernels.GEO_PROPS,
                                                            kernels.GEO_PROPS_LEN)
-_V6_EXTRA = IPV6_LEN - IPV4_LEN
 _PAIR_END = ord(PROPERTY_SEPARATOR)
 _NAME_END = ord(NAME_VALUE_SEPARATOR)
 _WORD_END = ord(WORD_SEPARATOR)
@@ -93,8 +91,7 @@ def dispatch_fields(buf, geo, n, base, levels, out, key_rec, key_hash):
         pos = geo[r, _G_START]
         flags = get_i32(buf, pos + message.SYS_FLAG_OFFSET)
         tx = flags & sysflag.TRANSACTION_MASK
-        ts_at = pos + message.STORE_TIMESTAMP_V4_OFFSET + (_V6_EXTRA if flags & sysflag.BORN_HOST_V6 else 0)
-        store_ts = get_i64(buf, ts_at)
+        store_ts = get_i64(buf, kernels.store_timestamp_at(pos, flags))
         out[r, D_OFFSET] = base + pos
         out[r, D_SIZE] = get_i32(buf, pos)
         out[r, D_QUEUE_ID] = get_i32(buf, pos + message.QUEUE_ID_OFFSET)

@@ -13,30 +13,36 @@ import time
 from typing import TYPE_CHECKING
 
 from rmqtool.format.javahash import java_string_hash
+from rmqtool.format.layout import Layout
 
 if TYPE_CHECKING:
     import numpy as np
 
-_HEADER_FIELDS = [
+HEADER = Layout.of(
     ("beginTimestamp", ">i8"),
     ("endTimestamp", ">i8"),
     ("beginPhyOffset", ">i8"),
     ("endPhyOffset", ">i8"),
     ("hashSlotCount", ">i4"),
     ("indexCount", ">i4"),
-]
-_ENTRY_FIELDS = [("keyHash", ">i4"), ("phyOffset", ">i8"), ("timeDiff", ">i4"), ("prevIndex", ">i4")]
-HEADER_LEN = 40  # the dtypes' item sizes; numpy is imported on first use, not by the CLI's start
-SLOT_LEN = 4
-ENTRY_LEN = 20
+)
+SLOT = Layout.of(("entry", ">i4"))
+ENTRY = Layout.of(("keyHash", ">i4"), ("phyOffset", ">i8"), ("timeDiff", ">i4"), ("prevIndex", ">i4"))
+HEADER_LEN = HEADER.size  # 40
+SLOT_LEN = SLOT.size  # 4
+ENTRY_LEN = ENTRY.size  # 20
+BEGIN_TIMESTAMP_AT, END_TIMESTAMP_AT = HEADER.offset("beginTimestamp"), HEADER.offset("endTimestamp")
+BEGIN_PHY_AT, END_PHY_AT = HEADER.offset("beginPhyOffset"), HEADER.offset("endPhyOffset")
+SLOT_COUNT_AT, INDEX_COUNT_AT = HEADER.offset("hashSlotCount"), HEADER.offset("indexCount")
+KEY_HASH_AT, PHY_OFFSET_AT = ENTRY.offset("keyHash"), ENTRY.offset("phyOffset")
+TIME_DIFF_AT, PREV_INDEX_AT = ENTRY.offset("timeDiff"), ENTRY.offset("prevIndex")
 
 
 @functools.cache
 def _dtypes() -> dict[str, np.dtype]:
     import numpy as np
 
-    return {"HEADER_DTYPE": np.dtype(_HEADER_FIELDS), "SLOT_DTYPE": np.dtype(">i4"),
-            "ENTRY_DTYPE": np.dtype(_ENTRY_FIELDS)}
+    return {"HEADER_DTYPE": HEADER.dtype(), "SLOT_DTYPE": np.dtype(SLOT.fields[0][1]), "ENTRY_DTYPE": ENTRY.dtype()}
 
 
 def __getattr__(name: str):
@@ -116,4 +122,4 @@ def decode_entries(buf, hash_slots: int, index_count: int) -> np.ndarray:
 
 
 def header_to_json(header: np.void) -> dict:
-    return {name: int(header[name]) for name, _ in _HEADER_FIELDS}
+    return {name: int(header[name]) for name in HEADER.names()}

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from rmqtool.format.index import FIRST_INDEX, HEADER_LEN, SLOT_LEN, file_len
+from rmqtool.format.index import ENTRY_DTYPE, FIRST_INDEX, HEADER_DTYPE, HEADER_LEN, SLOT_DTYPE, SLOT_LEN, file_len
 from rmqtool.format.indexkernel import new_header
 
 _MS_PER_S = 1000
@@ -56,8 +56,7 @@ def fill_file(buf, hashes: np.ndarray, phys: np.ndarray, times: np.ndarray, hash
         base[0] = prev_end[1]  # the first entry is timed before its file's begin is set
     diff = (times[lo:hi] - base) // _MS_PER_S
     diff = np.where(base <= 0, 0, np.clip(diff, 0, _INT_MAX))
-    rows = np.zeros(hi - lo, dtype=[("keyHash", ">i4"), ("phyOffset", ">i8"), ("timeDiff", ">i4"),
-                                    ("prevIndex", ">i4")])
+    rows = np.zeros(hi - lo, dtype=ENTRY_DTYPE)
     mine = slice(lo, hi)
     rows["keyHash"], rows["phyOffset"], rows["timeDiff"], rows["prevIndex"] = hashes[mine], phys[mine], diff, prev[mine]
     view = np.frombuffer(buf, dtype=np.uint8)
@@ -67,12 +66,10 @@ def fill_file(buf, hashes: np.ndarray, phys: np.ndarray, times: np.ndarray, hash
     slot_lo, slot_hi = hash_slots * k // parts, hash_slots * (k + 1) // parts
     newest = np.flatnonzero(last_of_slot)
     owned = newest[(s_sorted[newest] >= slot_lo) & (s_sorted[newest] < slot_hi)]
-    slots = np.frombuffer(buf, dtype=">i4", count=hash_slots, offset=HEADER_LEN)
+    slots = np.frombuffer(buf, dtype=SLOT_DTYPE, count=hash_slots, offset=HEADER_LEN)
     slots[s_sorted[owned]] = number[owned]
     if k == 0:
-        header = np.frombuffer(new_header(0, 0), dtype=[("beginTimestamp", ">i8"), ("endTimestamp", ">i8"),
-                                                         ("beginPhyOffset", ">i8"), ("endPhyOffset", ">i8"),
-                                                         ("hashSlotCount", ">i4"), ("indexCount", ">i4")]).copy()
+        header = np.frombuffer(new_header(0, 0), dtype=HEADER_DTYPE).copy()
         header["beginTimestamp"], header["endTimestamp"] = begin_ts, int(times[-1])
         header["beginPhyOffset"], header["endPhyOffset"] = int(phys[0]), int(phys[-1])
         header["hashSlotCount"] = len(newest)

@@ -11,15 +11,26 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from rmqtool.format.index import ENTRY_LEN, FIRST_INDEX, HEADER_DTYPE, HEADER_LEN, INVALID_INDEX, SLOT_LEN
+from rmqtool.format.index import (
+    BEGIN_PHY_AT,
+    BEGIN_TIMESTAMP_AT,
+    END_PHY_AT,
+    END_TIMESTAMP_AT,
+    ENTRY_LEN,
+    FIRST_INDEX,
+    HEADER_DTYPE,
+    HEADER_LEN,
+    INDEX_COUNT_AT,
+    INVALID_INDEX,
+    KEY_HASH_AT,
+    PHY_OFFSET_AT,
+    PREV_INDEX_AT,
+    SLOT_COUNT_AT,
+    SLOT_LEN,
+    TIME_DIFF_AT,
+)
 from rmqtool.format.nbutil import get_i32, get_i64, put_i32, put_i64
 
-_BEGIN_TS = HEADER_DTYPE.fields["beginTimestamp"][1]
-_END_TS = HEADER_DTYPE.fields["endTimestamp"][1]
-_BEGIN_PHY = HEADER_DTYPE.fields["beginPhyOffset"][1]
-_END_PHY = HEADER_DTYPE.fields["endPhyOffset"][1]
-_SLOT_COUNT = HEADER_DTYPE.fields["hashSlotCount"][1]
-_INDEX_COUNT = HEADER_DTYPE.fields["indexCount"][1]
 _MS_PER_S = 1000
 _INT_MAX = 2**31 - 1
 
@@ -28,9 +39,9 @@ _INT_MAX = 2**31 - 1
 def put_keys(buf, hash_slots, index_num, hashes, phys, times, i, n):
     """Put keys i..n-1 (hash, phyOffset, storeTimestamp) until the file is full; returns the next i."""
     entries_at = HEADER_LEN + hash_slots * SLOT_LEN
-    count = get_i32(buf, _INDEX_COUNT)
-    used = get_i32(buf, _SLOT_COUNT)
-    begin_ts = get_i64(buf, _BEGIN_TS)
+    count = get_i32(buf, INDEX_COUNT_AT)
+    used = get_i32(buf, SLOT_COUNT_AT)
+    begin_ts = get_i64(buf, BEGIN_TIMESTAMP_AT)
     while i < n and count < index_num:
         h = hashes[i]
         slot_at = HEADER_LEN + (h % hash_slots) * SLOT_LEN
@@ -43,23 +54,23 @@ def put_keys(buf, hash_slots, index_num, hashes, phys, times, i, n):
         elif diff > _INT_MAX:
             diff = _INT_MAX
         e = entries_at + count * ENTRY_LEN
-        put_i32(buf, e, h)
-        put_i64(buf, e + 4, phys[i])
-        put_i32(buf, e + 12, diff)
-        put_i32(buf, e + 16, prev)
+        put_i32(buf, e + KEY_HASH_AT, h)
+        put_i64(buf, e + PHY_OFFSET_AT, phys[i])
+        put_i32(buf, e + TIME_DIFF_AT, diff)
+        put_i32(buf, e + PREV_INDEX_AT, prev)
         put_i32(buf, slot_at, count)
         if count <= FIRST_INDEX:
-            put_i64(buf, _BEGIN_PHY, phys[i])
-            put_i64(buf, _BEGIN_TS, times[i])
+            put_i64(buf, BEGIN_PHY_AT, phys[i])
+            put_i64(buf, BEGIN_TIMESTAMP_AT, times[i])
             begin_ts = times[i]
         if prev == INVALID_INDEX:
             used += 1
         count += 1
-        put_i64(buf, _END_PHY, phys[i])
-        put_i64(buf, _END_TS, times[i])
+        put_i64(buf, END_PHY_AT, phys[i])
+        put_i64(buf, END_TIMESTAMP_AT, times[i])
         i += 1
-    put_i32(buf, _INDEX_COUNT, count)
-    put_i32(buf, _SLOT_COUNT, used)
+    put_i32(buf, INDEX_COUNT_AT, count)
+    put_i32(buf, SLOT_COUNT_AT, used)
     return i
 
 
@@ -83,7 +94,7 @@ def reachable_entries(buf, hash_slots, count):
         e = get_i32(buf, HEADER_LEN + s * SLOT_LEN)
         while INVALID_INDEX < e < count and not seen[e]:
             seen[e] = True
-            prev = get_i32(buf, entries_at + e * ENTRY_LEN + 16)
+            prev = get_i32(buf, entries_at + e * ENTRY_LEN + PREV_INDEX_AT)
             if prev <= INVALID_INDEX or prev >= count or prev == e:
                 break
             e = prev

@@ -1,8 +1,13 @@
-"""Compiled inner loops of the scanner (numba): the record walk and many body CRCs at once.
+"""The one compiled commitlog walker (numba), its record-geometry accessors, and many body CRCs at once.
 
-The walk follows totalSize from record to record, as the broker's reader does, and stops at
-the first record that is not a well-formed message at its own offset; the scanner's
-per-record path takes over there. Offsets and sizes come from `format.message`.
+`walk` follows totalSize from record to record and stops at the first record its policy does
+not accept, saying why:
+- `POLICY_SCAN` (decode, verify, salvage, export, the engine's own reads): v1 and v2 records
+  whose physicalOffset field equals their position; CRCs are checked afterwards in bulk, and
+  the scanner's per-record path resynchronizes after a stop.
+- `POLICY_BROKER` (recovery): the 4.9 broker's checkMessageAndReturnSize: v1 magic, fields that
+  add up to totalSize, the body CRC when asked; the physicalOffset field is not looked at.
+Every offset comes from the record layout in `format.message`.
 """
 
 from __future__ import annotations
@@ -10,89 +15,133 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from rmqtool.format.hosts import IPV4_LEN, IPV6_LEN
+from rmqtool.format.crc import POSITIVE_MASK
 from rmqtool.format.message import (
+    BLANK_MAGIC,
+    BLANK_MARKER_LEN,
+    BODY_CRC_OFFSET,
+    BODY_LENGTH_FROM_HEADER_END,
     HEADER_V4_LEN,
+    HOST_V6_EXTRA,
     MAGIC_OFFSET,
     MAGIC_V1,
     MAGIC_V2,
     MIN_RECORD_LEN,
     PHYSICAL_OFFSET_OFFSET,
+    PROPERTIES_LEN_LEN,
+    STORE_TIMESTAMP_V4_OFFSET,
     SYS_FLAG_OFFSET,
+    TOPIC_LEN_V1_LEN,
+    TOPIC_LEN_V2_LEN,
 )
 from rmqtool.format.nbutil import CRC_TABLES, crc32, get_i32, get_i64
 from rmqtool.format.sysflag import BORN_HOST_V6, STORE_HOST_V6
 
-_V6_EXTRA = IPV6_LEN - IPV4_LEN
-_BODY_LEN_FROM_END = 4  # bodyLength is the last fixed field
 _TABLES = CRC_TABLES
+_MAX_PROPERTIES_LEN = 0x7FFF  # a signed short
 
+POLICY_SCAN, POLICY_BROKER = 0, 1
+
+# why a walk stopped
+STOP_END, STOP_BLANK, STOP_MAGIC, STOP_LENGTH, STOP_CRC, STOP_OFFSET, STOP_WINDOW, STOP_FULL = range(8)
+STOP_REASONS = ("end of file", "blank marker", "no message magic (zeros or garbage)",
+                "fields do not add up to totalSize", "body CRC mismatch", "physicalOffset is not the position",
+                "window end", "output full")
 
 # columns of the geometry a walk writes for every record it passes
 GEO_START, GEO_BODY, GEO_TOPIC, GEO_TOPIC_LEN, GEO_PROPS, GEO_PROPS_LEN = range(6)
 GEO_COLUMNS = 6
 
 
-@njit(cache=True, nogil=True)
-def walk(buf, pos, end, base, out):
-    """Sound records from `pos` on, while they start before `end`.
+@njit(cache=True, inline="always")
+def header_len(flags):
+    """Length of a record's fixed fields (bodyLength included) for its sysFlag's host families."""
+    head = HEADER_V4_LEN
+    if flags & BORN_HOST_V6:
+        head += HOST_V6_EXTRA
+    if flags & STORE_HOST_V6:
+        head += HOST_V6_EXTRA
+    return head
 
-    A row of `out` per record: start, body position, topic position, topic length,
-    properties position, properties length. Returns (rows written, position where the
-    walk stopped).
+
+@njit(cache=True, inline="always")
+def store_timestamp_at(pos, flags):
+    """Where the storeTimestamp of the record at `pos` is (it follows the born host)."""
+    return pos + STORE_TIMESTAMP_V4_OFFSET + (HOST_V6_EXTRA if flags & BORN_HOST_V6 else 0)
+
+
+@njit(cache=True, nogil=True)
+def walk(buf, pos, end, base, out, policy, check_crc):
+    """Accept records from `pos` on while they start before `end` and `out` has room.
+
+    A row of `out` per record (GEO_* columns). Returns (rows written, stop position, why
+    (STOP_*), storeTimestamp of the last accepted record or -1). STOP_WINDOW and STOP_FULL
+    mean: go on from the stop position.
     """
     size = buf.shape[0]
-    n = 0
     cap = out.shape[0]
-    while pos < end and n < cap:
-        if pos + MIN_RECORD_LEN > size:
-            break
+    broker = policy == POLICY_BROKER
+    n = 0
+    last_ts = np.int64(-1)
+    while True:
+        if pos >= end:
+            return n, pos, STOP_WINDOW, last_ts
+        if n >= cap:
+            return n, pos, STOP_FULL, last_ts
+        if pos + BLANK_MARKER_LEN > size:
+            return n, pos, STOP_END, last_ts
         total = get_i32(buf, pos)
         magic = get_i32(buf, pos + MAGIC_OFFSET)
-        if magic != MAGIC_V1 and magic != MAGIC_V2:
-            break
+        if magic == BLANK_MAGIC:
+            return n, pos, STOP_BLANK, last_ts
+        if magic != MAGIC_V1 and (broker or magic != MAGIC_V2):
+            return n, pos, STOP_MAGIC, last_ts
         if total < MIN_RECORD_LEN or total > size - pos:
-            break
-        if get_i64(buf, pos + PHYSICAL_OFFSET_OFFSET) != base + pos:
-            break
+            return n, pos, STOP_LENGTH, last_ts
+        if not broker and get_i64(buf, pos + PHYSICAL_OFFSET_OFFSET) != base + pos:
+            return n, pos, STOP_OFFSET, last_ts
         flags = get_i32(buf, pos + SYS_FLAG_OFFSET)
-        head = HEADER_V4_LEN
-        if flags & BORN_HOST_V6:
-            head += _V6_EXTRA
-        if flags & STORE_HOST_V6:
-            head += _V6_EXTRA
+        head = header_len(flags)
         rec_end = pos + total
         if pos + head > rec_end:
-            break
-        body_len = get_i32(buf, pos + head - _BODY_LEN_FROM_END)
+            return n, pos, STOP_LENGTH, last_ts
+        body_len = get_i32(buf, pos + head - BODY_LENGTH_FROM_HEADER_END)
         body = pos + head
         p = body + body_len
-        if body_len < 0 or p + 1 > rec_end:
-            break
+        if body_len < 0 or p + TOPIC_LEN_V1_LEN > rec_end:
+            return n, pos, STOP_LENGTH, last_ts
         if magic == MAGIC_V2:
-            if p + 2 > rec_end:
-                break
+            if p + TOPIC_LEN_V2_LEN > rec_end:
+                return n, pos, STOP_LENGTH, last_ts
             topic_len = (np.int64(buf[p]) << 8) | np.int64(buf[p + 1])
-            p += 2
+            p += TOPIC_LEN_V2_LEN
         else:
             topic_len = np.int64(buf[p])
-            p += 1
+            p += TOPIC_LEN_V1_LEN
         topic = p
         p += topic_len
-        if p + 2 > rec_end:
-            break
+        if p + PROPERTIES_LEN_LEN > rec_end:
+            return n, pos, STOP_LENGTH, last_ts
         props_len = (np.int64(buf[p]) << 8) | np.int64(buf[p + 1])
-        if props_len >= 0x8000 or p + 2 + props_len != rec_end:
-            break
-        out[n, 0] = pos
-        out[n, 1] = body
-        out[n, 2] = topic
-        out[n, 3] = topic_len
-        out[n, 4] = p + 2
-        out[n, 5] = props_len
+        if props_len > _MAX_PROPERTIES_LEN or p + PROPERTIES_LEN_LEN + props_len != rec_end:
+            return n, pos, STOP_LENGTH, last_ts
+        if check_crc and body_len > 0 and \
+                (crc32(buf, body, body_len, _TABLES) & POSITIVE_MASK) != get_i32(buf, pos + BODY_CRC_OFFSET):
+            return n, pos, STOP_CRC, last_ts
+        out[n, GEO_START] = pos
+        out[n, GEO_BODY] = body
+        out[n, GEO_TOPIC] = topic
+        out[n, GEO_TOPIC_LEN] = topic_len
+        out[n, GEO_PROPS] = p + PROPERTIES_LEN_LEN
+        out[n, GEO_PROPS_LEN] = props_len
+        last_ts = get_i64(buf, store_timestamp_at(pos, flags))
         n += 1
         pos = rec_end
-    return n, pos
+
+
+def walk_rows(window: int) -> np.ndarray:
+    """An output array that a walk over `window` bytes cannot fill."""
+    return np.empty((window // MIN_RECORD_LEN + 1, GEO_COLUMNS), dtype=np.int64)
 
 
 @njit(cache=True, nogil=True)

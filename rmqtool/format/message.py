@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, NamedTuple
 from rmqtool.format import compression, msgid, properties, sysflag
 from rmqtool.format.crc import body_crc
 from rmqtool.format.hosts import IPV4_LEN, IPV6_LEN, SocketAddress
+from rmqtool.format.layout import Layout
 
 if TYPE_CHECKING:
     import numpy as np
@@ -25,29 +26,21 @@ if TYPE_CHECKING:
 MAGIC_V1 = -626843481  # 0xDAA320A7
 MAGIC_V2 = -626843477  # 0xDAA320AB, 5.x: 2-byte topic length
 BLANK_MAGIC = -875286124  # 0xCBD43194, end-of-segment marker
-BLANK_MARKER_LEN = 8  # totalSize + magic; a record needs this much room left after it
 MAX_TOPIC_LEN_V1 = 127
 MAX_TOPIC_LEN_V2 = 32767
 DEFAULT_MAX_MESSAGE_SIZE = 4 * 1024 * 1024
 
-TOTAL_SIZE_OFFSET = 0
-MAGIC_OFFSET = 4
-BODY_CRC_OFFSET = 8
-QUEUE_ID_OFFSET = 12
-FLAG_OFFSET = 16
-QUEUE_OFFSET_OFFSET = 20
-PHYSICAL_OFFSET_OFFSET = 28
-SYS_FLAG_OFFSET = 36
-STORE_TIMESTAMP_V4_OFFSET = 56  # with an IPv4 born host (IPv6: 12 bytes later)
-BODY_LENGTH_FROM_HEADER_END = 4  # bodyLength is the last fixed field
 PREFIX = struct.Struct(">ii")  # totalSize, magic: enough to classify a record
+BLANK_MARKER_LEN = PREFIX.size  # a record needs this much room left after it
 
 
 def header_fields(born_v6: bool, store_v6: bool) -> list[tuple[str, str]]:
     """(name, numpy type) of every fixed field up to and including bodyLength."""
-    born_addr = f"V{IPV6_LEN if born_v6 else IPV4_LEN}"
-    store_addr = f"V{IPV6_LEN if store_v6 else IPV4_LEN}"
-    return [
+    return list(HEADER_LAYOUTS[(born_v6, store_v6)].fields)
+
+
+def _header_layout(born_v6: bool, store_v6: bool) -> Layout:
+    return Layout.of(
         ("totalSize", ">i4"),
         ("magicCode", ">i4"),
         ("bodyCRC", ">i4"),
@@ -57,31 +50,42 @@ def header_fields(born_v6: bool, store_v6: bool) -> list[tuple[str, str]]:
         ("physicalOffset", ">i8"),
         ("sysFlag", ">i4"),
         ("bornTimestamp", ">i8"),
-        ("bornAddress", born_addr),
+        ("bornAddress", f"V{IPV6_LEN if born_v6 else IPV4_LEN}"),
         ("bornPort", ">i4"),
         ("storeTimestamp", ">i8"),
-        ("storeAddress", store_addr),
+        ("storeAddress", f"V{IPV6_LEN if store_v6 else IPV4_LEN}"),
         ("storePort", ">i4"),
         ("reconsumeTimes", ">i4"),
         ("preparedTransactionOffset", ">i8"),
         ("bodyLength", ">i4"),
-    ]
+    )
+
+
+# The fixed part of a record for each (bornHost IPv6, storeHost IPv6): the one place its offsets live.
+HEADER_LAYOUTS = {(b, s): _header_layout(b, s) for b in (False, True) for s in (False, True)}
+_V4 = HEADER_LAYOUTS[(False, False)]
+TOTAL_SIZE_OFFSET = _V4.offset("totalSize")
+MAGIC_OFFSET = _V4.offset("magicCode")
+BODY_CRC_OFFSET = _V4.offset("bodyCRC")
+QUEUE_ID_OFFSET = _V4.offset("queueId")
+FLAG_OFFSET = _V4.offset("flag")
+QUEUE_OFFSET_OFFSET = _V4.offset("queueOffset")
+PHYSICAL_OFFSET_OFFSET = _V4.offset("physicalOffset")
+SYS_FLAG_OFFSET = _V4.offset("sysFlag")
+BORN_TIMESTAMP_OFFSET = _V4.offset("bornTimestamp")
+STORE_TIMESTAMP_V4_OFFSET = _V4.offset("storeTimestamp")  # with an IPv4 born host
+HOST_V6_EXTRA = IPV6_LEN - IPV4_LEN  # an IPv6 host moves every later field by this much
+BODY_LENGTH_FROM_HEADER_END = _V4.width("bodyLength")  # bodyLength is the last fixed field
+TOPIC_LEN_V1_LEN, TOPIC_LEN_V2_LEN = 1, 2  # the topic length field: 1 byte (v1) or 2 (v2)
+PROPERTIES_LEN_LEN = 2
+
+HEADER_STRUCTS = {key: layout.codec for key, layout in HEADER_LAYOUTS.items()}
+HEADER_V4_LEN = _V4.size  # 88
+MIN_RECORD_LEN = HEADER_V4_LEN + TOPIC_LEN_V1_LEN + PROPERTIES_LEN_LEN
 
 
 def header_dtype(born_v6: bool, store_v6: bool) -> np.dtype:
-    import numpy as np
-
-    return np.dtype(header_fields(born_v6, store_v6))
-
-
-def _header_struct(born_v6: bool, store_v6: bool) -> struct.Struct:
-    codes = {">i4": "i", ">i8": "q"}
-    return struct.Struct(">" + "".join(codes.get(t, f"{t[1:]}s") for _, t in header_fields(born_v6, store_v6)))
-
-
-HEADER_STRUCTS = {(b, s): _header_struct(b, s) for b in (False, True) for s in (False, True)}
-HEADER_V4_LEN = HEADER_STRUCTS[(False, False)].size  # 88
-MIN_RECORD_LEN = HEADER_V4_LEN + 1 + 2
+    return HEADER_LAYOUTS[(born_v6, store_v6)].dtype()
 
 
 def header_len(sys_flag: int) -> int:
@@ -89,12 +93,12 @@ def header_len(sys_flag: int) -> int:
 
 
 def topic_len_size(magic: int) -> int:
-    return 2 if magic == MAGIC_V2 else 1
+    return TOPIC_LEN_V2_LEN if magic == MAGIC_V2 else TOPIC_LEN_V1_LEN
 
 
 def record_len(sys_flag: int, body_len: int, topic_len: int, props_len: int, magic: int = MAGIC_V1) -> int:
     """totalSize of a record with these parts."""
-    return header_len(sys_flag) + body_len + topic_len_size(magic) + topic_len + 2 + props_len
+    return header_len(sys_flag) + body_len + topic_len_size(magic) + topic_len + PROPERTIES_LEN_LEN + props_len
 
 
 @dataclass

@@ -268,7 +268,7 @@ class SegmentScanner:
 
         size = len(self.arr)
         pos = self.start
-        out = np.empty((self.window // MIN_RECORD_LEN + 1, kernels.GEO_COLUMNS), dtype=np.int64)
+        out = kernels.walk_rows(self.window)
         while self.end is None:
             if pos >= size:
                 self.end = SegmentEnd(self.file, self.base, pos, END_FILE)
@@ -279,7 +279,7 @@ class SegmentScanner:
             hi = min(pos + self.window, self.limit)
             runs: list[np.ndarray] = []
             while pos < hi and self.end is None:
-                count, stop = kernels.walk(self.arr, pos, hi, self.base, out)
+                count, stop, _, _ = kernels.walk(self.arr, pos, hi, self.base, out, kernels.POLICY_SCAN, False)
                 if count:
                     runs.append(out[:count].copy())
                 pos = stop

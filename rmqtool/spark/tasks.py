@@ -150,7 +150,7 @@ def write_chunk(name: str, ctx: LoadContext) -> tuple[int, int]:
                                          cols.topic_buf, cols.topic_start, cols.topic_len, cols.props_buf,
                                          cols.props_start, cols.props_len, i, j)
         geo = np.empty((j - i, kernels.GEO_COLUMNS), dtype=np.int64)
-        walked, _ = kernels.walk(seg, at, at + wrote, seg_start, geo)
+        walked, _, _, _ = kernels.walk(seg, at, at + wrote, seg_start, geo, kernels.POLICY_SCAN, False)
         if walked != j - i:
             raise RuntimeError(f"chunk {name}: wrote {j - i} records, read back {walked}")
         found = dispatch_records(seg, geo, seg_start, levels)

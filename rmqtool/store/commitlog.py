@@ -85,7 +85,8 @@ class CommitLog:
             return
         pos = 0
         while True:
-            n, stop = kernels.walk(last.arr, pos, last.size, last.from_offset, self._walk_rows)
+            n, stop, _, _ = kernels.walk(last.arr, pos, last.size, last.from_offset, self._walk_rows,
+                                         kernels.POLICY_SCAN, False)
             if n:
                 self.last_store_timestamp = message.decode(last.map, int(self._walk_rows[n - 1, 0]),
                                                            verify_crc=False).store_timestamp

@@ -67,7 +67,7 @@ class Dispatcher:
             if pos >= mf.wrote:
                 self.dispatched = mf.from_offset + mf.size
                 continue
-            n, stop = kernels.walk(mf.arr, pos, mf.wrote, mf.from_offset, self._geo)
+            n, stop, _, _ = kernels.walk(mf.arr, pos, mf.wrote, mf.from_offset, self._geo, kernels.POLICY_SCAN, False)
             if n == 0:
                 found = message.decode(mf.map, pos, verify_crc=False)
                 if not isinstance(found, message.Blank):

@@ -18,13 +18,12 @@ from pathlib import Path
 from rmqtool.errors import NotFound, RmqError
 from rmqtool.format import consumequeue, index, message, msgid, properties, sysflag
 from rmqtool.format.delay import SCHEDULE_TOPIC
-from rmqtool.format.hosts import IPV4_LEN, IPV6_LEN
 from rmqtool.store.reader import StoreReader
 
 LONG_MAX = 2**63 - 1
-_ENTRY = struct.Struct(">iqii")  # keyHash, phyOffset, timeDiff, prevIndex
-_SLOT = struct.Struct(">i")
-_HEADER = struct.Struct(">qqqqii")
+_ENTRY = index.ENTRY.codec  # keyHash, phyOffset, timeDiff, prevIndex
+_SLOT = index.SLOT.codec
+_HEADER = index.HEADER.codec
 _CQ_ENTRY = struct.Struct(">qiq")
 _I32 = struct.Struct(">i")
 _I64 = struct.Struct(">q")
@@ -238,7 +237,7 @@ class StoreQuery:
         buf = self.maps.get(seg.path)
         pos = offset - seg.start
         flags = _I32.unpack_from(buf, pos + message.SYS_FLAG_OFFSET)[0]
-        extra = IPV6_LEN - IPV4_LEN if flags & sysflag.BORN_HOST_V6 else 0
+        extra = message.HOST_V6_EXTRA if flags & sysflag.BORN_HOST_V6 else 0
         return _I64.unpack_from(buf, pos + message.STORE_TIMESTAMP_V4_OFFSET + extra)[0]
 
     def offset_by_time(self, topic: str, queue_id: int, timestamp: int) -> dict:
