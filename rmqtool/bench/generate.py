@@ -24,6 +24,7 @@ BASE_TIME = 1_700_000_000_000
 _CHUNK = 1 << 18
 _HEX = np.frombuffer(b"0123456789ABCDEF", dtype=np.uint8)
 _UNIQ_PREFIX = "C0A8000100002A9F0000"  # 20 fixed hex chars, then 12 from the counter
+_V4_HEADER = message.header_dtype(False, False)
 
 
 @dataclass
@@ -41,16 +42,15 @@ def _template(body_size: int) -> tuple[np.ndarray, dict[str, int]]:
     msg = message.Message(topic=BENCH_TOPIC, body=bytes(body_size), properties_string=props,
                           born_host=parse_host("10.0.0.1:40000"), store_host=parse_host("10.0.0.2:10911"))
     rec = np.frombuffer(message.encode(msg), dtype=np.uint8)
-    dtype = message.header_dtype(False, False)
-    where = {name: dtype.fields[name][1] for name in dtype.names}
-    where["body"] = dtype.itemsize
+    where = {"body": _V4_HEADER.itemsize}
     where["uniq"] = rec.tobytes().index(_UNIQ_PREFIX.encode()) + len(_UNIQ_PREFIX)
     return rec, where
 
 
-def _put(rows: np.ndarray, at: int, values: np.ndarray, code: str) -> None:
-    width = np.dtype(code).itemsize
-    rows[:, at : at + width] = values.astype(code).view(np.uint8).reshape(-1, width)
+def _put(rows: np.ndarray, name: str, values: np.ndarray) -> None:
+    """Write one fixed field of the record layout into every row."""
+    kind, at = _V4_HEADER.fields[name]
+    rows[:, at : at + kind.itemsize] = values.astype(kind).view(np.uint8).reshape(-1, kind.itemsize)
 
 
 def generate_store(root: str | os.PathLike, messages: int, body_size: int = 100, *,
@@ -83,12 +83,12 @@ def generate_store(root: str | os.PathLike, messages: int, body_size: int = 100,
                 flat = bodies.tobytes()
                 crc = np.fromiter((zlib.crc32(flat[i : i + body_size]) for i in range(0, n * body_size, body_size)),
                                   dtype=np.int64, count=n) & POSITIVE_MASK if body_size else np.zeros(n, np.int64)
-                _put(rows, where["bodyCRC"], crc, ">i4")
-                _put(rows, where["queueId"], idx % queues, ">i4")
-                _put(rows, where["queueOffset"], idx // queues, ">i8")
-                _put(rows, where["physicalOffset"], phys, ">i8")
-                _put(rows, where["bornTimestamp"], BASE_TIME + idx // 1000, ">i8")
-                _put(rows, where["storeTimestamp"], BASE_TIME + idx // 1000 + 1, ">i8")
+                _put(rows, "bodyCRC", crc)
+                _put(rows, "queueId", idx % queues)
+                _put(rows, "queueOffset", idx // queues)
+                _put(rows, "physicalOffset", phys)
+                _put(rows, "bornTimestamp", BASE_TIME + idx // 1000)
+                _put(rows, "storeTimestamp", BASE_TIME + idx // 1000 + 1)
                 digits = (idx[:, None] >> (4 * np.arange(11, -1, -1))) & 0xF
                 rows[:, where["uniq"] : where["uniq"] + 12] = _HEX[digits]
                 f.seek((c0) * rec_len)

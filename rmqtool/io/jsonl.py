@@ -44,8 +44,8 @@ def _object(col: pa.MapArray) -> tuple[np.ndarray, np.ndarray]:
     row_off = np.asarray(col.offsets, dtype=np.int64)
     keys, key_off = string_buffers(col.keys)
     values, value_off = string_buffers(col.items)
-    base = row_off[0]
-    return textkernels.json_objects(keys, key_off, values, value_off, row_off - base)
+    # a sliced map keeps its children whole: its offsets index them as they are
+    return textkernels.json_objects(keys, key_off, values, value_off, row_off)
 
 
 def jsonl_bytes(rows: pa.RecordBatch, body: str = "base64") -> bytes:
