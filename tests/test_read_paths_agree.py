@@ -155,3 +155,19 @@ def test_rows_equal_decoder_on_one_segment_given_by_path(tmp_path, fixture_store
     shutil.copy(fixture_store / "commitlog" / offset_name(65536), seg)
     rows = _assert_agree(StoreReader(seg), bodies=("hex",))
     assert rows and all(65536 <= r["commitLogOffset"] < 131072 for r in rows if "msgId" in r)
+
+
+def test_inspect_and_decode_give_the_same_verdict_on_a_damaged_record(fixture_store):
+    from rmqtool.format.template import record_template
+
+    buf = bytearray((fixture_store / "commitlog" / offset_name(0)).read_bytes())
+    first = message.decode(buf, 0)
+    assert isinstance(first, Message)
+    buf[message.header_len(first.sys_flag)] ^= 0x01  # the first body byte
+    spans, problem = record_template(buf, 0)
+    verdict = message.decode(buf, 0)
+    assert isinstance(verdict, message.Corrupt) and problem == verdict.reason
+    assert problem.startswith("body CRC mismatch")
+    assert [s.name for s in spans][-2:] == ["propertiesLength", "properties"]
+    buf[message.TOTAL_SIZE_OFFSET + 3] ^= 0x04  # totalSize no longer matches the fields
+    assert record_template(buf, 0)[1] == message.decode(buf, 0).reason
