@@ -101,6 +101,8 @@ class RecordBatch:
     props_len: np.ndarray
     _topics: tuple[np.ndarray, list[str]] | None = field(default=None, repr=False)
     _bodies: list[bytes] | None = field(default=None, repr=False)
+    # a numpy view of the segment: while the batch lives, the map cannot be closed under it
+    pin: np.ndarray | None = field(default=None, repr=False)
 
     def __len__(self) -> int:
         return len(self.pos)
@@ -144,7 +146,7 @@ class RecordBatch:
         return RecordBatch(
             self.file, self.base, self.buf, self.pos[mask], self.cols.select(mask),
             self.body_pos[mask], self.topic_pos[mask], self.topic_len[mask], self.props_pos[mask],
-            self.props_len[mask],
+            self.props_len[mask], pin=self.pin,
         )
 
     def message(self, i: int) -> message.Message:
@@ -381,7 +383,7 @@ class SegmentScanner:
         for i in np.flatnonzero((raw["sysFlag"] & _HOST_V6_BITS) != 0).tolist():
             self._fill_v6(int(starts[i]), i, raw)  # IPv6 hosts: through the struct codec
         batch = RecordBatch(self.file, self.base, self.buf, starts, Columns(raw), geo[:, 1], geo[:, 2], geo[:, 3],
-                            geo[:, 4], geo[:, 5])
+                            geo[:, 4], geo[:, 5], pin=self.arr)
         if not self.verify_crc:
             return batch
         crc, stored = batch.body_crcs(), batch.cols["bodyCRC"]

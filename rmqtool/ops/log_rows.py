@@ -2,28 +2,50 @@
 
 One scan (`StoreReader.scan`, the scanner's `scan` policy) feeds decode, export, salvage and
 spark-export; each consumer gets batches of the message schema (`io.schema`) interleaved
-with the corruption it met, so no consumer builds a Python object per record.
+with the corruption it met, so no consumer builds a Python object per record. Rows are built
+(and, with `render`, turned into output) on every core while the scan goes on
+(`ops.pipeline.ordered_map`), and still come out in log order.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from typing import TypeVar
 
 import numpy as np
 import pyarrow as pa
 
 from rmqtool.format.finding import Finding
+from rmqtool.format.scan import RecordBatch
 from rmqtool.io.rows import message_rows
+from rmqtool.ops.pipeline import WORKERS, ordered_map
 from rmqtool.store.reader import StoreReader
+
+R = TypeVar("R")
 
 
 def log_rows(reader: StoreReader, *, from_offset: int = 0, until: int | None = None, count: int | None = None,
-             topic: str | None = None, verify_crc: bool = True) -> Iterator[pa.RecordBatch | Finding]:
+             topic: str | None = None, verify_crc: bool = True, render: Callable[[pa.RecordBatch], R] | None = None,
+             workers: int = WORKERS) -> Iterator[pa.RecordBatch | R | Finding]:
     """Row batches of the records in [from_offset, until) and the findings between them, in offset order.
 
-    `count` stops after that many rows, `topic` keeps one topic's records.
+    `count` stops after that many rows, `topic` keeps one topic's records; `render` turns each row
+    batch into what the caller writes (JSON lines, ...) in the same worker that built it.
     """
     levels = np.asarray(reader.config.delay_levels_ms, dtype=np.int64)
+
+    def rows(batch: RecordBatch):
+        out = message_rows(batch, levels)
+        return out if render is None else render(out)
+
+    batches = log_batches(reader, from_offset=from_offset, until=until, count=count, topic=topic,
+                          verify_crc=verify_crc)
+    return ordered_map(rows, batches, passes=lambda item: isinstance(item, Finding), workers=workers)
+
+
+def log_batches(reader: StoreReader, *, from_offset: int = 0, until: int | None = None, count: int | None = None,
+                topic: str | None = None, verify_crc: bool = True) -> Iterator[RecordBatch | Finding]:
+    """The scanner's batches of the selected records and the findings between them, in offset order."""
     left = count
     if from_offset == 0:
         yield from reader.sequence_findings()
@@ -34,26 +56,26 @@ def log_rows(reader: StoreReader, *, from_offset: int = 0, until: int | None = N
             batch = batch.select(np.isin(ids, [i for i, name in enumerate(names) if name == topic]))
         if batch is not None and left is not None and len(batch) > left:
             batch = batch.select(np.arange(len(batch)) < left)
-        rows = message_rows(batch, levels) if batch is not None and len(batch) else None
-        yield from _in_offset_order(rows, chunk.findings)
-        if rows is not None and left is not None:
-            left -= rows.num_rows
+        yield from _in_offset_order(batch if batch is not None and len(batch) else None, chunk.findings)
+        if batch is not None and left is not None:
+            left -= len(batch)
             if left <= 0:
                 return
 
 
-def _in_offset_order(rows: pa.RecordBatch | None, findings: list[Finding]) -> Iterator[pa.RecordBatch | Finding]:
-    """`rows` cut at each finding's offset, so that everything comes out in offset order."""
-    if rows is None:
+def _in_offset_order(batch: RecordBatch | None, findings: list[Finding]) -> Iterator[RecordBatch | Finding]:
+    """`batch` cut at each finding's offset, so that everything comes out in offset order."""
+    if batch is None:
         yield from findings
         return
-    offsets = rows.column("commitLogOffset").to_numpy()
+    offsets = batch.offsets
+    rows = np.arange(len(batch))
     at = 0
     for f in sorted(findings, key=lambda f: f.offset):
         cut = int(np.searchsorted(offsets, f.offset))
         if cut > at:
-            yield rows.slice(at, cut - at)
+            yield batch.select((rows >= at) & (rows < cut))
             at = cut
         yield f
-    if at < rows.num_rows:
-        yield rows.slice(at) if at else rows
+    if at < len(batch):
+        yield batch.select(rows >= at) if at else batch
