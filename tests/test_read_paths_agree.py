@@ -41,7 +41,7 @@ def _arrow(reader: StoreReader, body: str, **kw) -> list[dict]:
         if isinstance(item, Finding):
             out.append({"error": item.reason, **item.to_json()})
         else:
-            out += [json.loads(line) for line in jsonl_bytes(item, body).splitlines()]
+            out += [json.loads(line) for line in bytes(jsonl_bytes(item, body)).splitlines()]
     return out
 
 

@@ -47,7 +47,7 @@ def commitlog(
     Example: [bold]rmqtool decode commitlog fixtures/store --count 5 --body text[/]
     """
     from rmqtool.io.jsonl import BODY_FORMATS
-    from rmqtool.ops.log_rows import log_rows
+    from rmqtool.ops.log_rows import log_lines, log_rows
     from rmqtool.store.reader import open_reader
 
     if body is None:
@@ -55,11 +55,11 @@ def commitlog(
     if body not in BODY_FORMATS:
         raise RmqError(f"--body must be one of {', '.join(BODY_FORMATS)}, not {body!r}")
     reader = open_reader(store, config)
-    items = log_rows(reader, from_offset=from_offset, count=count, topic=topic, verify_crc=verify_crc)
+    selection = {"from_offset": from_offset, "count": count, "topic": topic, "verify_crc": verify_crc}
     if as_jsonl or as_json:
-        corrupt = output.emit_rows(items, body, as_document=as_json)
+        corrupt = output.emit_rows(log_lines(reader, body, **selection), body, as_document=as_json)
     else:
-        corrupt = _commitlog_table(items, body)
+        corrupt = _commitlog_table(log_rows(reader, **selection), body)
     if corrupt:
         raise typer.Exit(1)
 

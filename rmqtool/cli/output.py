@@ -52,10 +52,10 @@ def emit_rows(items: Iterable, body: str, as_document: bool = False) -> bool:
         if isinstance(item, Finding):
             corrupt = corrupt or item.severity == ERROR
             text = (dumps({"error": item.reason, **item.to_json()}) + "\n").encode()
-        else:
-            text = jsonl_bytes(item, body)
+        else:  # rows, or lines the read path already rendered
+            text = item if isinstance(item, memoryview | bytes) else jsonl_bytes(item, body)
         if as_document and text:
-            text = (b"" if first else b",\n") + text[:-1].replace(b"\n", b",\n")
+            text = (b"" if first else b",\n") + bytes(text[:-1]).replace(b"\n", b",\n")
         first = first and not text
         out.write(text)
     if as_document:

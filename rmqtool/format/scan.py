@@ -31,7 +31,7 @@ from rmqtool.format.message import (
     Blank,
 )
 
-WINDOW_BYTES = 32 << 20
+WINDOW_BYTES = 8 << 20
 _SEARCH_CHUNK = 1 << 18  # keeps the byte comparison in cache
 _MAGIC_BYTE0 = (MAGIC_V1 >> 24) & 0xFF  # the first two bytes are shared by v1 and v2 magic codes
 _MAGIC_BYTE1 = (MAGIC_V1 >> 16) & 0xFF

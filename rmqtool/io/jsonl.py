@@ -48,8 +48,9 @@ def _object(col: pa.MapArray) -> tuple[np.ndarray, np.ndarray]:
     return textkernels.json_objects(keys, key_off, values, value_off, row_off)
 
 
-def jsonl_bytes(rows: pa.RecordBatch, body: str = "base64") -> bytes:
-    """One JSON line per row of a message-schema batch; `body` renders the body column."""
+def jsonl_bytes(rows: pa.RecordBatch, body: str = "base64") -> memoryview:
+    """One JSON line per row of a message-schema batch (bytes-like, not copied); `body` renders the
+    body column."""
     literals: list[bytes] = []
     plan: list[tuple[int, int]] = []
     ints: list[np.ndarray] = []
@@ -75,15 +76,8 @@ def jsonl_bytes(rows: pa.RecordBatch, body: str = "base64") -> bytes:
         plan.append((_TEXT, len(texts) - 1))
     literals.append(b"}")
     plan.append((0, len(literals) - 1))
-    n = rows.num_rows
     lit_off = np.cumsum([0] + [len(x) for x in literals]).astype(np.int64)
-    frag_base = np.cumsum([0] + [len(d) for d, _ in texts]).astype(np.int64)
-    starts = np.stack([off[:-1] + frag_base[c] for c, (_, off) in enumerate(texts)]) if texts else \
-        np.zeros((0, n), dtype=np.int64)
-    lengths = np.stack([np.diff(off) for _, off in texts]) if texts else np.zeros((0, n), dtype=np.int64)
     out = textkernels.assemble_lines(
         np.array(plan, dtype=np.int64), np.frombuffer(b"".join(literals), dtype=np.uint8), lit_off,
-        np.stack(ints, axis=1) if ints else np.zeros((n, 0), dtype=np.int64),
-        np.stack(nulls, axis=1) if nulls else np.zeros((n, 0), dtype=np.bool_),
-        np.concatenate([d for d, _ in texts]) if texts else np.zeros(0, dtype=np.uint8), starts, lengths)
-    return out.tobytes()
+        tuple(ints), tuple(nulls), tuple(d for d, _ in texts), tuple(off for _, off in texts), rows.num_rows)
+    return memoryview(out)

@@ -17,6 +17,8 @@ _HEX_LOWER = np.frombuffer(b"0123456789abcdef", dtype=np.uint8)
 _B64 = np.frombuffer(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/", dtype=np.uint8)
 _NULL = np.frombuffer(b"null", dtype=np.uint8)
 _LONG_MIN_DIGITS = np.frombuffer(b"9223372036854775808", dtype=np.uint8)
+_DIGIT_PAIRS = np.frombuffer(b"".join(b"%02d" % i for i in range(100)), dtype=np.uint8)  # "00" .. "99"
+_POWERS_OF_TEN = np.array([10**k for k in range(19)], dtype=np.int64)
 _SHORT_ESCAPES = {8: ord("b"), 9: ord("t"), 10: ord("n"), 12: ord("f"), 13: ord("r")}
 
 
@@ -298,9 +300,7 @@ def split_pairs(data, offsets, pair_end, name_end):
 
 @njit(cache=True, inline="always")
 def _write_int(out, w, v):
-    if v == 0:
-        out[w] = ord("0")
-        return w + 1
+    """Decimal digits of `v` at out[w:], two at a time from a pair table; returns the end."""
     if v < 0:
         out[w] = ord("-")
         w += 1
@@ -308,23 +308,32 @@ def _write_int(out, w, v):
             out[w : w + _LONG_MIN_DIGITS.shape[0]] = _LONG_MIN_DIGITS
             return w + _LONG_MIN_DIGITS.shape[0]
         v = -v
-    k = 0
-    t = v
-    while t:
+    k = 1
+    while k < _POWERS_OF_TEN.shape[0] and v >= _POWERS_OF_TEN[k]:
         k += 1
-        t //= 10
-    for c in range(k - 1, -1, -1):
-        out[w + c] = ord("0") + v % 10
-        v //= 10
-    return w + k
+    end = w + k
+    p = end
+    while v >= 100:
+        q = v // 100
+        r = 2 * (v - q * 100)
+        p -= 2
+        out[p] = _DIGIT_PAIRS[r]
+        out[p + 1] = _DIGIT_PAIRS[r + 1]
+        v = q
+    if v >= 10:
+        out[p - 2] = _DIGIT_PAIRS[2 * v]
+        out[p - 1] = _DIGIT_PAIRS[2 * v + 1]
+    else:
+        out[p - 1] = ord("0") + v
+    return end
 
 
 @njit(cache=True, nogil=True)
-def assemble_lines(plan, literals, lit_off, ints, int_null, frags, frag_start, frag_len):
-    """One JSON line per row: for each plan step (kind, index), the literal `index` when kind is 0, the
-    integer column `index` (or `null` where int_null) when kind is 1, the text fragment column `index`
-    when kind is 2; every line ends with a newline. Returns the bytes of all lines."""
-    n = ints.shape[0] if ints.shape[1] else frag_start.shape[1]
+def assemble_lines(plan, literals, lit_off, ints, int_nulls, frags, frag_offs, n):
+    """One JSON line per row (n rows): for each plan step (kind, index), the literal `index` when kind
+    is 0, integer column `ints[index]` (or `null` where `int_nulls[index]`) when kind is 1, the row's
+    piece of text column `frags[index]` (cut at `frag_offs[index]`) when kind is 2; every line ends with
+    a newline. Returns the bytes of all lines."""
     per_row = 1
     for s in range(plan.shape[0]):
         kind, idx = plan[s, 0], plan[s, 1]
@@ -333,29 +342,28 @@ def assemble_lines(plan, literals, lit_off, ints, int_null, frags, frag_start, f
         elif kind == 1:
             per_row += 20
     total = per_row * n
-    for c in range(frag_len.shape[0]):
-        for i in range(n):
-            total += frag_len[c, i]
+    for c in range(len(frag_offs)):
+        total += frag_offs[c][n] - frag_offs[c][0]
     out = np.empty(total, dtype=np.uint8)
     w = 0
     for i in range(n):
         for s in range(plan.shape[0]):
             kind, idx = plan[s, 0], plan[s, 1]
             if kind == 0:
-                for p in range(lit_off[idx], lit_off[idx + 1]):
-                    out[w] = literals[p]
-                    w += 1
+                a, b = lit_off[idx], lit_off[idx + 1]
+                out[w : w + b - a] = literals[a:b]
+                w += b - a
             elif kind == 1:
-                if int_null[i, idx]:
+                if int_nulls[idx][i]:
                     out[w : w + 4] = _NULL
                     w += 4
                 else:
-                    w = _write_int(out, w, ints[i, idx])
+                    w = _write_int(out, w, ints[idx][i])
             else:
-                st = frag_start[idx, i]
-                for p in range(frag_len[idx, i]):
-                    out[w + p] = frags[st + p]
-                w += frag_len[idx, i]
+                offs = frag_offs[idx]
+                a, b = offs[i], offs[i + 1]
+                out[w : w + b - a] = frags[idx][a:b]
+                w += b - a
         out[w] = ord("\n")
         w += 1
     return out[:w]

@@ -57,15 +57,22 @@ def export_store(reader: StoreReader, out: str | Path | None, fmt: str | None = 
     if fmt == "parquet" and out is None:
         raise RmqError("--format parquet needs --out FILE")
     with _sink(out, fmt) as write:
-        for item in log_rows(reader):
+        for item in log_rows(reader, render=_RENDERERS[fmt]):
             if isinstance(item, Finding):
                 summary.findings.append(item)
                 continue
-            write(item)
-            summary.messages += item.num_rows
+            rows, payload = item
+            write(payload)
+            summary.messages += rows
             if progress:
-                progress(item.num_rows)
+                progress(rows)
     return summary
+
+
+# (rows, what the sink writes) of a row batch, computed in the read path's workers
+_RENDERERS = {"jsonl": lambda rows: (rows.num_rows, jsonl_bytes(rows, "base64")),
+              "parquet": lambda rows: (rows.num_rows, rows)}
+_DICTIONARY_COLUMNS = ["topic", "bornHost", "storeHost", "compression"]  # the others rarely repeat
 
 
 @contextlib.contextmanager
@@ -75,7 +82,7 @@ def _sink(out: str | Path | None, fmt: str):
         import pyarrow.parquet as pq
 
         try:
-            writer = pq.ParquetWriter(out, MESSAGE_SCHEMA)
+            writer = pq.ParquetWriter(out, MESSAGE_SCHEMA, use_dictionary=_DICTIONARY_COLUMNS)
         except OSError as e:
             raise RmqError(f"cannot write {out}: {e}") from None
         with writer:
@@ -86,5 +93,5 @@ def _sink(out: str | Path | None, fmt: str):
     except OSError as e:
         raise RmqError(f"cannot write {out}: {e.strerror}") from None
     with target as f:
-        yield lambda rows: f.write(jsonl_bytes(rows, "base64"))
+        yield f.write
 

@@ -79,3 +79,10 @@ def _in_offset_order(batch: RecordBatch | None, findings: list[Finding]) -> Iter
         yield f
     if at < len(batch):
         yield batch.select(rows >= at) if at else batch
+
+
+def log_lines(reader: StoreReader, body: str = "base64", **selection) -> Iterator[memoryview | Finding]:
+    """`log_rows` rendered as JSON lines (one bytes-like block per batch) by the read path's workers."""
+    from rmqtool.io.jsonl import jsonl_bytes
+
+    return log_rows(reader, render=lambda rows: jsonl_bytes(rows, body), **selection)
