@@ -25,8 +25,9 @@ def run(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess:
     return subprocess.run([RMQTOOL, *args], capture_output=True, text=True, timeout=120, input=stdin)
 
 
-def decoded(store: Path) -> list[dict]:
-    out = run("decode", "commitlog", str(store), "--config", CONF, "--jsonl")
+def decoded(store: Path, body: str = "stored") -> list[dict]:
+    """Every record as decode prints it; bodies as stored, as export writes them."""
+    out = run("decode", "commitlog", str(store), "--config", CONF, "--jsonl", "--body", body)
     assert out.returncode == 0, out.stderr
     return [json.loads(line) for line in out.stdout.splitlines()]
 

@@ -17,8 +17,8 @@ from rmqtool.format.crc import body_crc
 from rmqtool.format.finding import Finding
 from rmqtool.format.hosts import parse_host
 from rmqtool.format.message import Message
-from rmqtool.io.jsonl import BODY_FORMATS, jsonl_bytes
-from rmqtool.ops.log_rows import log_rows
+from rmqtool.io.jsonl import BODY_FORMATS
+from rmqtool.ops.log_rows import log_lines
 from rmqtool.store.config import StoreConfig
 from rmqtool.store.message_store import MessageStore
 from rmqtool.store.paths import offset_name
@@ -37,11 +37,11 @@ def _cfg(seg: int = SEG) -> StoreConfig:
 
 def _arrow(reader: StoreReader, body: str, **kw) -> list[dict]:
     out: list[dict] = []
-    for item in log_rows(reader, **kw):
+    for item in log_lines(reader, body, **kw):
         if isinstance(item, Finding):
             out.append({"error": item.reason, **item.to_json()})
         else:
-            out += [json.loads(line) for line in bytes(jsonl_bytes(item, body)).splitlines()]
+            out += [json.loads(line) for line in bytes(item).splitlines()]
     return out
 
 

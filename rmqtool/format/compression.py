@@ -22,6 +22,7 @@ CODECS = ("zlib", "lz4", "zstd")
 CODEC_BITS = {"zlib": sysflag.COMPRESSION_ZLIB, "lz4": sysflag.COMPRESSION_LZ4, "zstd": sysflag.COMPRESSION_ZSTD}
 PRODUCER_LEVEL = 5  # DefaultMQProducer's compressLevel (lz4 frames ignore it)
 MAX_PLAIN_LEN = 64 << 20  # a body that inflates beyond this is reported, not held in memory
+NOT_DECOMPRESSIBLE = "body-not-decompressible"  # the finding kind of a compressed body that does not inflate
 _ZSTD_FEED = 1024  # zstd input handed over per call, so one call cannot inflate far past the limit
 
 

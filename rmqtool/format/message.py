@@ -338,17 +338,16 @@ def to_json(msg: Message, tags_code: int | None = None, body: str = "base64",
     """The decode JSON schema (MessageExt names).
 
     `body` picks base64, text or hex of the body a consumer gets (decompressed), stored (base64
-    of the bytes in the record) or none. A body that does not decompress is shown as stored,
-    with `bodyError` saying why. `plain` is the decompressed body when the caller has it.
+    of the bytes in the record) or none. A body that does not decompress is shown from its stored
+    bytes (the readers report it as a warning finding). `plain` is the decompressed body when the
+    caller has it.
     """
-    shown, error = msg.body, None
+    shown = msg.body
     if body in DECOMPRESSED_FORMATS and sysflag.is_compressed(msg.sys_flag):
         plain = plain or compression.plain_body(msg.body, msg.sys_flag)
-        if plain.body is None:
-            body, error = "stored", plain.error
-        else:
+        if plain.body is not None:
             shown = plain.body
-    doc = {
+    return {
         "msgId": msg.msg_id,
         "commitLogOffset": msg.physical_offset,
         "storeSize": msg.store_size,
@@ -370,9 +369,6 @@ def to_json(msg: Message, tags_code: int | None = None, body: str = "base64",
         "tagsCode": tags_code,
         "compression": compression.codec_of(msg.sys_flag),
     }
-    if error is not None:
-        doc["bodyError"] = error
-    return doc
 
 
 BODY_FORMATS = ("base64", "text", "hex", "none", "stored")

@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
-from rmqtool.format import msgid, properties, sysflag
+from rmqtool.format import compression, msgid, properties, sysflag
+from rmqtool.format.finding import COMMITLOG, WARNING, Finding
 from rmqtool.format.hosts import IPV4_HOST_LEN, SocketAddress
 from rmqtool.format.scan import RecordBatch
 from rmqtool.io import textkernels
@@ -32,7 +34,6 @@ def message_rows(batch: RecordBatch, delay_levels: np.ndarray) -> pa.RecordBatch
     """The records of `batch` as rows of the message schema (`io.schema.MESSAGE_SCHEMA`)."""
     from rmqtool.format.dispatchkernel import D_IN_CQ, D_TAGS_CODE, dispatch_records
 
-    n = len(batch)
     cols = batch.cols
     arr = np.frombuffer(batch.buf, dtype=np.uint8)
     v6 = np.flatnonzero((cols["sysFlag"] & _HOST_V6_BITS) != 0)
@@ -54,11 +55,44 @@ def message_rows(batch: RecordBatch, delay_levels: np.ndarray) -> pa.RecordBatch
         "propertiesString": binary_array(props_data, props_off, pa.large_string()),
         "properties": _properties_map(props_data, props_off),
         "tagsCode": pa.array(dispatched[:, D_TAGS_CODE], pa.int64(), mask=dispatched[:, D_IN_CQ] == 0),
-        "compression": pa.nulls(n, pa.string()),
+        "compression": _codecs(cols["sysFlag"]),
     }
     for name, source in _FIXED:
         columns[name] = pa.array(cols[source], MESSAGE_SCHEMA.field(name).type)
     return pa.RecordBatch.from_arrays([columns[f.name] for f in MESSAGE_SCHEMA], schema=MESSAGE_SCHEMA)
+
+
+_CODEC_NAMES = pa.array([sysflag.COMPRESSION_NAMES.get(c, sysflag.UNKNOWN_COMPRESSION)
+                         for c in range((sysflag.COMPRESSION_TYPE_MASK >> sysflag.COMPRESSION_TYPE_SHIFT) + 1)])
+
+
+def _codecs(flags: np.ndarray) -> pa.Array:
+    """The codec name of every compressed body (sysFlag COMPRESSED plus the codec bits), null for plain ones."""
+    codes = (flags & sysflag.COMPRESSION_TYPE_MASK) >> sysflag.COMPRESSION_TYPE_SHIFT
+    return _CODEC_NAMES.take(pa.array(codes.astype(np.int32), mask=(flags & sysflag.COMPRESSED) == 0))
+
+
+def decompressed(rows: pa.RecordBatch, file: str) -> tuple[pa.RecordBatch, dict[int, Finding]]:
+    """`rows` with every compressed body replaced by the body a consumer gets, and a warning finding
+    (keyed by row) for each body that does not decompress (it keeps its stored bytes)."""
+    codecs = rows.column("compression")
+    if codecs.null_count == rows.num_rows:
+        return rows, {}
+    which = np.flatnonzero(codecs.is_valid().to_numpy(zero_copy_only=False))
+    bodies, flags = rows.column("body"), rows.column("sysFlag").to_numpy()
+    offsets, sizes = rows.column("commitLogOffset").to_numpy(), rows.column("storeSize").to_numpy()
+    plain: list[bytes] = []
+    failed: dict[int, Finding] = {}
+    for i in which.tolist():
+        result = compression.plain_body(bodies[i].as_py(), int(flags[i]))
+        if result.body is None:
+            failed[i] = Finding(file, int(offsets[i]), result.error, int(sizes[i]), WARNING, structure=COMMITLOG,
+                                kind=compression.NOT_DECOMPRESSIBLE)
+        plain.append(bodies[i].as_py() if result.body is None else result.body)
+    mask = np.zeros(rows.num_rows, dtype=np.bool_)
+    mask[which] = True
+    body = pc.replace_with_mask(bodies, pa.array(mask), pa.array(plain, bodies.type))
+    return rows.set_column(rows.schema.get_field_index("body"), "body", body), failed
 
 
 def _host_bytes(raw: np.ndarray, which: str) -> np.ndarray:

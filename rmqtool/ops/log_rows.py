@@ -17,7 +17,7 @@ import pyarrow as pa
 
 from rmqtool.format.finding import Finding
 from rmqtool.format.scan import RecordBatch
-from rmqtool.io.rows import message_rows
+from rmqtool.io.rows import decompressed, message_rows
 from rmqtool.ops.pipeline import WORKERS, ordered_map
 from rmqtool.store.reader import StoreReader
 
@@ -25,22 +25,45 @@ R = TypeVar("R")
 
 
 def log_rows(reader: StoreReader, *, from_offset: int = 0, until: int | None = None, count: int | None = None,
-             topic: str | None = None, verify_crc: bool = True, render: Callable[[pa.RecordBatch], R] | None = None,
+             topic: str | None = None, verify_crc: bool = True, plain: bool = False,
+             render: Callable[[pa.RecordBatch], R] | None = None,
              workers: int = WORKERS) -> Iterator[pa.RecordBatch | R | Finding]:
     """Row batches of the records in [from_offset, until) and the findings between them, in offset order.
 
-    `count` stops after that many rows, `topic` keeps one topic's records; `render` turns each row
+    `count` stops after that many rows, `topic` keeps one topic's records. Every compressed body is
+    decompressed once: one that does not is a warning finding just before its row; with `plain`
+    the rows carry the decompressed bodies (the stored ones otherwise). `render` turns each row
     batch into what the caller writes (JSON lines, ...) in the same worker that built it.
     """
     levels = np.asarray(reader.config.delay_levels_ms, dtype=np.int64)
 
-    def rows(batch: RecordBatch):
+    def rows(batch: RecordBatch) -> list:
         out = message_rows(batch, levels)
-        return out if render is None else render(out)
+        unpacked, failed = decompressed(out, batch.file)
+        if plain:
+            out = unpacked
+        return [item if isinstance(item, Finding) or render is None else render(item)
+                for item in _warnings_before_rows(out, failed)]
 
     batches = log_batches(reader, from_offset=from_offset, until=until, count=count, topic=topic,
                           verify_crc=verify_crc)
-    return ordered_map(rows, batches, passes=lambda item: isinstance(item, Finding), workers=workers)
+    for item in ordered_map(rows, batches, passes=lambda item: isinstance(item, Finding), workers=workers):
+        if isinstance(item, list):
+            yield from item
+        else:
+            yield item
+
+
+def _warnings_before_rows(rows: pa.RecordBatch, failed: dict[int, Finding]) -> Iterator[pa.RecordBatch | Finding]:
+    """`rows` cut so that each row's warning comes just before it."""
+    at = 0
+    for i in sorted(failed):
+        if i > at:
+            yield rows.slice(at, i - at)
+        yield failed[i]
+        at = i
+    if at < rows.num_rows:
+        yield rows.slice(at) if at else rows
 
 
 def log_batches(reader: StoreReader, *, from_offset: int = 0, until: int | None = None, count: int | None = None,
@@ -83,6 +106,8 @@ def _in_offset_order(batch: RecordBatch | None, findings: list[Finding]) -> Iter
 
 def log_lines(reader: StoreReader, body: str = "base64", **selection) -> Iterator[memoryview | Finding]:
     """`log_rows` rendered as JSON lines (one bytes-like block per batch) by the read path's workers."""
+    from rmqtool.format.message import DECOMPRESSED_FORMATS
     from rmqtool.io.jsonl import jsonl_bytes
 
-    return log_rows(reader, render=lambda rows: jsonl_bytes(rows, body), **selection)
+    return log_rows(reader, plain=body in DECOMPRESSED_FORMATS, render=lambda rows: jsonl_bytes(rows, body),
+                    **selection)

@@ -10,8 +10,8 @@ from pathlib import Path
 import numpy as np
 
 from rmqtool.errors import RmqError
-from rmqtool.format import consumequeue, index, message
-from rmqtool.format.finding import ERROR, WARNING, Finding
+from rmqtool.format import compression, consumequeue, index, message
+from rmqtool.format.finding import COMMITLOG, ERROR, WARNING, Finding
 from rmqtool.format.template import FieldSpan, record_template
 from rmqtool.store.reader import StoreReader
 from rmqtool.store.segments import SegmentFile, open_read_only, single_segment
@@ -55,7 +55,8 @@ def _decoded(file: str, msg: message.Message, levels: list[int],
     decoded = message.DecodedMessage(msg, consumequeue.record_tags_code(msg, levels))
     error = decoded.plain().error if check_body and decoded.codec is not None else None
     if error is not None:
-        yield Finding(file, msg.physical_offset, error, msg.store_size, WARNING)
+        yield Finding(file, msg.physical_offset, error, msg.store_size, WARNING, structure=COMMITLOG,
+                      kind=compression.NOT_DECOMPRESSIBLE)
     yield decoded
 
 
