@@ -175,12 +175,16 @@ def export(
     out: Path | None = typer.Option(None, "--out", help="Output file (default: JSONL on stdout)."),
     fmt: str | None = typer.Option(None, "--format", help="jsonl or parquet (default: from the --out suffix, "
                                    ".parquet or .pq for Parquet; JSONL otherwise)."),
+    decompress: bool = typer.Option(False, "--decompress", help="Write compressed messages with plain bodies "
+                                    "(codec bits cleared, bodyCRC and storeSize recomputed): the rows no longer "
+                                    "import into the same offsets."),
     config: Path | None = CONFIG,
 ) -> None:
     """Write every message in the decode JSON schema, ready for `import`.
 
     Read-only. Bodies are kept as stored (compressed ones too), so an import reproduces the
-    store byte for byte. Corrupt regions are skipped with a warning and exit code 1.
+    store byte for byte; --decompress writes plain bodies instead. Corrupt regions are skipped
+    with a warning and exit code 1.
 
     Example: [bold]rmqtool export fixtures/store --out /tmp/export.parquet[/]
     """
@@ -189,7 +193,7 @@ def export(
 
     reader = open_reader(store, config)
     with output.progress("export", None) as advance:
-        summary = export_store(reader, out, fmt, progress=advance)
+        summary = export_store(reader, out, fmt, progress=advance, decompress=decompress)
     if summary.corrupt_regions:
         output.warn(f"{summary.corrupt_regions} corrupt regions skipped (see `rmqtool decode commitlog`)")
         raise typer.Exit(1)

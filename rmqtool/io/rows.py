@@ -14,11 +14,12 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from rmqtool.format import compression, msgid, properties, sysflag
+from rmqtool.format.crc import body_crc
 from rmqtool.format.finding import COMMITLOG, WARNING, Finding
 from rmqtool.format.hosts import IPV4_HOST_LEN, SocketAddress
 from rmqtool.format.scan import RecordBatch
 from rmqtool.io import textkernels
-from rmqtool.io.buffers import binary_array, utf8_replaced
+from rmqtool.io.buffers import binary_array, string_buffers, utf8_replaced
 from rmqtool.io.schema import MESSAGE_SCHEMA
 
 _HOST_V6_BITS = sysflag.BORN_HOST_V6 | sysflag.STORE_HOST_V6
@@ -93,6 +94,33 @@ def decompressed(rows: pa.RecordBatch, file: str) -> tuple[pa.RecordBatch, dict[
     mask[which] = True
     body = pc.replace_with_mask(bodies, pa.array(mask), pa.array(plain, bodies.type))
     return rows.set_column(rows.schema.get_field_index("body"), "body", body), failed
+
+
+def uncompressed(stored: pa.RecordBatch, plain: pa.RecordBatch, failed: dict[int, Finding]) -> pa.RecordBatch:
+    """The records of `stored` whose bodies inflated (`plain`, from `decompressed`) as an uncompressing
+    producer would have sent them: plain body, codec bits cleared, bodyCRC and storeSize to match."""
+    codecs = stored.column("compression")
+    done = codecs.is_valid().to_numpy(zero_copy_only=False).copy()
+    done[list(failed)] = False
+    which = np.flatnonzero(done)
+    if not which.size:
+        return stored
+    new_data, new_off = string_buffers(plain.column("body"))
+    _, old_off = string_buffers(stored.column("body"))
+    flags = stored.column("sysFlag").to_numpy().copy()
+    crcs = stored.column("bodyCRC").to_numpy().copy()
+    sizes = stored.column("storeSize").to_numpy().copy()
+    for i in which.tolist():
+        crcs[i] = body_crc(bytes(new_data[new_off[i] : new_off[i + 1]]))
+        flags[i] = sysflag.without_compression(int(flags[i]))
+    sizes[which] += np.diff(new_off)[which] - np.diff(old_off)[which]
+    out = plain
+    for name, values in (("sysFlag", flags), ("bodyCRC", crcs), ("storeSize", sizes)):
+        out = out.set_column(out.schema.get_field_index(name), name, pa.array(values, MESSAGE_SCHEMA.field(name).type))
+    keep = np.ones(stored.num_rows, dtype=np.bool_)
+    keep[which] = False
+    codec = pc.if_else(pa.array(keep), codecs, pa.nulls(stored.num_rows, pa.string()))
+    return out.set_column(out.schema.get_field_index("compression"), "compression", codec)
 
 
 def _host_bytes(raw: np.ndarray, which: str) -> np.ndarray:

@@ -17,7 +17,7 @@ from rmqtool.errors import RmqError
 from rmqtool.format.finding import ERROR, Finding
 from rmqtool.io.jsonl import jsonl_bytes
 from rmqtool.io.schema import MESSAGE_SCHEMA
-from rmqtool.ops.log_rows import log_rows
+from rmqtool.ops.log_rows import STORED, UNCOMPRESSED, log_rows
 from rmqtool.store.reader import StoreReader
 
 EXPORT_FORMATS = ("jsonl", "parquet")
@@ -50,14 +50,18 @@ def export_format(out: str | Path | None, fmt: str | None) -> str:
 
 
 def export_store(reader: StoreReader, out: str | Path | None, fmt: str | None = None, *,
-                 progress: Progress | None = None) -> ExportSummary:
-    """Write every intact message of the store as JSONL (stdout when `out` is None) or Parquet."""
+                 progress: Progress | None = None, decompress: bool = False) -> ExportSummary:
+    """Write every intact message of the store as JSONL (stdout when `out` is None) or Parquet.
+
+    Bodies are kept as stored; with `decompress` compressed records are written as if their
+    producer had not compressed them (plain body, codec bits cleared, bodyCRC and storeSize to match).
+    """
     fmt = export_format(out, fmt)
     summary = ExportSummary()
     if fmt == "parquet" and out is None:
         raise RmqError("--format parquet needs --out FILE")
     with _sink(out, fmt) as write:
-        for item in log_rows(reader, render=_RENDERERS[fmt]):
+        for item in log_rows(reader, render=_RENDERERS[fmt], bodies=UNCOMPRESSED if decompress else STORED):
             if isinstance(item, Finding):
                 summary.findings.append(item)
                 continue

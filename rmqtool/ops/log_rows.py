@@ -17,22 +17,25 @@ import pyarrow as pa
 
 from rmqtool.format.finding import Finding
 from rmqtool.format.scan import RecordBatch
-from rmqtool.io.rows import decompressed, message_rows
+from rmqtool.io.rows import decompressed, message_rows, uncompressed
 from rmqtool.ops.pipeline import WORKERS, ordered_map
 from rmqtool.store.reader import StoreReader
 
 R = TypeVar("R")
+STORED, PLAIN, UNCOMPRESSED = "stored", "plain", "uncompressed"  # the bodies rows carry
 
 
 def log_rows(reader: StoreReader, *, from_offset: int = 0, until: int | None = None, count: int | None = None,
-             topic: str | None = None, verify_crc: bool = True, plain: bool = False,
+             topic: str | None = None, verify_crc: bool = True, bodies: str = STORED,
              render: Callable[[pa.RecordBatch], R] | None = None,
              workers: int = WORKERS) -> Iterator[pa.RecordBatch | R | Finding]:
     """Row batches of the records in [from_offset, until) and the findings between them, in offset order.
 
     `count` stops after that many rows, `topic` keeps one topic's records. Every compressed body is
-    decompressed once: one that does not is a warning finding just before its row; with `plain`
-    the rows carry the decompressed bodies (the stored ones otherwise). `render` turns each row
+    decompressed once: one that does not is a warning finding just before its row. `bodies` says
+    what the rows carry: the stored bodies (STORED), the bodies a consumer gets (PLAIN), or records
+    as if never compressed (UNCOMPRESSED: plain body, codec bits cleared, bodyCRC and storeSize to
+    match). `render` turns each row
     batch into what the caller writes (JSON lines, ...) in the same worker that built it.
     """
     levels = np.asarray(reader.config.delay_levels_ms, dtype=np.int64)
@@ -40,8 +43,10 @@ def log_rows(reader: StoreReader, *, from_offset: int = 0, until: int | None = N
     def rows(batch: RecordBatch) -> list:
         out = message_rows(batch, levels)
         unpacked, failed = decompressed(out, batch.file)
-        if plain:
+        if bodies == PLAIN:
             out = unpacked
+        elif bodies == UNCOMPRESSED:
+            out = uncompressed(out, unpacked, failed)
         return [item if isinstance(item, Finding) or render is None else render(item)
                 for item in _warnings_before_rows(out, failed)]
 
@@ -109,5 +114,6 @@ def log_lines(reader: StoreReader, body: str = "base64", **selection) -> Iterato
     from rmqtool.format.message import DECOMPRESSED_FORMATS
     from rmqtool.io.jsonl import jsonl_bytes
 
-    return log_rows(reader, plain=body in DECOMPRESSED_FORMATS, render=lambda rows: jsonl_bytes(rows, body),
+    return log_rows(reader, bodies=PLAIN if body in DECOMPRESSED_FORMATS else STORED,
+                    render=lambda rows: jsonl_bytes(rows, body),
                     **selection)
