@@ -10,15 +10,16 @@ import pytest
 from rmqtool.format import index, message, sysflag
 from rmqtool.format.indexbuild import build_files
 from rmqtool.store.reader import open_reader
-from rmqtool.store.verify import VerifyReport, _scan
+from rmqtool.store.verify import VerifyReport, record_windows
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
 def _keys(store: Path, conf: Path) -> tuple[np.ndarray, np.ndarray, np.ndarray, object]:
     reader = open_reader(store, conf)
-    recs = _scan(reader, VerifyReport(), {})
-    hashes, offsets = np.concatenate(recs.key_hash), np.concatenate(recs.key_offset)
+    windows = list(record_windows(reader, VerifyReport(), {}))
+    hashes = np.concatenate([w.key_hash for w in windows])
+    offsets = np.concatenate([w.key_offset for w in windows])
     times = []
     for off in offsets.tolist():
         m = reader.read_record(off, verify_crc=False)

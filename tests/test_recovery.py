@@ -302,10 +302,16 @@ def test_salvage_reads_past_a_corrupt_region(store, tmp_path):
     b = bytearray(seg.read_bytes())
     b[2000:2100] = os.urandom(100)
     seg.write_bytes(bytes(b))
-    out = run("salvage", str(store), "--config", CONF, "--out", str(tmp_path / "s.jsonl"))
-    assert out.returncode == 0
+    out = run("salvage", str(store), "--config", CONF, "--out", str(tmp_path / "s.jsonl"), "--json")
+    assert out.returncode == 1, out.stderr  # corruption was met
     got = [json.loads(line)["commitLogOffset"] for line in (tmp_path / "s.jsonl").read_text().splitlines()]
     assert len(got) >= 416 and max(got) > 150000
+    doc = json.loads(out.stdout)
+    assert doc["messages"] == len(got) and doc["corruptRegions"] == len(doc["groups"]) == 1
+    region = doc["groups"][0]
+    assert region["file"] == str(seg) and region["firstOffset"] <= 2000 < region["firstOffset"] + region["bytes"]
+    clean = run("salvage", str(ROOT / "fixtures" / "store"), "--config", CONF, "--out", str(tmp_path / "c.jsonl"))
+    assert clean.returncode == 0 and "0 corrupt regions" in " ".join(clean.stderr.split())
 
 
 def test_clean_deletes_expired_segments_and_orphans_only(store):

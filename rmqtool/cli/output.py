@@ -80,6 +80,27 @@ def key_values(title: str, values: dict) -> Table:
     return t
 
 
+def findings_table(findings: list, show_all: bool = False) -> Table | None:
+    """Findings as a table: one row per group of consecutive findings of one kind on one file
+    (`format.report`), or one row per finding with `show_all`; None when there are none."""
+    from rich.markup import escape
+
+    from rmqtool.format.report import group_findings
+
+    if not findings:
+        return None
+    if show_all:
+        t = table(None, ["severity", "structure", "file", "offset", "bytes", "reason"])
+        for f in findings:
+            t.add_row(f.severity, f.structure, escape(f.file), str(f.offset), str(f.bytes), escape(f.reason))
+        return t
+    t = table(None, ["severity", "structure", "file", "offsets", "count", "bytes", "reason"])
+    for g in group_findings(findings):
+        span = str(g.first_offset) if g.count == 1 else f"{g.first_offset}..{g.last_offset}"
+        t.add_row(g.severity, g.structure, escape(g.file), span, str(g.count), str(g.bytes), escape(g.reason))
+    return t
+
+
 def warn(text: str) -> None:
     stderr.print(f"[yellow]warning:[/] {text}", markup=True)
 

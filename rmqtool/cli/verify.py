@@ -9,33 +9,35 @@ import typer
 from rmqtool.cli import output
 
 CONFIG = typer.Option(None, "--config", help="broker.conf of the store.")
+ALL = typer.Option(False, "--all", help="One row per finding instead of one per group of alike findings.")
 
 
 def verify(
     store: Path = typer.Argument(..., help="Store root."),
-    as_json: bool = typer.Option(False, "--json", help="One JSON document."),
+    as_json: bool = typer.Option(False, "--json", help="One JSON document (every finding, and their groups)."),
+    show_all: bool = ALL,
     config: Path | None = CONFIG,
 ) -> None:
     """Check every record, consume-queue entry and index entry against each other (read-only).
 
     Records: length, magic, body CRC, physicalOffset, blank markers, segment sequence, garbage
     tail. Queues: each entry matches its record; each queued record has its entry. Index: each
-    entry resolves to a record with that key; each key is reachable. Exit 0 clean (warnings
-    allowed), 1 when problems were found.
+    entry resolves to a record with that key; each key is reachable. Consecutive findings of one
+    kind on one file are shown as one row (--all: every row). Exit 0 clean (warnings allowed),
+    1 when problems were found.
 
     Example: [bold]rmqtool verify fixtures/store --config fixtures/broker.conf[/]
     """
+    from rmqtool.format.report import group_findings
     from rmqtool.store.verify import verify_path
 
     report = verify_path(store, config)
     if as_json:
-        output.emit_json(report.to_json())
+        output.emit_json({**report.to_json(), "groups": [g.to_json() for g in group_findings(report.findings)]})
     else:
-        t = output.table(None, ["severity", "file", "offset", "bytes", "reason"])
-        for f in report.findings:
-            t.add_row(f.severity, f.file, str(f.offset), str(f.bytes), f.reason)
-        if report.findings:
-            output.stdout.print(t)
+        found = output.findings_table(report.findings, show_all)
+        if found is not None:
+            output.stdout.print(found)
         output.stdout.print(f"{report.messages} messages, {report.queue_entries} consume-queue entries, "
                             f"{report.index_entries} index entries: {report.problems} problems, "
                             f"{len(report.findings) - report.problems} warnings")
@@ -46,16 +48,29 @@ def verify(
 def salvage(
     store: Path = typer.Argument(..., help="Store root."),
     out: Path = typer.Option(..., "--out", help="JSONL file for every intact message."),
+    as_json: bool = typer.Option(False, "--json", help="A JSON summary (with every finding) on stdout."),
+    show_all: bool = ALL,
     config: Path | None = CONFIG,
 ) -> None:
     """Export every intact message, reading past corrupt regions (each record names its own
-    offset: the scan resynchronizes on the next one). Corrupt regions are listed on stderr.
+    offset: the scan resynchronizes on the next one). The corrupt regions skipped are listed on
+    stderr; exit 1 when there were any, 0 when the store was clean.
 
     Example: [bold]rmqtool salvage /data/broken-store --out /tmp/salvaged.jsonl[/]
     """
+    from rmqtool.format.report import group_findings
     from rmqtool.ops.export import export_store
     from rmqtool.store.reader import open_reader
 
     summary = export_store(open_reader(store, config), out, "jsonl")
-    output.stderr.print(f"{summary.messages} intact messages written to {out}; "
-                        f"{summary.corrupt_regions} corrupt regions skipped")
+    if as_json:
+        output.emit_json({**summary.to_json(), "out": str(out),
+                          "groups": [g.to_json() for g in group_findings(summary.findings)]})
+    else:
+        found = output.findings_table(summary.findings, show_all)
+        if found is not None:
+            output.stderr.print(found)
+        output.stderr.print(f"{summary.messages} intact messages written to {out}; "
+                            f"{summary.corrupt_regions} corrupt regions skipped")
+    if summary.corrupt_regions:
+        raise typer.Exit(1)

@@ -202,13 +202,17 @@ class StoreReader:
         return sorted(int(e.name) for e in os.scandir(d) if e.is_dir() and e.name.isdigit()) if d.is_dir() else []
 
     def consume_queue(self, topic: str, queue_id: int) -> Iterator[tuple[np.ndarray, np.ndarray]]:
-        """(queue offsets, entries) of the valid entries, per consume-queue file of topic/queue_id."""
+        """(queue offsets, entries) per consume-queue file of topic/queue_id, read by the broker's rule:
+        entries up to the first one that is not written, and no file after one that has such an entry."""
         directory = self.paths.queue_dir(topic, queue_id)
         if not directory.is_dir():
             known = ", ".join(self.topics()) or "none"
             raise RmqError(f"no consume queue {topic}/{queue_id} in {self.paths.root} (topics: {known})")
         for seg in list_segments(directory):
-            yield from consume_queue_file(seg)
+            qoffs, entries = consume_queue_file(seg)
+            yield qoffs, entries
+            if len(entries) * consumequeue.ENTRY_LEN < seg.size:
+                return
 
     # -- index ---------------------------------------------------------------------------------
     def index_paths(self) -> list[Path]:
@@ -248,14 +252,14 @@ class StoreReader:
         return self.paths.abort.exists()
 
 
-def consume_queue_file(seg: SegmentFile) -> Iterator[tuple[np.ndarray, np.ndarray]]:
-    """(queue offsets, entries) of the valid entries of one consume-queue file."""
-    entries = consumequeue.decode_entries(read_file(seg.path))
+def consume_queue_file(seg: SegmentFile) -> tuple[np.ndarray, np.ndarray]:
+    """(queue offsets, entries) of one consume-queue file: the entries before the first one that is
+    not written (`consumequeue.written_count`, the broker's reading rule)."""
     import numpy as np
 
-    valid = np.flatnonzero(consumequeue.valid_mask(entries))
-    if valid.size:
-        yield valid + seg.start // consumequeue.ENTRY_LEN, entries[valid]
+    entries = consumequeue.decode_entries(read_file(seg.path))
+    n = consumequeue.written_count(entries)
+    return np.arange(n, dtype=np.int64) + seg.start // consumequeue.ENTRY_LEN, entries[:n]
 
 
 def infer_index_geometry(size: int) -> tuple[int, int]:

@@ -1,4 +1,4 @@
-"""fsck for a store, read-only, in both directions.
+"""fsck for a store, read-only, in both directions, in memory bounded by a window of the log.
 
 Commitlog: every record of every segment (length, magic, body CRC, physicalOffset field),
 blank markers, the segment sequence and sizes, and a garbage tail after the end of the log.
@@ -6,20 +6,29 @@ Consume queues: every entry points at a record of its topic and queue with the s
 offset, size and tagsCode; every record that belongs in a queue has its entry. Index: every
 entry resolves to a record carrying that key, and every key of every indexed record is
 reachable from its slot. Checkpoint times against the data; `abort` is a warning.
+
+The log is read window by window (a segment, or at most `WINDOW_RECORDS` records of one);
+consume-queue entries and index entries are read through cursors that advance in step with
+the log, since both are written in log order. So memory holds one window of records, one
+consume-queue file per queue and one index file, whatever the store's size.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from rmqtool.format import consumequeue, index
-from rmqtool.format.finding import ERROR, WARNING, Finding
+from rmqtool.format.finding import CHECKPOINT, COMMITLOG, CONSUMEQUEUE, ERROR, INDEX, STORE, WARNING, Finding
 from rmqtool.store.reader import StoreReader
 
+WINDOW_RECORDS = 1 << 21  # records held at once
+REPORT_CAP = 100  # findings of one kind for one file before they are summed up in one more
 _OFFSET_BITS = 40  # index pairs are matched as (keyHash << 40) | offset: stores below 1 TiB
+_OFFSET_MASK = (1 << _OFFSET_BITS) - 1
 
 
 @dataclass
@@ -40,43 +49,78 @@ class VerifyReport:
 
 
 @dataclass
-class _Records:
-    """Per good record: offset, size, queue key id, queue offset, tagsCode, in-queue; plus index keys."""
+class Window:
+    """The good records of one stretch of the log, as the dispatcher sees them."""
 
-    offset: list = field(default_factory=list)
-    size: list = field(default_factory=list)
-    qkey: list = field(default_factory=list)
-    qoffset: list = field(default_factory=list)
-    tags: list = field(default_factory=list)
-    in_cq: list = field(default_factory=list)
-    key_hash: list = field(default_factory=list)
-    key_offset: list = field(default_factory=list)
-    last_store_ts: int = 0
+    end: int  # the physical offset after the last record
+    offset: np.ndarray
+    size: np.ndarray
+    qkey: np.ndarray  # index into the (topic, queue) table
+    qoffset: np.ndarray
+    tags: np.ndarray
+    in_cq: np.ndarray
+    key_hash: np.ndarray  # one per index key, with the offset of its record
+    key_offset: np.ndarray
+    last_store_ts: int
+
+
+class _Capped:
+    """Appends findings to a report, at most REPORT_CAP of one kind per file, then one sum."""
+
+    def __init__(self, report: VerifyReport) -> None:
+        self.report = report
+        self.counts: dict[tuple[str, str], int] = {}
+
+    def add(self, finding: Finding) -> None:
+        key = (finding.file, finding.kind)
+        n = self.counts.get(key, 0) + 1
+        self.counts[key] = n
+        if n <= REPORT_CAP:
+            self.report.findings.append(finding)
+
+    def close(self) -> None:
+        for (file, kind), n in self.counts.items():
+            if n > REPORT_CAP:
+                first = next(f for f in self.report.findings if f.file == file and f.kind == kind)
+                self.report.findings.append(Finding(file, 0, f"{n - REPORT_CAP} more like: {first.reason}", 0,
+                                                    first.severity, first.structure, kind))
 
 
 def verify_store(reader: StoreReader) -> VerifyReport:
     report = VerifyReport()
+    sink = _Capped(report)
     report.findings += reader.sequence_findings()
     cfg = reader.config
     for seg in reader.segments:
         if seg.size != cfg.mappedFileSizeCommitLog and {"mappedFileSizeCommitLog"} & reader.given:
             report.findings.append(Finding(str(seg.path), seg.start, f"segment is {seg.size} bytes, not "
-                                           f"mappedFileSizeCommitLog={cfg.mappedFileSizeCommitLog}", seg.size))
+                                           f"mappedFileSizeCommitLog={cfg.mappedFileSizeCommitLog}", seg.size,
+                                           structure=COMMITLOG, kind="segment-size"))
+    log_min = reader.segments[0].start if reader.segments else 0
     keys: dict[tuple[str, int], int] = {}
-    recs = _scan(reader, report, keys)
-    offsets = np.concatenate(recs.offset) if recs.offset else np.zeros(0, dtype=np.int64)
-    _check_queues(reader, report, recs, keys, offsets)
-    if cfg.messageIndexEnable:
-        _check_index(reader, report, recs, offsets)
-    _check_checkpoint(reader, report, recs)
+    queues = _Queues(reader, keys, log_min, report, sink)
+    indexes = _IndexCursor(reader, log_min, report, sink) if cfg.messageIndexEnable else None
+    last_ts, end = 0, log_min
+    for window in record_windows(reader, report, keys):
+        queues.check(window)
+        if indexes is not None:
+            indexes.check(window)
+        last_ts, end = max(last_ts, window.last_store_ts), window.end
+    queues.finish(end)
+    if indexes is not None:
+        indexes.finish(end)
+    sink.close()
+    _check_checkpoint(reader, report, last_ts if report.messages else None)
     if reader.abort_present():
         report.findings.append(Finding(str(reader.paths.abort), 0, "abort file present: the last writer did not shut "
-                                       "down cleanly (recovery will run)", 0, WARNING))
+                                       "down cleanly (recovery will run)", 0, WARNING, STORE, "abort-present"))
     report.findings.sort(key=lambda f: (f.file, f.offset))
     return report
 
 
-def _scan(reader: StoreReader, report: VerifyReport, keys: dict[tuple[str, int], int]) -> _Records:
+def record_windows(reader: StoreReader, report: VerifyReport, keys: dict[tuple[str, int], int]) -> Iterator[Window]:
+    """The log's good records window by window (the scanner's findings go to `report`); `keys`
+    numbers each (topic, queue) as it is met."""
     from rmqtool.format.dispatchkernel import (
         D_IN_CQ,
         D_OFFSET,
@@ -89,134 +133,222 @@ def _scan(reader: StoreReader, report: VerifyReport, keys: dict[tuple[str, int],
     )
 
     levels = np.asarray(reader.config.delay_levels_ms, dtype=np.int64)
-    recs = _Records()
+    parts: list[tuple] = []
+    held, file = 0, None
     for chunk in reader.scan(verify_crc=True):
         report.findings += chunk.findings
         b = chunk.batch
         if b is None or not len(b):
             continue
-        n = len(b)
+        if parts and (b.file != file or held + len(b) > WINDOW_RECORDS):
+            yield _window(parts)
+            parts, held = [], 0
+        file = b.file
         found = dispatch_records(np.frombuffer(b.buf, dtype=np.uint8), b.geometry(), b.base, levels)
-        fields, rec, hashes = found.fields, found.key_rec, found.key_hash
+        fields = found.fields
         ids, names = b.topics()
-        name_keys = np.array([keys.setdefault((names[t], q), len(keys)) for t, q in
-                              zip(ids.tolist(), fields[:, D_QUEUE_ID].tolist(), strict=True)], dtype=np.int64)
-        report.messages += n
-        recs.offset.append(fields[:, D_OFFSET].copy())
-        recs.size.append(fields[:, D_SIZE].copy())
-        recs.qkey.append(name_keys)
-        recs.qoffset.append(fields[:, D_QUEUE_OFFSET].copy())
-        recs.tags.append(fields[:, D_TAGS_CODE].copy())
-        recs.in_cq.append(fields[:, D_IN_CQ].astype(bool))
-        recs.key_hash.append(hashes.copy())
-        recs.key_offset.append(fields[rec, D_OFFSET])
-        recs.last_store_ts = max(recs.last_store_ts, int(fields[:, D_STORE_TS].max()))
-    return recs
+        qkey = np.array([keys.setdefault((names[t], q), len(keys)) for t, q in
+                         zip(ids.tolist(), fields[:, D_QUEUE_ID].tolist(), strict=True)], dtype=np.int64)
+        report.messages += len(b)
+        held += len(b)
+        parts.append((fields[:, D_OFFSET].copy(), fields[:, D_SIZE].copy(), qkey, fields[:, D_QUEUE_OFFSET].copy(),
+                      fields[:, D_TAGS_CODE].copy(), fields[:, D_IN_CQ].astype(bool), found.key_hash.copy(),
+                      fields[found.key_rec, D_OFFSET].copy(), int(fields[:, D_STORE_TS].max())))
+    if parts:
+        yield _window(parts)
 
 
-def _cat(parts: list, dtype=np.int64) -> np.ndarray:
-    return np.concatenate(parts) if parts else np.zeros(0, dtype=dtype)
+def _window(parts: list[tuple]) -> Window:
+    cols = [np.concatenate([p[k] for p in parts]) for k in range(8)]
+    return Window(int(cols[0][-1] + cols[1][-1]), *cols, max(p[8] for p in parts))
 
 
-def _check_queues(reader: StoreReader, report: VerifyReport, recs: _Records, keys: dict, offsets: np.ndarray) -> None:
-    size, qkey, qoff, tags = _cat(recs.size), _cat(recs.qkey), _cat(recs.qoffset), _cat(recs.tags)
-    in_cq = _cat(recs.in_cq, bool)
-    seen = np.zeros(len(offsets), dtype=bool)
-    log_min = reader.segments[0].start if reader.segments else 0
-    for topic in reader.topics():
-        for qid in reader.queue_ids(topic):
-            key = keys.get((topic, qid), -1)
-            for queue_offsets, entries in reader.consume_queue(topic, qid):
-                live = entries["commitLogOffset"] >= log_min  # entries below the log's start expired with it
-                queue_offsets, entries = queue_offsets[live], entries[live]
-                report.queue_entries += len(entries)
-                path = str(reader.paths.queue_dir(topic, qid))
-                where = np.searchsorted(offsets, entries["commitLogOffset"])
-                found = (where < len(offsets)) & (offsets[np.minimum(where, len(offsets) - 1)]
-                                                  == entries["commitLogOffset"]) if len(offsets) else \
-                    np.zeros(len(entries), dtype=bool)
-                w = np.minimum(where, max(len(offsets) - 1, 0))
-                for i in np.flatnonzero(~found)[:100].tolist():
-                    report.findings.append(Finding(path, int(queue_offsets[i]) * consumequeue.ENTRY_LEN,
-                                                   f"entry {int(queue_offsets[i])} points at "
-                                                   f"{int(entries['commitLogOffset'][i])}, where no record starts",
-                                                   consumequeue.ENTRY_LEN))
-                ok = np.flatnonzero(found)
-                j = w[ok]
-                bad = ((qkey[j] != key) | (qoff[j] != queue_offsets[ok]) | (size[j] != entries["size"][ok])
-                       | (tags[j] != entries["tagsCode"][ok]))
-                for i, jj in zip(ok[bad][:100].tolist(), j[bad][:100].tolist(), strict=True):
-                    report.findings.append(Finding(path, int(queue_offsets[i]) * consumequeue.ENTRY_LEN,
-                                                   f"entry {int(queue_offsets[i])} does not match the record at "
-                                                   f"{int(offsets[jj])} (queue offset {int(qoff[jj])}, size "
-                                                   f"{int(size[jj])}, tagsCode {int(tags[jj])})",
-                                                   consumequeue.ENTRY_LEN))
-                seen[j[~bad]] = True
-    missing = np.flatnonzero(in_cq & ~seen)
-    names = {v: k for k, v in keys.items()}
-    for i in missing[:100].tolist():
-        topic, qid = names[int(qkey[i])]
-        report.findings.append(Finding(str(reader.paths.queue_dir(topic, qid)), int(qoff[i]) * consumequeue.ENTRY_LEN,
-                                       f"record at {int(offsets[i])} (queue offset {int(qoff[i])}) has no "
-                                       "consume-queue entry", consumequeue.ENTRY_LEN))
-    if len(missing) > 100:
-        report.findings.append(Finding(str(reader.paths.consumequeue), 0, f"{len(missing) - 100} more records "
-                                       "without consume-queue entries", 0))
+class _QueueCursor:
+    """One consume queue's entries (by the broker's reading rule), taken in log order."""
+
+    def __init__(self, reader: StoreReader, topic: str, queue_id: int, log_min: int) -> None:
+        self.files = reader.consume_queue(topic, queue_id)
+        self.path = str(reader.paths.queue_dir(topic, queue_id))
+        self.log_min = log_min
+        self.qoffs = np.zeros(0, dtype=np.int64)
+        self.entries = np.zeros(0, dtype=consumequeue.entry_dtype())
+        self.at = 0
+        self.done = False
+
+    def take(self, end: int | None) -> tuple[np.ndarray, np.ndarray]:
+        """(queue offsets, entries) of the next entries pointing below `end` (all that are left: None)."""
+        got_q, got_e = [], []
+        while True:
+            if self.at >= len(self.entries) and (self.done or not self._next_file()):
+                break
+            offs = self.entries["commitLogOffset"][self.at :]
+            stop = len(offs) if end is None else int(np.argmax(offs >= end)) if (offs >= end).any() else len(offs)
+            got_q.append(self.qoffs[self.at : self.at + stop])
+            got_e.append(self.entries[self.at : self.at + stop])
+            self.at += stop
+            if self.at < len(self.entries):
+                break
+        if not got_q:
+            return self.qoffs[:0], self.entries[:0]
+        q, e = np.concatenate(got_q), np.concatenate(got_e)
+        live = e["commitLogOffset"] >= self.log_min  # entries below the log's start expired with it
+        return q[live], e[live]
+
+    def _next_file(self) -> bool:
+        for qoffs, entries in self.files:
+            if len(entries):
+                self.qoffs, self.entries, self.at = qoffs, entries, 0
+                return True
+        self.done = True
+        return False
 
 
-def _check_index(reader: StoreReader, report: VerifyReport, recs: _Records, offsets: np.ndarray) -> None:
-    from rmqtool.format.indexkernel import reachable_entries
+class _Queues:
+    """Every consume queue checked against the windows of the log, in both directions."""
 
-    want = (_cat(recs.key_hash) << _OFFSET_BITS) | _cat(recs.key_offset)
-    log_min = reader.segments[0].start if reader.segments else 0
-    log_end = int(offsets[-1] + _cat(recs.size)[-1]) if len(offsets) else log_min
-    have_parts = []
-    for path in reader.index_paths():
-        view = reader.index_file(path)
+    def __init__(self, reader: StoreReader, keys: dict, log_min: int, report: VerifyReport, sink: _Capped) -> None:
+        self.keys, self.report, self.sink = keys, report, sink
+        self.cursors = {(t, q): _QueueCursor(reader, t, q, log_min) for t in reader.topics()
+                        for q in reader.queue_ids(t)}
+        self.dirs = {tq: c.path for tq, c in self.cursors.items()}
+        self.reader = reader
+
+    def check(self, w: Window) -> None:
+        seen = np.zeros(len(w.offset), dtype=bool)
+        for (topic, qid), cursor in self.cursors.items():
+            qoffs, entries = cursor.take(w.end)
+            if len(entries):
+                self._match(w, self.keys.get((topic, qid), -1), cursor.path, qoffs, entries, seen)
+        names = {k: tq for tq, k in self.keys.items()}
+        for i in np.flatnonzero(w.in_cq & ~seen).tolist():
+            topic, qid = names[int(w.qkey[i])]
+            path = self.dirs.get((topic, qid)) or str(self.reader.paths.queue_dir(topic, qid))
+            self.sink.add(Finding(path, int(w.qoffset[i]) * consumequeue.ENTRY_LEN,
+                                  f"record at {int(w.offset[i])} (queue offset {int(w.qoffset[i])}) has no "
+                                  "consume-queue entry", consumequeue.ENTRY_LEN, structure=CONSUMEQUEUE,
+                                  kind="record-without-entry"))
+
+    def _match(self, w: Window, key: int, path: str, qoffs: np.ndarray, entries: np.ndarray,
+               seen: np.ndarray) -> None:
+        """Entries against the window's records; marks in `seen` the records they rightly point at."""
+        self.report.queue_entries += len(entries)
+        target = entries["commitLogOffset"]
+        where = np.minimum(np.searchsorted(w.offset, target), max(len(w.offset) - 1, 0))
+        found = (w.offset[where] == target) if len(w.offset) else np.zeros(len(entries), dtype=bool)
+        for i in np.flatnonzero(~found).tolist():
+            self.sink.add(Finding(path, int(qoffs[i]) * consumequeue.ENTRY_LEN, f"entry {int(qoffs[i])} points at "
+                                  f"{int(target[i])}, where no record starts", consumequeue.ENTRY_LEN,
+                                  structure=CONSUMEQUEUE, kind="entry-without-record"))
+        ok = np.flatnonzero(found)
+        j = where[ok]
+        bad = ((w.qkey[j] != key) | (w.qoffset[j] != qoffs[ok]) | (w.size[j] != entries["size"][ok])
+               | (w.tags[j] != entries["tagsCode"][ok]))
+        for i, jj in zip(ok[bad].tolist(), j[bad].tolist(), strict=True):
+            self.sink.add(Finding(path, int(qoffs[i]) * consumequeue.ENTRY_LEN, f"entry {int(qoffs[i])} does not "
+                                  f"match the record at {int(w.offset[jj])} (queue offset {int(w.qoffset[jj])}, "
+                                  f"size {int(w.size[jj])}, tagsCode {int(w.tags[jj])})", consumequeue.ENTRY_LEN,
+                                  structure=CONSUMEQUEUE, kind="entry-mismatch"))
+        seen[j[~bad]] = True
+
+    def finish(self, end: int) -> None:
+        """Entries left after the last window point past the end of the log."""
+        for cursor in self.cursors.values():
+            qoffs, entries = cursor.take(None)
+            self.report.queue_entries += len(entries)
+            for i in range(len(entries)):
+                self.sink.add(Finding(cursor.path, int(qoffs[i]) * consumequeue.ENTRY_LEN, f"entry {int(qoffs[i])} "
+                                      f"points at {int(entries['commitLogOffset'][i])}, past the end of the log "
+                                      f"({end})", consumequeue.ENTRY_LEN, structure=CONSUMEQUEUE,
+                                      kind="entry-past-log-end"))
+
+
+class _IndexCursor:
+    """The index files' entries, one file at a time, taken in log order (files follow the log, and
+    so do the entries of each file)."""
+
+    def __init__(self, reader: StoreReader, log_min: int, report: VerifyReport, sink: _Capped) -> None:
+        self.reader, self.log_min, self.report, self.sink = reader, log_min, report, sink
+        self.paths = list(reader.index_paths())
+        self.pairs = np.zeros(0, dtype=np.int64)  # (keyHash << 40) | phyOffset of the current file
+        self.reach = np.zeros(0, dtype=bool)
+        self.entries_at = 0
+        self.path = ""
+        self.at = 0
+
+    def _next_file(self) -> bool:
+        from rmqtool.format.indexkernel import reachable_entries
+
+        if not self.paths:
+            return False
+        path = self.paths.pop(0)
+        view = self.reader.index_file(path)
         entries = view.entries()
-        report.index_entries += len(entries)
-        expired = entries["phyOffset"] < log_min  # their segments were cleaned
-        pairs = (entries["keyHash"].astype(np.int64) << _OFFSET_BITS) | entries["phyOffset"].astype(np.int64)
-        reach = reachable_entries(np.frombuffer(view.buf, dtype=np.uint8), view.hash_slots,
-                                  min(view.header["indexCount"], view.index_num))[index.FIRST_INDEX:]
-        for i in np.flatnonzero(~reach)[:20].tolist():
-            report.findings.append(Finding(str(path), index.HEADER_LEN + view.hash_slots * index.SLOT_LEN
-                                           + (i + 1) * index.ENTRY_LEN, f"entry {i + 1} cannot be reached from its "
-                                           "slot (broken chain)", index.ENTRY_LEN))
-        stray = ~np.isin(pairs, want) & ~expired
-        past_end = entries["phyOffset"] >= log_end
-        for i in np.flatnonzero(stray)[:20].tolist():
-            at = index.HEADER_LEN + view.hash_slots * index.SLOT_LEN + (i + 1) * index.ENTRY_LEN
-            if past_end[i]:  # recovery cut the log and kept the index, as the broker does: lookups skip these
-                report.findings.append(Finding(str(path), at, f"entry {i + 1} points at {int(entries['phyOffset'][i])}"
-                                               ", past the end of the log (a stale entry lookups skip)",
-                                               index.ENTRY_LEN, WARNING))
-            else:
-                report.findings.append(Finding(str(path), at, f"entry {i + 1} (hash {int(entries['keyHash'][i])}) "
-                                               f"points at {int(entries['phyOffset'][i])}, which holds no such key",
-                                               index.ENTRY_LEN))
-        have_parts.append(pairs[reach])
-    have = _cat(have_parts)
-    lost = np.flatnonzero(~np.isin(want, have))
-    for i in lost[:100].tolist():
-        report.findings.append(Finding(str(reader.paths.index), int(want[i] & ((1 << _OFFSET_BITS) - 1)),
-                                       f"a key of the record at {int(want[i] & ((1 << _OFFSET_BITS) - 1))} is not in "
-                                       "the index", 0))
-    if len(lost) > 100:
-        report.findings.append(Finding(str(reader.paths.index), 0, f"{len(lost) - 100} more keys missing", 0))
+        self.report.index_entries += len(entries)
+        self.pairs = (entries["keyHash"].astype(np.int64) << _OFFSET_BITS) | entries["phyOffset"].astype(np.int64)
+        self.reach = reachable_entries(np.frombuffer(view.buf, dtype=np.uint8), view.hash_slots,
+                                       min(view.header["indexCount"], view.index_num))[index.FIRST_INDEX :]
+        self.entries_at = index.HEADER_LEN + view.hash_slots * index.SLOT_LEN
+        self.path, self.at = str(path), 0
+        for i in np.flatnonzero(~self.reach).tolist():
+            self.sink.add(Finding(self.path, self._at(i), f"entry {i + 1} cannot be reached from its slot (broken "
+                                  "chain)", index.ENTRY_LEN, structure=INDEX, kind="index-entry-unreachable"))
+        return True
+
+    def _at(self, i: int) -> int:
+        return self.entries_at + (i + 1) * index.ENTRY_LEN
+
+    def _take(self, end: int | None) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+        """(entry numbers, pairs, reachable) per file of the next entries pointing below `end`."""
+        while True:
+            if self.at >= len(self.pairs) and not self._next_file():
+                return
+            phy = self.pairs[self.at :] & _OFFSET_MASK
+            past = phy >= end if end is not None else np.zeros(len(phy), dtype=bool)
+            stop = int(np.argmax(past)) if past.any() else len(phy)
+            rows = np.arange(self.at, self.at + stop)
+            yield rows, self.pairs[rows], self.reach[rows]
+            self.at += stop
+            if self.at < len(self.pairs):
+                return
+
+    def check(self, w: Window) -> None:
+        want = (w.key_hash.astype(np.int64) << _OFFSET_BITS) | w.key_offset
+        have = []
+        for rows, pairs, reach in self._take(w.end):
+            expired = (pairs & _OFFSET_MASK) < self.log_min  # their segments were cleaned
+            for i in rows[~np.isin(pairs, want) & ~expired].tolist():
+                p = int(self.pairs[i])
+                self.sink.add(Finding(self.path, self._at(i), f"entry {i + 1} (hash {p >> _OFFSET_BITS}) points at "
+                                      f"{p & _OFFSET_MASK}, which holds no such key", index.ENTRY_LEN,
+                                      structure=INDEX, kind="index-entry-wrong-key"))
+            have.append(pairs[reach])
+        have_all = np.concatenate(have) if have else np.zeros(0, dtype=np.int64)
+        for pair in want[~np.isin(want, have_all)].tolist():
+            self.sink.add(Finding(str(self.reader.paths.index), pair & _OFFSET_MASK, f"a key of the record at "
+                                  f"{pair & _OFFSET_MASK} is not in the index", 0, structure=INDEX,
+                                  kind="key-not-indexed"))
+
+    def finish(self, end: int) -> None:
+        """Entries past the end of the log: recovery cut the log and kept the index, as the broker does."""
+        for rows, _, _ in self._take(None):
+            for i in rows.tolist():
+                self.sink.add(Finding(self.path, self._at(i), f"entry {i + 1} points at "
+                                      f"{int(self.pairs[i] & _OFFSET_MASK)}, past the end of the log ({end}): a "
+                                      "stale entry lookups skip", index.ENTRY_LEN, WARNING, INDEX, "index-entry-stale"))
 
 
-def _check_checkpoint(reader: StoreReader, report: VerifyReport, recs: _Records) -> None:
-    if not reader.paths.checkpoint.exists() or not recs.offset:
+def _check_checkpoint(reader: StoreReader, report: VerifyReport, last_ts: int | None) -> None:
+    if not reader.paths.checkpoint.exists() or last_ts is None:
         return
     cp = reader.checkpoint()
-    if cp.physicMsgTimestamp > recs.last_store_ts:
-        report.findings.append(Finding(str(reader.paths.checkpoint), 0, f"physicMsgTimestamp {cp.physicMsgTimestamp} "
-                                       f"is after the newest record ({recs.last_store_ts}): records flushed before "
-                                       "the checkpoint are gone (or recovery cut them)", 8, WARNING))
-    if cp.logicsMsgTimestamp > recs.last_store_ts:
-        report.findings.append(Finding(str(reader.paths.checkpoint), 8, f"logicsMsgTimestamp {cp.logicsMsgTimestamp} "
-                                       f"is after the newest record ({recs.last_store_ts})", 8, WARNING))
+    path = str(reader.paths.checkpoint)
+    if cp.physicMsgTimestamp > last_ts:
+        report.findings.append(Finding(path, 0, f"physicMsgTimestamp {cp.physicMsgTimestamp} is after the newest "
+                                       f"record ({last_ts}): records flushed before the checkpoint are gone (or "
+                                       "recovery cut them)", 8, WARNING, CHECKPOINT, "checkpoint-ahead"))
+    if cp.logicsMsgTimestamp > last_ts:
+        report.findings.append(Finding(path, 8, f"logicsMsgTimestamp {cp.logicsMsgTimestamp} is after the newest "
+                                       f"record ({last_ts})", 8, WARNING, CHECKPOINT, "checkpoint-ahead"))
 
 
 def verify_path(path: str | os.PathLike, config_path=None) -> VerifyReport:

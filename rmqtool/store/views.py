@@ -66,7 +66,7 @@ def queue_entries(reader: StoreReader | None, topic: str | None, queue_id: int |
     from rmqtool.store.reader import consume_queue_file
 
     if file is not None:
-        parts: Iterator[tuple[np.ndarray, np.ndarray]] = consume_queue_file(single_segment(file))
+        parts: Iterator[tuple[np.ndarray, np.ndarray]] = iter([consume_queue_file(single_segment(file))])
     else:
         if reader is None or topic is None or queue_id is None:
             raise RmqError("give --topic and --queue (or the path of one consume-queue file)")
