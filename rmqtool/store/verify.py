@@ -16,7 +16,7 @@ consume-queue file per queue and one index file, whatever the store's size.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -65,25 +65,30 @@ class Window:
 
 
 class _Capped:
-    """Appends findings to a report, at most REPORT_CAP of one kind per file, then one sum."""
+    """Appends findings to a report, at most REPORT_CAP of one kind per file, then one sum: a
+    findings list never grows with the store."""
 
     def __init__(self, report: VerifyReport) -> None:
         self.report = report
         self.counts: dict[tuple[str, str], int] = {}
+        self.first: dict[tuple[str, str], Finding] = {}
 
-    def add(self, finding: Finding) -> None:
-        key = (finding.file, finding.kind)
-        n = self.counts.get(key, 0) + 1
-        self.counts[key] = n
-        if n <= REPORT_CAP:
+    def add_each(self, file: str, kind: str, rows: np.ndarray, make: Callable[[int], Finding]) -> None:
+        """`make(row)` for each of `rows`, as far as the cap for (file, kind) allows."""
+        key = (file, kind)
+        n = self.counts.get(key, 0)
+        for i in rows[: max(REPORT_CAP - n, 0)].tolist():
+            finding = make(i)
+            self.first.setdefault(key, finding)
             self.report.findings.append(finding)
+        self.counts[key] = n + len(rows)
 
     def close(self) -> None:
-        for (file, kind), n in self.counts.items():
+        for key, n in self.counts.items():
             if n > REPORT_CAP:
-                first = next(f for f in self.report.findings if f.file == file and f.kind == kind)
-                self.report.findings.append(Finding(file, 0, f"{n - REPORT_CAP} more like: {first.reason}", 0,
-                                                    first.severity, first.structure, kind))
+                first = self.first[key]
+                self.report.findings.append(Finding(first.file, 0, f"{n - REPORT_CAP} more like: {first.reason}", 0,
+                                                    first.severity, first.structure, first.kind))
 
 
 def verify_store(reader: StoreReader) -> VerifyReport:
@@ -147,8 +152,11 @@ def record_windows(reader: StoreReader, report: VerifyReport, keys: dict[tuple[s
         found = dispatch_records(np.frombuffer(b.buf, dtype=np.uint8), b.geometry(), b.base, levels)
         fields = found.fields
         ids, names = b.topics()
-        qkey = np.array([keys.setdefault((names[t], q), len(keys)) for t, q in
-                         zip(ids.tolist(), fields[:, D_QUEUE_ID].tolist(), strict=True)], dtype=np.int64)
+        pairs, which = np.unique((ids.astype(np.int64) << 32) | (fields[:, D_QUEUE_ID] & 0xFFFFFFFF),
+                                 return_inverse=True)
+        table = np.array([keys.setdefault((names[p >> 32], _signed32(p & 0xFFFFFFFF)), len(keys))
+                          for p in pairs.tolist()], dtype=np.int64)
+        qkey = table[which.ravel()]
         report.messages += len(b)
         held += len(b)
         parts.append((fields[:, D_OFFSET].copy(), fields[:, D_SIZE].copy(), qkey, fields[:, D_QUEUE_OFFSET].copy(),
@@ -156,6 +164,10 @@ def record_windows(reader: StoreReader, report: VerifyReport, keys: dict[tuple[s
                       fields[found.key_rec, D_OFFSET].copy(), int(fields[:, D_STORE_TS].max())))
     if parts:
         yield _window(parts)
+
+
+def _signed32(v: int) -> int:
+    return v - (1 << 32) if v >= 1 << 31 else v
 
 
 def _window(parts: list[tuple]) -> Window:
@@ -220,13 +232,14 @@ class _Queues:
             if len(entries):
                 self._match(w, self.keys.get((topic, qid), -1), cursor.path, qoffs, entries, seen)
         names = {k: tq for tq, k in self.keys.items()}
-        for i in np.flatnonzero(w.in_cq & ~seen).tolist():
-            topic, qid = names[int(w.qkey[i])]
+        missing = np.flatnonzero(w.in_cq & ~seen)
+        for qkey in np.unique(w.qkey[missing]).tolist():
+            topic, qid = names[qkey]
             path = self.dirs.get((topic, qid)) or str(self.reader.paths.queue_dir(topic, qid))
-            self.sink.add(Finding(path, int(w.qoffset[i]) * consumequeue.ENTRY_LEN,
-                                  f"record at {int(w.offset[i])} (queue offset {int(w.qoffset[i])}) has no "
-                                  "consume-queue entry", consumequeue.ENTRY_LEN, structure=CONSUMEQUEUE,
-                                  kind="record-without-entry"))
+            self.sink.add_each(path, "record-without-entry", missing[w.qkey[missing] == qkey], lambda i, path=path: (
+                Finding(path, int(w.qoffset[i]) * consumequeue.ENTRY_LEN, f"record at {int(w.offset[i])} (queue "
+                        f"offset {int(w.qoffset[i])}) has no consume-queue entry", consumequeue.ENTRY_LEN,
+                        structure=CONSUMEQUEUE, kind="record-without-entry")))
 
     def _match(self, w: Window, key: int, path: str, qoffs: np.ndarray, entries: np.ndarray,
                seen: np.ndarray) -> None:
@@ -235,19 +248,18 @@ class _Queues:
         target = entries["commitLogOffset"]
         where = np.minimum(np.searchsorted(w.offset, target), max(len(w.offset) - 1, 0))
         found = (w.offset[where] == target) if len(w.offset) else np.zeros(len(entries), dtype=bool)
-        for i in np.flatnonzero(~found).tolist():
-            self.sink.add(Finding(path, int(qoffs[i]) * consumequeue.ENTRY_LEN, f"entry {int(qoffs[i])} points at "
-                                  f"{int(target[i])}, where no record starts", consumequeue.ENTRY_LEN,
-                                  structure=CONSUMEQUEUE, kind="entry-without-record"))
+        self.sink.add_each(path, "entry-without-record", np.flatnonzero(~found), lambda i: Finding(
+            path, int(qoffs[i]) * consumequeue.ENTRY_LEN, f"entry {int(qoffs[i])} points at {int(target[i])}, where "
+            "no record starts", consumequeue.ENTRY_LEN, structure=CONSUMEQUEUE, kind="entry-without-record"))
         ok = np.flatnonzero(found)
         j = where[ok]
         bad = ((w.qkey[j] != key) | (w.qoffset[j] != qoffs[ok]) | (w.size[j] != entries["size"][ok])
                | (w.tags[j] != entries["tagsCode"][ok]))
-        for i, jj in zip(ok[bad].tolist(), j[bad].tolist(), strict=True):
-            self.sink.add(Finding(path, int(qoffs[i]) * consumequeue.ENTRY_LEN, f"entry {int(qoffs[i])} does not "
-                                  f"match the record at {int(w.offset[jj])} (queue offset {int(w.qoffset[jj])}, "
-                                  f"size {int(w.size[jj])}, tagsCode {int(w.tags[jj])})", consumequeue.ENTRY_LEN,
-                                  structure=CONSUMEQUEUE, kind="entry-mismatch"))
+        rec = dict(zip(ok[bad].tolist(), j[bad].tolist(), strict=True))
+        self.sink.add_each(path, "entry-mismatch", ok[bad], lambda i: Finding(
+            path, int(qoffs[i]) * consumequeue.ENTRY_LEN, f"entry {int(qoffs[i])} does not match the record at "
+            f"{int(w.offset[rec[i]])} (queue offset {int(w.qoffset[rec[i]])}, size {int(w.size[rec[i]])}, tagsCode "
+            f"{int(w.tags[rec[i]])})", consumequeue.ENTRY_LEN, structure=CONSUMEQUEUE, kind="entry-mismatch"))
         seen[j[~bad]] = True
 
     def finish(self, end: int) -> None:
@@ -255,11 +267,11 @@ class _Queues:
         for cursor in self.cursors.values():
             qoffs, entries = cursor.take(None)
             self.report.queue_entries += len(entries)
-            for i in range(len(entries)):
-                self.sink.add(Finding(cursor.path, int(qoffs[i]) * consumequeue.ENTRY_LEN, f"entry {int(qoffs[i])} "
-                                      f"points at {int(entries['commitLogOffset'][i])}, past the end of the log "
-                                      f"({end})", consumequeue.ENTRY_LEN, structure=CONSUMEQUEUE,
-                                      kind="entry-past-log-end"))
+            self.sink.add_each(cursor.path, "entry-past-log-end", np.arange(len(entries)), lambda i, c=cursor, q=qoffs,
+                               e=entries: Finding(c.path, int(q[i]) * consumequeue.ENTRY_LEN, f"entry {int(q[i])} "
+                                                  f"points at {int(e['commitLogOffset'][i])}, past the end of the log "
+                                                  f"({end})", consumequeue.ENTRY_LEN, structure=CONSUMEQUEUE,
+                                                  kind="entry-past-log-end"))
 
 
 class _IndexCursor:
@@ -289,9 +301,9 @@ class _IndexCursor:
                                        min(view.header["indexCount"], view.index_num))[index.FIRST_INDEX :]
         self.entries_at = index.HEADER_LEN + view.hash_slots * index.SLOT_LEN
         self.path, self.at = str(path), 0
-        for i in np.flatnonzero(~self.reach).tolist():
-            self.sink.add(Finding(self.path, self._at(i), f"entry {i + 1} cannot be reached from its slot (broken "
-                                  "chain)", index.ENTRY_LEN, structure=INDEX, kind="index-entry-unreachable"))
+        self.sink.add_each(self.path, "index-entry-unreachable", np.flatnonzero(~self.reach), lambda i: Finding(
+            self.path, self._at(i), f"entry {i + 1} cannot be reached from its slot (broken chain)", index.ENTRY_LEN,
+            structure=INDEX, kind="index-entry-unreachable"))
         return True
 
     def _at(self, i: int) -> int:
@@ -316,25 +328,26 @@ class _IndexCursor:
         have = []
         for rows, pairs, reach in self._take(w.end):
             expired = (pairs & _OFFSET_MASK) < self.log_min  # their segments were cleaned
-            for i in rows[~np.isin(pairs, want) & ~expired].tolist():
-                p = int(self.pairs[i])
-                self.sink.add(Finding(self.path, self._at(i), f"entry {i + 1} (hash {p >> _OFFSET_BITS}) points at "
-                                      f"{p & _OFFSET_MASK}, which holds no such key", index.ENTRY_LEN,
-                                      structure=INDEX, kind="index-entry-wrong-key"))
+            self.sink.add_each(self.path, "index-entry-wrong-key", rows[~np.isin(pairs, want) & ~expired],
+                               lambda i: Finding(self.path, self._at(i), f"entry {i + 1} (hash "
+                                                 f"{int(self.pairs[i]) >> _OFFSET_BITS}) points at "
+                                                 f"{int(self.pairs[i]) & _OFFSET_MASK}, which holds no such key",
+                                                 index.ENTRY_LEN, structure=INDEX, kind="index-entry-wrong-key"))
             have.append(pairs[reach])
         have_all = np.concatenate(have) if have else np.zeros(0, dtype=np.int64)
-        for pair in want[~np.isin(want, have_all)].tolist():
-            self.sink.add(Finding(str(self.reader.paths.index), pair & _OFFSET_MASK, f"a key of the record at "
-                                  f"{pair & _OFFSET_MASK} is not in the index", 0, structure=INDEX,
-                                  kind="key-not-indexed"))
+        lost = want[~np.isin(want, have_all)]
+        folder = str(self.reader.paths.index)
+        self.sink.add_each(folder, "key-not-indexed", np.arange(len(lost)), lambda i: Finding(
+            folder, int(lost[i]) & _OFFSET_MASK, f"a key of the record at {int(lost[i]) & _OFFSET_MASK} is not in the "
+            "index", 0, structure=INDEX, kind="key-not-indexed"))
 
     def finish(self, end: int) -> None:
         """Entries past the end of the log: recovery cut the log and kept the index, as the broker does."""
         for rows, _, _ in self._take(None):
-            for i in rows.tolist():
-                self.sink.add(Finding(self.path, self._at(i), f"entry {i + 1} points at "
-                                      f"{int(self.pairs[i] & _OFFSET_MASK)}, past the end of the log ({end}): a "
-                                      "stale entry lookups skip", index.ENTRY_LEN, WARNING, INDEX, "index-entry-stale"))
+            self.sink.add_each(self.path, "index-entry-stale", rows, lambda i: Finding(
+                self.path, self._at(i), f"entry {i + 1} points at {int(self.pairs[i] & _OFFSET_MASK)}, past the end "
+                f"of the log ({end}): a stale entry lookups skip", index.ENTRY_LEN, WARNING, INDEX,
+                "index-entry-stale"))
 
 
 def _check_checkpoint(reader: StoreReader, report: VerifyReport, last_ts: int | None) -> None:
