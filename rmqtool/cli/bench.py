@@ -71,6 +71,71 @@ def import_(
     output.emit(result, "bench import", as_json)
 
 
+@app.command("export")
+def export(
+    store: Path | None = typer.Argument(None, help="Store to export; omitted: generate one (queues and index too)."),
+    fmt: str = typer.Option("parquet", "--format", help="parquet or jsonl."),
+    messages: int = typer.Option(1_000_000, "--messages", min=1, help="Messages to generate."),
+    body_size: int = typer.Option(100, "--body-size", min=0, help="Body bytes of generated messages."),
+    as_json: bool = typer.Option(False, "--json", help="One JSON object."),
+    config: Path | None = typer.Option(None, "--config", help="broker.conf of STORE."),
+) -> None:
+    """Export a store (to a temporary file) and report messages/s, peak RSS and the ratio to a full
+    scan of the same store in the same run.
+
+    Example: [bold]rmqtool bench export --messages 1000000 --format jsonl --json[/]
+    """
+    from rmqtool.bench.readpath import run_export_bench
+
+    result = run_export_bench(store, fmt=fmt, messages=messages, body_size=body_size, config=config,
+                              progress=output.stderr if output.stderr.is_terminal else None)
+    output.emit(result, f"bench export ({fmt})", as_json)
+
+
+@app.command("verify")
+def verify(
+    store: Path | None = typer.Argument(None, help="Store to verify; omitted: generate one (queues and index too)."),
+    messages: int = typer.Option(1_000_000, "--messages", min=1, help="Messages to generate."),
+    body_size: int = typer.Option(100, "--body-size", min=0, help="Body bytes of generated messages."),
+    as_json: bool = typer.Option(False, "--json", help="One JSON object."),
+    config: Path | None = typer.Option(None, "--config", help="broker.conf of STORE."),
+) -> None:
+    """Verify a store and report messages/s, peak RSS and the ratio to a full scan in the same run.
+
+    Example: [bold]rmqtool bench verify --messages 4000000 --json[/]
+    """
+    from rmqtool.bench.readpath import run_verify_bench
+
+    result = run_verify_bench(store, messages=messages, body_size=body_size, config=config,
+                              progress=output.stderr if output.stderr.is_terminal else None)
+    output.emit(result, "bench verify", as_json)
+
+
+@app.command("spark-export")
+def spark_export(
+    store: Path | None = typer.Argument(None, help="Store to export; omitted: generate one."),
+    master: list[str] = typer.Option(["local[1]", "local[2]"], "--master", help="Spark masters to run (repeat)."),
+    messages: int = typer.Option(1_000_000, "--messages", min=1, help="Messages to generate."),
+    body_size: int = typer.Option(100, "--body-size", min=0, help="Body bytes of generated messages."),
+    as_json: bool = typer.Option(False, "--json", help="One JSON object."),
+    config: Path | None = typer.Option(None, "--config", help="broker.conf of STORE."),
+) -> None:
+    """spark-export (Parquet) on each master, after a warm-up export; messages/s and ratios.
+
+    Example: [bold]rmqtool bench spark-export --messages 1000000 --master local[1] --master local[2] --json[/]
+    """
+    from rmqtool.bench.readpath import run_spark_export_bench
+
+    result = run_spark_export_bench(store, masters=master, messages=messages, body_size=body_size, config=config,
+                                    progress=output.stderr if output.stderr.is_terminal else None)
+    if as_json:
+        output.emit_json(result)
+    else:
+        for name, part in result["runs"].items():
+            output.stdout.print(output.key_values(name, part))
+        output.stdout.print(output.key_values("ratio to the first master", result["ratioToFirstMaster"]))
+
+
 @app.command("spark-load")
 def spark_load(
     messages: int = typer.Option(1_000_000, "--messages", min=1, help="Producer rows to generate and load."),

@@ -24,6 +24,7 @@ from rmqtool.store.segments import (
     SegmentFile,
     data_end,
     list_segments,
+    map_file,
     open_read_only,
     read_file,
     single_segment,
@@ -221,7 +222,7 @@ class StoreReader:
             if d.is_dir() else []
 
     def index_file(self, path: Path) -> IndexFileView:
-        buf = read_file(path)
+        buf = map_file(path)
         if len(buf) < index.HEADER_LEN:
             raise RmqError(f"{path}: {len(buf)} bytes is too small for an index file")
         header = index.header_to_json(index.decode_header(buf))

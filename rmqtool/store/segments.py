@@ -76,6 +76,16 @@ def read_file(path: Path) -> bytes:
         raise RmqError(f"cannot read {path}: {e.strerror}") from None
 
 
+def map_file(path: Path) -> mmap.mmap | bytes:
+    """The file mapped read-only: only the pages a reader touches come into memory (an index file is
+    mostly an unwritten tail). The map closes when the last view of it goes away."""
+    try:
+        with open(path, "rb") as f:
+            return mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) if os.fstat(f.fileno()).st_size else b""
+    except OSError as e:
+        raise RmqError(f"cannot read {path}: {e.strerror}") from None
+
+
 def data_end(path: Path) -> int | None:
     """End of the file's last allocated extent: bytes past it are a hole (zeros).
 

@@ -328,14 +328,14 @@ class _IndexCursor:
         have = []
         for rows, pairs, reach in self._take(w.end):
             expired = (pairs & _OFFSET_MASK) < self.log_min  # their segments were cleaned
-            self.sink.add_each(self.path, "index-entry-wrong-key", rows[~np.isin(pairs, want) & ~expired],
+            self.sink.add_each(self.path, "index-entry-wrong-key", rows[~_member(pairs, want) & ~expired],
                                lambda i: Finding(self.path, self._at(i), f"entry {i + 1} (hash "
                                                  f"{int(self.pairs[i]) >> _OFFSET_BITS}) points at "
                                                  f"{int(self.pairs[i]) & _OFFSET_MASK}, which holds no such key",
                                                  index.ENTRY_LEN, structure=INDEX, kind="index-entry-wrong-key"))
             have.append(pairs[reach])
         have_all = np.concatenate(have) if have else np.zeros(0, dtype=np.int64)
-        lost = want[~np.isin(want, have_all)]
+        lost = want[~_member(want, have_all)]
         folder = str(self.reader.paths.index)
         self.sink.add_each(folder, "key-not-indexed", np.arange(len(lost)), lambda i: Finding(
             folder, int(lost[i]) & _OFFSET_MASK, f"a key of the record at {int(lost[i]) & _OFFSET_MASK} is not in the "
@@ -348,6 +348,15 @@ class _IndexCursor:
                 self.path, self._at(i), f"entry {i + 1} points at {int(self.pairs[i] & _OFFSET_MASK)}, past the end "
                 f"of the log ({end}): a stale entry lookups skip", index.ENTRY_LEN, WARNING, INDEX,
                 "index-entry-stale"))
+
+
+def _member(values: np.ndarray, among: np.ndarray) -> np.ndarray:
+    """Which of `values` are in `among` (one sort and a binary search: faster than np.isin here)."""
+    if not len(among):
+        return np.zeros(len(values), dtype=bool)
+    ordered = np.sort(among)
+    at = np.minimum(np.searchsorted(ordered, values), len(ordered) - 1)
+    return ordered[at] == values
 
 
 def _check_checkpoint(reader: StoreReader, report: VerifyReport, last_ts: int | None) -> None:

@@ -1,0 +1,170 @@
+"""`rmqtool bench export|verify|spark-export`: the read path's throughput as a ratio to the scan.
+
+Each bench reads STORE (or a generated store with its queues and index rebuilt by recovery,
+as a broker leaves them), first with `bench scan --mode full`'s pass, then with the command
+under test, in the same process and run: the targets are ratios, and the machine is noisy.
+A warm-up pass (imports, compiled kernels, a Spark session) runs before any clock.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from rmqtool.bench.scan import peak_rss_bytes, reset_peak_rss, scan_once, throughput
+from rmqtool.errors import RmqError
+from rmqtool.store.reader import StoreReader, open_reader
+
+EXPORT_FORMATS = ("parquet", "jsonl")
+
+
+@contextmanager
+def bench_store(store: Path | None, config: Path | None, messages: int, body_size: int,
+                progress=None) -> Iterator[StoreReader]:
+    """A reader of `store`, or of a generated store with consume queues and index (removed after)."""
+    if store is not None:
+        yield open_reader(store, config)
+        return
+    tmp = Path(tempfile.mkdtemp(prefix="rmqtool-bench-read-"))
+    try:
+        if progress:
+            progress.print(f"generating {messages} messages of {body_size} B (queues and index by recovery) ...")
+        root = tmp / "store"
+        indexed_store(root, messages, body_size)
+        yield open_reader(root)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def indexed_store(root: Path, messages: int, body_size: int) -> None:
+    """A generated store whose consume queues and index the crash recovery rebuilt from the log."""
+    from rmqtool.bench.generate import generate_store
+    from rmqtool.format import checkpoint
+    from rmqtool.store.config import StoreConfig
+    from rmqtool.store.paths import StorePaths
+    from rmqtool.store.recovery import apply_recovery, plan_recovery
+
+    generate_store(root, messages, body_size)
+    paths = StorePaths(root)
+    shutil.rmtree(paths.consumequeue)
+    paths.checkpoint.write_bytes(checkpoint.encode(checkpoint.Checkpoint()))
+    paths.abort.touch()
+    cfg = StoreConfig()
+    apply_recovery(root, cfg, plan_recovery(root, cfg, count_dispatch=False))
+
+
+def _best(run: Callable[[], int], repeat: int) -> tuple[float, int]:
+    """(best seconds, messages) of `repeat` timed runs of `run`, which returns the messages it read."""
+    best, count = None, 0
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        count = run()
+        elapsed = time.perf_counter() - t0
+        best = elapsed if best is None else min(best, elapsed)
+    return best or 0.0, count
+
+
+def _with_scan(reader: StoreReader, mode: str, run: Callable[[], int], repeat: int, **extra) -> dict:
+    """The bench object of `run`, with the full scan of the same store timed in the same run."""
+    scan_seconds, _ = _best(lambda: scan_once(reader, "full")[0], repeat)
+    run()  # warm-up: imports and compiled kernels outside the clock
+    reset_peak_rss()
+    seconds, count = _best(run, repeat)
+    if count == 0:
+        raise RmqError(f"{reader.paths.root}: no messages to read")
+    nbytes = sum(s.size for s in reader.segments)
+    doc = throughput(mode, count, nbytes, seconds, peak_rss_bytes(), **extra)
+    scan_rate = round(count / scan_seconds) if scan_seconds else 0
+    return {**doc, "scanMessagesPerSecond": scan_rate,
+            "ratioToScan": round(doc["messagesPerSecond"] / scan_rate, 3) if scan_rate else None}
+
+
+def run_export_bench(store: Path | None, *, fmt: str, messages: int, body_size: int, repeat: int = 2,
+                     config: Path | None = None, progress=None) -> dict:
+    """`export --format fmt` of the whole store against the scan."""
+    from rmqtool.ops.export import export_store
+
+    if fmt not in EXPORT_FORMATS:
+        raise RmqError(f"--format must be one of {', '.join(EXPORT_FORMATS)}, not {fmt!r}")
+    out_dir = Path(tempfile.mkdtemp(prefix="rmqtool-bench-export-"))
+    try:
+        with bench_store(store, config, messages, body_size, progress) as reader:
+            out = out_dir / f"export.{fmt}"
+            return _with_scan(reader, f"export-{fmt}", lambda: export_store(reader, out, fmt).messages, repeat)
+    finally:
+        shutil.rmtree(out_dir, ignore_errors=True)
+
+
+def run_verify_bench(store: Path | None, *, messages: int, body_size: int, repeat: int = 2,
+                     config: Path | None = None, progress=None) -> dict:
+    """`verify` of the whole store against the scan."""
+    from rmqtool.store.verify import verify_store
+
+    problems = []
+
+    def run() -> int:
+        report = verify_store(reader)
+        problems.append(report.problems)
+        return report.messages
+
+    with bench_store(store, config, messages, body_size, progress) as reader:
+        doc = _with_scan(reader, "verify", run, repeat)
+    return {**doc, "problems": problems[-1]}
+
+
+_SPARK_CHILD = """
+import json, sys, tempfile, time
+from pathlib import Path
+from rmqtool.bench.scan import peak_rss_bytes, reset_peak_rss
+from rmqtool.spark.export import spark_export
+from rmqtool.spark.session import get_session
+from rmqtool.store.config import StoreConfig
+from rmqtool.store.reader import open_reader
+master, store, out = sys.argv[1:4]
+cfg = open_reader(store).config
+get_session(master)
+spark_export(Path(store), Path(out) / "warm", cfg, master=master)
+reset_peak_rss()
+t0 = time.perf_counter()
+result = spark_export(Path(store), Path(out) / "run", cfg, master=master)
+print(json.dumps({"messages": result.messages, "ranges": result.ranges, "seconds": time.perf_counter() - t0,
+                  "peak": peak_rss_bytes()}))
+"""
+
+
+def run_spark_export_bench(store: Path | None, *, masters: list[str], messages: int, body_size: int,
+                           config: Path | None = None, progress=None) -> dict:
+    """spark-export (Parquet) on each master, each in its own process after a warm-up export; the
+    rates and their ratios to the first master and to the scan."""
+    out_dir = Path(tempfile.mkdtemp(prefix="rmqtool-bench-spark-export-"))
+    try:
+        with bench_store(store, config, messages, body_size, progress) as reader:
+            scan_seconds, count = _best(lambda: scan_once(reader, "full")[0], 2)
+            nbytes = sum(s.size for s in reader.segments)
+            runs = {}
+            for master in masters:
+                if progress:
+                    progress.print(f"spark-export on {master} ...")
+                target = out_dir / master.replace("[", "-").replace("]", "").replace("*", "all")
+                done = subprocess.run([sys.executable, "-c", _SPARK_CHILD, master, str(reader.paths.root),
+                                       str(target)], capture_output=True, text=True)
+                if done.returncode:
+                    raise RmqError(f"bench spark-export ({master}) failed: "
+                                   f"{(done.stderr.strip().splitlines() or ['?'])[-1]}")
+                doc = json.loads(done.stdout.strip().splitlines()[-1])
+                runs[master] = throughput(f"spark-export-{master}", doc["messages"], nbytes, doc["seconds"],
+                                          doc["peak"], ranges=doc["ranges"])
+                shutil.rmtree(target, ignore_errors=True)
+            first = runs[masters[0]]["messagesPerSecond"]
+            return {"scan": {"messages": count, "messagesPerSecond": round(count / scan_seconds)},
+                    "runs": runs, "ratioToFirstMaster": {m: round(r["messagesPerSecond"] / first, 3)
+                                                         for m, r in runs.items()}}
+    finally:
+        shutil.rmtree(out_dir, ignore_errors=True)
