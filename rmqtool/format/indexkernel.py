@@ -86,16 +86,25 @@ def new_header(end_phy_offset: int, end_timestamp: int) -> bytes:
 
 
 @njit(cache=True, nogil=True)
-def reachable_entries(buf, hash_slots, count):
-    """Which entries (0..count-1) a lookup can reach: from every slot, along the prevIndex links."""
-    seen = np.zeros(count, dtype=np.bool_)
-    entries_at = HEADER_LEN + hash_slots * SLOT_LEN
+def slot_heads(buf, hash_slots, count, reach):
+    """Mark in `reach` (count entries) the entry every slot points at."""
     for s in range(hash_slots):
         e = get_i32(buf, HEADER_LEN + s * SLOT_LEN)
-        while INVALID_INDEX < e < count and not seen[e]:
-            seen[e] = True
+        if INVALID_INDEX < e < count:
+            reach[e] = True
+
+
+@njit(cache=True, nogil=True)
+def follow_links(buf, hash_slots, lo, hi, reach):
+    """Entries hi-1 down to lo: a reachable entry makes the entry its prevIndex names reachable.
+
+    The broker writes each entry after the one it links to, so walking entries newest first
+    reaches every chain in one sequential pass (run over consecutive ranges, newest range first).
+    A link that does not point back (a damaged file) leads nowhere.
+    """
+    entries_at = HEADER_LEN + hash_slots * SLOT_LEN
+    for e in range(hi - 1, lo - 1, -1):
+        if reach[e]:
             prev = get_i32(buf, entries_at + e * ENTRY_LEN + PREV_INDEX_AT)
-            if prev <= INVALID_INDEX or prev >= count or prev == e:
-                break
-            e = prev
-    return seen
+            if INVALID_INDEX < prev < e:
+                reach[prev] = True

@@ -3,7 +3,6 @@ index files and the checkpoint. Nothing here creates, locks or changes a file.""
 
 from __future__ import annotations
 
-import mmap
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -27,6 +26,7 @@ from rmqtool.store.segments import (
     map_file,
     open_read_only,
     read_file,
+    release_pages,
     single_segment,
 )
 
@@ -156,7 +156,7 @@ class StoreReader:
                             found.insert(0, pending_hole)
                             pending_hole = None
                         yield ScanChunk(item, found)
-                        released = _release_pages(buf, released, int(item.pos[-1]) if len(item) else released)
+                        released = release_pages(buf, released, int(item.pos[-1]) if len(item) else released)
                 del scanner
 
     def _first_record_at(self, buf, seg: SegmentFile, pos: int) -> int:
@@ -279,17 +279,3 @@ def open_reader(path: str | os.PathLike, config_path: str | os.PathLike | None =
         return StoreReader(path)
     cfg, given = StoreConfig.from_file(config_path)
     return StoreReader(path, cfg, given)
-
-
-def _release_pages(buf, start: int, end: int) -> int:
-    """Drop this process's mapping of pages in [start, end) that a scan has passed.
-
-    The pages stay in the page cache (a later read faults them back in), so resident memory
-    stays bounded by a window instead of growing to the whole segment.
-    """
-    lo = start - start % mmap.PAGESIZE
-    hi = end - end % mmap.PAGESIZE
-    if hi > lo and isinstance(buf, mmap.mmap) and hasattr(mmap, "MADV_DONTNEED"):
-        buf.madvise(mmap.MADV_DONTNEED, lo, hi - lo)
-        return hi
-    return start

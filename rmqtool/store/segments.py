@@ -103,3 +103,17 @@ def data_end(path: Path) -> int | None:
     if extents is None:
         return None
     return extents[-1][1] if extents else 0
+
+
+def release_pages(buf, start: int, end: int) -> int:
+    """Drop this process's mapping of pages in [start, end) that a scan has passed.
+
+    The pages stay in the page cache (a later read faults them back in), so resident memory
+    stays bounded by a window instead of growing to the whole segment.
+    """
+    lo = start - start % mmap.PAGESIZE
+    hi = end - end % mmap.PAGESIZE
+    if hi > lo and isinstance(buf, mmap.mmap) and hasattr(mmap, "MADV_DONTNEED"):
+        buf.madvise(mmap.MADV_DONTNEED, lo, hi - lo)
+        return hi
+    return start

@@ -24,11 +24,13 @@ import numpy as np
 from rmqtool.format import consumequeue, index
 from rmqtool.format.finding import CHECKPOINT, COMMITLOG, CONSUMEQUEUE, ERROR, INDEX, STORE, WARNING, Finding
 from rmqtool.store.reader import StoreReader
+from rmqtool.store.segments import release_pages
 
-WINDOW_RECORDS = 1 << 21  # records held at once
+WINDOW_RECORDS = 1 << 19  # records held at once
 REPORT_CAP = 100  # findings of one kind for one file before they are summed up in one more
 _OFFSET_BITS = 40  # index pairs are matched as (keyHash << 40) | offset: stores below 1 TiB
 _OFFSET_MASK = (1 << _OFFSET_BITS) - 1
+_REACH_CHUNK = 1 << 20  # index entries walked between two page releases
 
 
 @dataclass
@@ -276,30 +278,27 @@ class _Queues:
 
 class _IndexCursor:
     """The index files' entries, one file at a time, taken in log order (files follow the log, and
-    so do the entries of each file)."""
+    so do the entries of each file). Pages of entries already passed are given back."""
 
     def __init__(self, reader: StoreReader, log_min: int, report: VerifyReport, sink: _Capped) -> None:
         self.reader, self.log_min, self.report, self.sink = reader, log_min, report, sink
         self.paths = list(reader.index_paths())
-        self.pairs = np.zeros(0, dtype=np.int64)  # (keyHash << 40) | phyOffset of the current file
+        self.buf = None
+        self.entries = np.zeros(0, dtype=index.ENTRY_DTYPE)
         self.reach = np.zeros(0, dtype=bool)
         self.entries_at = 0
         self.path = ""
         self.at = 0
 
     def _next_file(self) -> bool:
-        from rmqtool.format.indexkernel import reachable_entries
-
         if not self.paths:
             return False
         path = self.paths.pop(0)
         view = self.reader.index_file(path)
-        entries = view.entries()
-        self.report.index_entries += len(entries)
-        self.pairs = (entries["keyHash"].astype(np.int64) << _OFFSET_BITS) | entries["phyOffset"].astype(np.int64)
-        self.reach = reachable_entries(np.frombuffer(view.buf, dtype=np.uint8), view.hash_slots,
-                                       min(view.header["indexCount"], view.index_num))[index.FIRST_INDEX :]
+        self.buf, self.entries = view.buf, view.entries()
+        self.report.index_entries += len(self.entries)
         self.entries_at = index.HEADER_LEN + view.hash_slots * index.SLOT_LEN
+        self.reach = self._reachable(view)
         self.path, self.at = str(path), 0
         self.sink.add_each(self.path, "index-entry-unreachable", np.flatnonzero(~self.reach), lambda i: Finding(
             self.path, self._at(i), f"entry {i + 1} cannot be reached from its slot (broken chain)", index.ENTRY_LEN,
@@ -309,18 +308,38 @@ class _IndexCursor:
     def _at(self, i: int) -> int:
         return self.entries_at + (i + 1) * index.ENTRY_LEN
 
+    def _reachable(self, view) -> np.ndarray:
+        """Which entries a lookup reaches from the slots, in one backward pass whose passed pages are
+        given back as it goes (resident memory stays a chunk of the file)."""
+        from rmqtool.format.indexkernel import follow_links, slot_heads
+
+        buf = np.frombuffer(view.buf, dtype=np.uint8)
+        count = min(view.header["indexCount"], view.index_num)
+        reach = np.zeros(max(count, index.FIRST_INDEX), dtype=np.bool_)
+        slot_heads(buf, view.hash_slots, count, reach)
+        release_pages(view.buf, index.HEADER_LEN, self.entries_at)
+        for hi in range(count, index.FIRST_INDEX, -_REACH_CHUNK):
+            lo = max(hi - _REACH_CHUNK, index.FIRST_INDEX)
+            follow_links(buf, view.hash_slots, lo, hi, reach)
+            release_pages(view.buf, self.entries_at + lo * index.ENTRY_LEN, self.entries_at + hi * index.ENTRY_LEN)
+        return reach[index.FIRST_INDEX :]
+
+    def _pair(self, i: int) -> int:
+        return (int(self.entries["keyHash"][i]) << _OFFSET_BITS) | int(self.entries["phyOffset"][i])
+
     def _take(self, end: int | None) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
-        """(entry numbers, pairs, reachable) per file of the next entries pointing below `end`."""
+        """(entry numbers, (keyHash << 40) | phyOffset, reachable) per file of the next entries below `end`."""
         while True:
-            if self.at >= len(self.pairs) and not self._next_file():
+            if self.at >= len(self.entries) and not self._next_file():
                 return
-            phy = self.pairs[self.at :] & _OFFSET_MASK
-            past = phy >= end if end is not None else np.zeros(len(phy), dtype=bool)
-            stop = int(np.argmax(past)) if past.any() else len(phy)
+            stop = _first_at_or_past(self.entries["phyOffset"], self.at, end) - self.at
             rows = np.arange(self.at, self.at + stop)
-            yield rows, self.pairs[rows], self.reach[rows]
+            part = self.entries[self.at : self.at + stop]
+            pairs = (part["keyHash"].astype(np.int64) << _OFFSET_BITS) | part["phyOffset"].astype(np.int64)
+            yield rows, pairs, self.reach[rows]
+            release_pages(self.buf, self._at(self.at), self._at(self.at + stop))
             self.at += stop
-            if self.at < len(self.pairs):
+            if self.at < len(self.entries):
                 return
 
     def check(self, w: Window) -> None:
@@ -330,8 +349,8 @@ class _IndexCursor:
             expired = (pairs & _OFFSET_MASK) < self.log_min  # their segments were cleaned
             self.sink.add_each(self.path, "index-entry-wrong-key", rows[~_member(pairs, want) & ~expired],
                                lambda i: Finding(self.path, self._at(i), f"entry {i + 1} (hash "
-                                                 f"{int(self.pairs[i]) >> _OFFSET_BITS}) points at "
-                                                 f"{int(self.pairs[i]) & _OFFSET_MASK}, which holds no such key",
+                                                 f"{self._pair(i) >> _OFFSET_BITS}) points at "
+                                                 f"{self._pair(i) & _OFFSET_MASK}, which holds no such key",
                                                  index.ENTRY_LEN, structure=INDEX, kind="index-entry-wrong-key"))
             have.append(pairs[reach])
         have_all = np.concatenate(have) if have else np.zeros(0, dtype=np.int64)
@@ -345,9 +364,21 @@ class _IndexCursor:
         """Entries past the end of the log: recovery cut the log and kept the index, as the broker does."""
         for rows, _, _ in self._take(None):
             self.sink.add_each(self.path, "index-entry-stale", rows, lambda i: Finding(
-                self.path, self._at(i), f"entry {i + 1} points at {int(self.pairs[i] & _OFFSET_MASK)}, past the end "
+                self.path, self._at(i), f"entry {i + 1} points at {self._pair(i) & _OFFSET_MASK}, past the end "
                 f"of the log ({end}): a stale entry lookups skip", index.ENTRY_LEN, WARNING, INDEX,
                 "index-entry-stale"))
+
+
+def _first_at_or_past(values: np.ndarray, start: int, end: int | None, step: int = 1 << 16) -> int:
+    """The first position from `start` on whose value is >= `end` (len(values) when none; None: the end),
+    looked for a step at a time so that only the pages up to it are read."""
+    if end is None:
+        return len(values)
+    for lo in range(start, len(values), step):
+        past = np.flatnonzero(values[lo : lo + step] >= end)
+        if past.size:
+            return lo + int(past[0])
+    return len(values)
 
 
 def _member(values: np.ndarray, among: np.ndarray) -> np.ndarray:
