@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from lockholder import lock_held_elsewhere
 
-from rmqtool.format import msgid
+from rmqtool.format import message, msgid
 from rmqtool.store.config import StoreConfig
 from rmqtool.store.recovery import apply_recovery, plan_recovery
 from rmqtool.store.verify import verify_path
@@ -350,3 +350,34 @@ def test_thorough_rebuilds_what_clean_recovery_leaves_missing(store):
     for p in (FIXTURE / "consumequeue").rglob("0000*"):
         assert (store / p.relative_to(FIXTURE)).read_bytes() == p.read_bytes()
     assert verify_path(store, CONF).problems == 0
+
+
+def test_a_deleted_middle_segment_is_refused_alike_by_the_plan_and_the_recovery(store):
+    hole = store / "commitlog" / f"{SEG:020d}"
+    hole.unlink()
+    before = digest(store)
+    dry = run("recover", str(store), "--config", CONF, "--dry-run", "--json")
+    real = run("recover", str(store), "--config", CONF, "--json")
+    assert dry.returncode == real.returncode == 2
+    plan, done = json.loads(dry.stdout), json.loads(real.stdout)
+    assert plan["refused"] == done["refused"] and f"segment {SEG:020d} is missing" in plan["refused"]
+    assert "recover --thorough" in plan["refused"]
+    assert digest(store) == before  # nothing changed
+
+
+def test_thorough_recovery_fills_a_deleted_middle_segment_with_a_blank_and_rebuilds(store):
+    hole = store / "commitlog" / f"{SEG:020d}"
+    hole.unlink()
+    plan = json.loads(run("recover", str(store), "--config", CONF, "--thorough", "--dry-run", "--json").stdout)
+    assert plan["filledSegments"] == [str(hole)] and not hole.exists()
+    done = run("recover", str(store), "--config", CONF, "--thorough", "--json")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["filledSegments"] == plan["filledSegments"]
+    assert hole.stat().st_size == SEG and hole.read_bytes()[:8] == message.encode_blank(SEG)
+    assert not any(hole.read_bytes()[8:])
+    rows = [json.loads(line) for line in run("decode", "commitlog", str(store), "--config", CONF, "--jsonl",
+                                             "--body", "none").stdout.splitlines()]
+    assert rows and all(not SEG <= r["commitLogOffset"] < 2 * SEG for r in rows if "msgId" in r)
+    assert not [r for r in rows if r.get("severity") == "error"]  # readers step over the blank segment
+    again = json.loads(run("recover", str(store), "--config", CONF, "--dry-run", "--json").stdout)
+    assert again["refused"] is None and again["filledSegments"] == []

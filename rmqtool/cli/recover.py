@@ -62,6 +62,8 @@ def _show(doc: dict) -> None:
         for r in doc["truncated"]:
             t.add_row(r["file"], str(r["from"]), str(r["to"]), str(r["bytes"]), r["reason"])
         output.stdout.print(t)
+    for f in doc["filledSegments"]:
+        output.stdout.print(f"fill {f}: a missing segment, written back as one blank marker (its messages are lost)")
     for d in doc["deletedFiles"]:
         output.stdout.print(f"delete {d['file']}: {d['reason']}")
     if doc["droppedMessageCount"]:

@@ -76,10 +76,11 @@ class RecoveryPlan:
     index_keys_before: int = 0  # entries in the index files recovery keeps
     thorough: bool = False
     refused: str | None = None
+    filled: list[str] = field(default_factory=list)  # missing segments written back as one blank marker
 
     @property
     def changes(self) -> bool:
-        return bool(self.cuts or self.deleted or self.index_dropped or self.index_keys_added
+        return bool(self.cuts or self.deleted or self.filled or self.index_dropped or self.index_keys_added
                     or any(q.dropped or q.added for q in self.queues) or self.mode == "crash")
 
     def to_json(self) -> dict:
@@ -89,6 +90,7 @@ class RecoveryPlan:
             "refused": self.refused,
             "commitlog": {"startSegment": self.start_segment, "startOffset": self.start_offset, "end": self.end,
                           "dataEnd": self.data_end, "stop": self.stop_reason},
+            "filledSegments": self.filled,
             "truncated": [c.to_json() for c in self.cuts],
             "deletedFiles": [{"file": f, "reason": r} for f, r in self.deleted],
             "droppedMessages": self.dropped_messages,
@@ -190,6 +192,7 @@ def plan_recovery(root: str | os.PathLike, cfg: StoreConfig, *, count_dispatch: 
         if directory.is_dir():
             plan.deleted += [(str(p), "unfinished file creation (the writer stopped while allocating it)")
                              for p in sorted(directory.rglob(temporary_name("*"))) if is_temporary(p.name)]
+    _plan_holes(reader, plan, thorough)
     if plan.refused or not segments:
         return plan
     cp = reader.checkpoint() if paths.checkpoint.exists() else checkpoint.Checkpoint()
@@ -236,6 +239,37 @@ def plan_recovery(root: str | os.PathLike, cfg: StoreConfig, *, count_dispatch: 
     if count_dispatch:
         _plan_dispatch(reader, cfg, plan)
     return plan
+
+
+def _plan_holes(reader: StoreReader, plan: RecoveryPlan, thorough: bool) -> None:
+    """Missing middle segments. The broker loads such a store (its recovery steps from the segment
+    before the hole to the one after it) and keeps the consume-queue entries that point into the
+    hole, which then serve nothing. rmqtool does not write a store with a hole: it refuses, and
+    --thorough fills each hole with a segment holding one blank marker (readers step over it, as
+    over the end of any segment) and rebuilds queues and index from the log."""
+    holes = [f for f in reader.sequence_findings() if f.kind == "missing-segment"]
+    if not holes:
+        return
+    names = ", ".join(Path(f.file).name for f in holes)
+    if not thorough:
+        plan.refused = (f"commitlog segment {names} is missing: a broker would load this store and keep the "
+                        "consume-queue entries that point into the hole; run `rmqtool recover --thorough` to fill the "
+                        "hole with a blank segment (its messages stay lost) and rebuild the queues and index")
+        return
+    plan.filled = [f.file for f in holes]
+
+
+def _fill_holes(plan: RecoveryPlan, segment_size: int) -> None:
+    """Write each missing segment back as one blank marker spanning it (sparse: zeros after it)."""
+    for file in plan.filled:
+        path = Path(file)
+        tmp = path.with_name(temporary_name(path.name))
+        with open(tmp, "wb") as f:
+            f.write(message.encode_blank(segment_size))
+            f.truncate(segment_size)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
 
 
 def _plan_rebuilds(reader: StoreReader, plan: RecoveryPlan) -> None:
@@ -410,6 +444,7 @@ def apply_recovery(root: str | os.PathLike, cfg: StoreConfig, plan: RecoveryPlan
                 os.fsync(f.fileno())
         for file, _ in plan.deleted:
             Path(file).unlink(missing_ok=True)
+        _fill_holes(plan, cfg.mappedFileSizeCommitLog)
     finally:
         lock.release()
     store = MessageStore(root, cfg, recovering=True,
