@@ -176,7 +176,7 @@ def plan_recovery(root: str | os.PathLike, cfg: StoreConfig, *, count_dispatch: 
     `count_dispatch` simulates the re-dispatch to count the queue entries and index keys it
     adds (a dry run needs that; `apply_recovery` counts them from the result instead).
     """
-    from rmqtool.format.recoverkernel import STOP_BLANK, STOP_REASONS, STOP_WINDOW, recovery_walk
+    from rmqtool.format.kernels import POLICY_BROKER, STOP_BLANK, STOP_REASONS, STOP_WINDOW, walk, walk_rows
 
     reader = StoreReader(root, cfg, {"mappedFileSizeCommitLog", "mappedFileSizeConsumeQueue", "maxHashSlotNum",
                                      "maxIndexNum"})
@@ -206,13 +206,15 @@ def plan_recovery(root: str | os.PathLike, cfg: StoreConfig, *, count_dispatch: 
                   if _record_start(segments[i], cp, index_safe)), 0)
     plan.start_segment, plan.start_offset = segments[k].path.name, segments[k].start
     end = segments[k].start
+    rows = walk_rows(_WALK_WINDOW)  # the broker's walk keeps no rows; the walker writes them anyway
     while True:
         seg = segments[k]
         with open_read_only(seg.path) as buf:
             arr = np.frombuffer(buf, dtype=np.uint8) if len(buf) else np.zeros(0, dtype=np.uint8)
             pos = 0 if seg.start != end else end - seg.start
             while True:  # a window at a time, unmapping what was read: memory stays bounded
-                stop, why, _, _ = recovery_walk(arr, pos, cfg.checkCRCOnRecover, pos + _WALK_WINDOW)
+                _, stop, why, _ = walk(arr, pos, pos + _WALK_WINDOW, seg.start, rows, POLICY_BROKER,
+                                       cfg.checkCRCOnRecover)
                 if why != STOP_WINDOW:
                     break
                 _unmap(buf, pos, stop)
