@@ -9,20 +9,20 @@ from typing import TYPE_CHECKING
 from rmqtool.format import sysflag
 from rmqtool.format.delay import SCHEDULE_TOPIC, deliver_timestamp
 from rmqtool.format.javahash import java_string_hash
+from rmqtool.format.layout import Layout
 from rmqtool.format.properties import DELAY, TAGS
 
 if TYPE_CHECKING:
     import numpy as np
 
-_ENTRY_FIELDS = [("commitLogOffset", ">i8"), ("size", ">i4"), ("tagsCode", ">i8")]
-ENTRY_LEN = 20  # = entry_dtype().itemsize; numpy is imported on first use, not by the CLI's start
+ENTRY = Layout.of(("commitLogOffset", ">i8"), ("size", ">i4"), ("tagsCode", ">i8"))
+ENTRY_LEN = ENTRY.size  # 20; numpy is imported on first use, not by the CLI's start
 
 
 @functools.cache
 def entry_dtype() -> np.dtype:
-    import numpy as np
 
-    return np.dtype(_ENTRY_FIELDS)
+    return ENTRY.dtype()
 
 
 def __getattr__(name: str):

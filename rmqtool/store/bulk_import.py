@@ -113,7 +113,7 @@ def to_columns(batch, cfg: StoreConfig) -> tuple[RecordColumns, list[tuple[str, 
     topic_buf = np.frombuffer(b"".join(encoded) or b"\0", dtype=np.uint8)
     topic_lens = np.array([len(b) for b in encoded], dtype=np.int64)
     topic_starts = np.concatenate([[0], np.cumsum(topic_lens)[:-1]]).astype(np.int64)
-    from rmqtool.store.load_rows import string_buffers as _strings
+    from rmqtool.io.buffers import string_buffers as _strings
 
     body = batch.column("body")
     if pa.types.is_string(body.type) or pa.types.is_large_string(body.type):  # JSONL: base64 text

@@ -27,6 +27,7 @@ from rmqtool.format import message, properties, sysflag, uniqkey
 from rmqtool.format.columns import RecordColumns, b64decode_column
 from rmqtool.format.hosts import IPV4_LEN, IPV6_LEN, parse_host
 from rmqtool.format.javahash import java_string_hash
+from rmqtool.io.buffers import string_buffers
 from rmqtool.store.commitlog import ENCODER_HEADROOM
 from rmqtool.store.config import StoreConfig
 from rmqtool.store.message_store import check_topic
@@ -108,17 +109,6 @@ class RowErrors:
 
 def _column(batch, name: str):
     return batch.column(name) if name in batch.schema.names else None
-
-
-def string_buffers(arr) -> tuple[np.ndarray, np.ndarray]:
-    """(bytes, n + 1 offsets) of a string or binary array."""
-    if isinstance(arr, pa.ChunkedArray):
-        arr = arr.combine_chunks()
-    arr = arr.cast(pa.large_binary())
-    _, offsets, data = arr.buffers()
-    offs = np.frombuffer(offsets, dtype=np.int64)[arr.offset : arr.offset + len(arr) + 1]
-    buf = np.frombuffer(data, dtype=np.uint8) if data is not None else np.zeros(0, dtype=np.uint8)
-    return buf, offs
 
 
 def _ints(batch, name: str, errors: RowErrors, low: int, high: int, default) -> np.ndarray:

@@ -24,7 +24,7 @@ LONG_MAX = 2**63 - 1
 _ENTRY = index.ENTRY.codec  # keyHash, phyOffset, timeDiff, prevIndex
 _SLOT = index.SLOT.codec
 _HEADER = index.HEADER.codec
-_CQ_ENTRY = struct.Struct(">qiq")
+_CQ_ENTRY = consumequeue.ENTRY.codec
 _I32 = struct.Struct(">i")
 _I64 = struct.Struct(">q")
 
