@@ -18,6 +18,7 @@ T = TypeVar("T")
 R = TypeVar("R")
 
 WORKERS = max(os.cpu_count() or 1, 1)
+IN_FLIGHT_PER_WORKER = 3  # items queued per worker: enough that a slow item does not idle the others
 
 
 def ordered_map(fn: Callable[[T], R], items: Iterable[T], *, passes: Callable[[object], bool] = lambda _: False,
@@ -27,7 +28,7 @@ def ordered_map(fn: Callable[[T], R], items: Iterable[T], *, passes: Callable[[o
         for item in items:
             yield item if passes(item) else fn(item)
         return
-    window = window or workers + 1
+    window = window or IN_FLIGHT_PER_WORKER * workers
     pending: deque[Future | T] = deque()
     with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="rmqtool-read") as pool:
         try:
