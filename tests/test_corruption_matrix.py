@@ -102,7 +102,7 @@ def test_commitlog_record_damage_loses_that_record_to_readers_and_the_rest_to_re
     later = [r for r in ORIGINAL if r["commitLogOffset"] > bad]
     still_a_message = damage == "flip"  # a zeroed header is no message any more: it is cut, not dropped
     assert plan.refused is None and plan.end == bad and plan.dropped_count == len(later) + still_a_message
-    assert any(c.file == str(seg) and c.start == bad - SEG for c in plan.cuts)
+    assert any(c.file == str(seg) and c.offset == bad and c.kind == "cut" for c in plan.cuts)
     apply_recovery(store, cfg(), plan)
     assert records(store) == [r for r in ORIGINAL if r["commitLogOffset"] < bad]
     assert not errors_named(verify_path(store, CONF).findings)
@@ -140,7 +140,7 @@ def test_commitlog_garbage_tail_is_cut_by_recovery_and_loses_nothing(store):
     assert records(store) == ORIGINAL
     plan = plan_recovery(store, cfg())
     assert plan.end == 2 * SEG + TAIL and plan.dropped_count == 0
-    assert [(c.file, c.start, c.end) for c in plan.cuts if c.file == str(seg)] == [(str(seg), TAIL, TAIL + 64)]
+    assert [(c.file, c.offset, c.bytes) for c in plan.cuts if c.file == str(seg)] == [(str(seg), 2 * SEG + TAIL, 64)]
     apply_recovery(store, cfg(), plan)
     assert records(store) == ORIGINAL and not findings(store)
 

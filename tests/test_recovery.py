@@ -261,7 +261,7 @@ def test_garbage_tail_after_the_log_is_cut_and_zeroed(store):
     b[end : end + 100] = os.urandom(100)
     seg.write_bytes(bytes(b))
     plan = plan_recovery(store, cfg())
-    assert plan.end == 151686 and plan.cuts[0].start == end
+    assert plan.end == 151686 and plan.cuts[0].offset - int(Path(plan.cuts[0].file).name) == end
     apply_recovery(store, cfg(), plan)
     assert seg.read_bytes()[end : end + 100] == bytes(100)
 

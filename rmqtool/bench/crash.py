@@ -94,7 +94,7 @@ def crash_round(root: Path, flush: str, rng: random.Random) -> dict:
             lost += 1
     report = verify_store(reader)
     return {"acknowledged": len(acked), "stored": len(stored), "lost": lost, "problems": report.problems,
-            "droppedTail": plan.dropped_count, "cutBytes": sum(c.end - c.start for c in plan.cuts),
+            "droppedTail": plan.dropped_count, "cutBytes": sum(c.bytes for c in plan.cuts),
             "mode": plan.mode}
 
 

@@ -79,7 +79,7 @@ def _with_scan(reader: StoreReader, mode: str, run: Callable[[], int], repeat: i
     seconds, count = _best(run, repeat)
     if count == 0:
         raise RmqError(f"{reader.paths.root}: no messages to read")
-    nbytes = sum(s.size for s in reader.segments)
+    nbytes = _data_bytes(reader)
     doc = throughput(mode, count, nbytes, seconds, peak_rss_bytes(), **extra)
     scan_rate = round(count / scan_seconds) if scan_seconds else 0
     return {**doc, "scanMessagesPerSecond": scan_rate,
@@ -147,7 +147,7 @@ def run_spark_export_bench(store: Path | None, *, masters: list[str], messages: 
     try:
         with bench_store(store, config, messages, body_size, progress) as reader:
             scan_seconds, count = _best(lambda: scan_once(reader, "full")[0], 2)
-            nbytes = sum(s.size for s in reader.segments)
+            nbytes = _data_bytes(reader)
             runs = {}
             for master in masters:
                 if progress:
@@ -168,3 +168,10 @@ def run_spark_export_bench(store: Path | None, *, masters: list[str], messages: 
                                                          for m, r in runs.items()}}
     finally:
         shutil.rmtree(out_dir, ignore_errors=True)
+
+
+def _data_bytes(reader: StoreReader) -> int:
+    """Bytes of the log's data (a preallocated segment's unwritten tail is not read)."""
+    from rmqtool.store.segments import data_end
+
+    return sum(data_end(s.path) or s.size for s in reader.segments)

@@ -84,7 +84,7 @@ def export_range(root: str, cfg: StoreConfig, start: int, end: int) -> Iterator[
     from rmqtool.ops.log_rows import log_rows
 
     reader = StoreReader(root, cfg)
-    for item in log_rows(reader, from_offset=start, until=end):
+    for item in log_rows(reader, from_offset=start, until=end, workers=1):  # Spark runs a task per core
         if isinstance(item, pa.RecordBatch):
             yield item.cast(SPARK_SCHEMA)
 

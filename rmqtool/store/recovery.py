@@ -26,6 +26,7 @@ import numpy as np
 from rmqtool.errors import RmqError
 from rmqtool.format import checkpoint, consumequeue, index, message, msgid
 from rmqtool.format.consumequeue import ENTRY_LEN
+from rmqtool.format.finding import Finding
 from rmqtool.store.config import StoreConfig
 from rmqtool.store.paths import StorePaths, is_temporary, temporary_name
 from rmqtool.store.reader import StoreReader
@@ -35,16 +36,24 @@ RECOVER_FROM_LAST = 3  # clean recovery starts at the third-last file
 MAX_LISTED_MESSAGES = 10_000
 
 
-@dataclass
-class Cut:
-    file: str
-    start: int  # byte offset within the file where the cut begins
-    end: int  # end of the data that is cut (non-zero bytes)
-    reason: str
+CUT = "cut"  # the finding kind of bytes recovery zeroes: a commitlog tail, consume-queue entries past the end
 
-    def to_json(self) -> dict:
-        return {"file": self.file, "from": self.start, "to": self.end, "bytes": self.end - self.start,
-                "reason": self.reason}
+
+def cut(file: Path, start: int, end: int, reason: str) -> Finding:
+    """A cut of bytes [start, end) of `file` (a commitlog segment or consume-queue file, named by the
+    offset of its first byte) as a finding: its offset is the physical / logical one."""
+    return Finding(str(file), int(file.name) + start, reason, end - start, kind=CUT)
+
+
+def cut_range(f: Finding) -> tuple[int, int]:
+    """[start, end) of a cut within its file."""
+    start = f.offset - int(Path(f.file).name)
+    return start, start + f.bytes
+
+
+def cut_to_json(f: Finding) -> dict:
+    start, end = cut_range(f)
+    return {"file": f.file, "from": start, "to": end, "bytes": f.bytes, "reason": f.reason}
 
 
 @dataclass
@@ -66,7 +75,7 @@ class RecoveryPlan:
     end: int = 0  # where the commitlog ends after recovery
     stop_reason: str = ""
     data_end: int = 0  # where data ended before recovery
-    cuts: list[Cut] = field(default_factory=list)
+    cuts: list[Finding] = field(default_factory=list)
     deleted: list[tuple[str, str]] = field(default_factory=list)
     dropped_messages: list[dict] = field(default_factory=list)
     dropped_count: int = 0
@@ -91,7 +100,7 @@ class RecoveryPlan:
             "commitlog": {"startSegment": self.start_segment, "startOffset": self.start_offset, "end": self.end,
                           "dataEnd": self.data_end, "stop": self.stop_reason},
             "filledSegments": self.filled,
-            "truncated": [c.to_json() for c in self.cuts],
+            "truncated": [cut_to_json(c) for c in self.cuts],
             "deletedFiles": [{"file": f, "reason": r} for f, r in self.deleted],
             "droppedMessages": self.dropped_messages,
             "droppedMessageCount": self.dropped_count,
@@ -310,7 +319,7 @@ def _plan_cuts(reader: StoreReader, cfg: StoreConfig, plan: RecoveryPlan) -> Non
             plan.data_end = max(plan.data_end, seg.start + data)
             blank_only = plan.stop_reason == "blank marker" and data - (end - seg.start) <= message.BLANK_MARKER_LEN
             if data > end - seg.start and not blank_only:
-                plan.cuts.append(Cut(str(seg.path), end - seg.start, data, f"commitlog ends here ({plan.stop_reason})"))
+                plan.cuts.append(cut(seg.path, end - seg.start, data, f"commitlog ends here ({plan.stop_reason})"))
         else:
             plan.data_end = max(plan.data_end, seg.start + seg.size)
     if plan.data_end > end:
@@ -339,7 +348,7 @@ def _plan_cuts(reader: StoreReader, cfg: StoreConfig, plan: RecoveryPlan) -> Non
             elif cut_at < start + file_size:
                 data = _nonzero_end(f, cut_at - start)
                 if data > cut_at - start:
-                    plan.cuts.append(Cut(str(f), cut_at - start, data, "consume-queue entries past the recovered end"))
+                    plan.cuts.append(cut(f, cut_at - start, data, "consume-queue entries past the recovered end"))
         q.end = cut_at
 
 
@@ -438,10 +447,11 @@ def apply_recovery(root: str | os.PathLike, cfg: StoreConfig, plan: RecoveryPlan
     paths = StorePaths(root, cfg.storePathCommitLog or None)
     lock = StoreLock(paths)
     try:
-        for cut in plan.cuts:
-            with open(cut.file, "r+b") as f:
-                f.seek(cut.start)
-                f.write(bytes(cut.end - cut.start))
+        for c in plan.cuts:
+            start, end = cut_range(c)
+            with open(c.file, "r+b") as f:
+                f.seek(start)
+                f.write(bytes(end - start))
                 f.flush()
                 os.fsync(f.fileno())
         for file, _ in plan.deleted:
