@@ -15,10 +15,10 @@ from rmqtool.format import consumequeue, index, message
 from rmqtool.format.finding import ERROR, Finding
 from rmqtool.ops.export import export_store
 from rmqtool.ops.log_rows import log_rows
+from rmqtool.ops.recovery import apply_recovery, plan_recovery
+from rmqtool.ops.verify import verify_path
 from rmqtool.store.config import StoreConfig
 from rmqtool.store.reader import open_reader
-from rmqtool.store.recovery import apply_recovery, plan_recovery
-from rmqtool.store.verify import verify_path
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURE = ROOT / "fixtures" / "store"

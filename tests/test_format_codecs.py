@@ -251,7 +251,7 @@ def test_cli_start_and_msgid_lookup_do_not_load_numpy():
     import subprocess
     import sys
 
-    code = ("import sys; from rmqtool.cli import app; from rmqtool.store import query; "
+    code = ("import sys; from rmqtool.cli import app; from rmqtool.ops import query; "
             "print(any(m.split('.')[0] in ('numpy', 'numba') for m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"

@@ -9,8 +9,8 @@ import pytest
 
 from rmqtool.format import index, message, sysflag
 from rmqtool.format.indexbuild import build_files
+from rmqtool.ops.verify import VerifyReport, record_windows
 from rmqtool.store.reader import open_reader
-from rmqtool.store.verify import VerifyReport, record_windows
 
 ROOT = Path(__file__).resolve().parent.parent
 

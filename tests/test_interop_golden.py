@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from rmqtool.ops.views import decode_log, index_report, queue_entries
 from rmqtool.store.reader import open_reader
-from rmqtool.store.views import decode_log, index_report, queue_entries
 
 RMQTOOL = str(Path(sys.executable).with_name("rmqtool"))
 FIELDS = ["msgId", "commitLogOffset", "storeSize", "topic", "queueId", "queueOffset", "sysFlag", "flag",

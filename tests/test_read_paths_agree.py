@@ -19,11 +19,11 @@ from rmqtool.format.hosts import parse_host
 from rmqtool.format.message import Message
 from rmqtool.io.jsonl import BODY_FORMATS
 from rmqtool.ops.log_rows import log_lines
+from rmqtool.ops.views import decode_log
 from rmqtool.store.config import StoreConfig
 from rmqtool.store.message_store import MessageStore
 from rmqtool.store.paths import offset_name
 from rmqtool.store.reader import StoreReader, open_reader
-from rmqtool.store.views import decode_log
 
 SEG = 4096
 

@@ -14,9 +14,9 @@ import pytest
 from lockholder import lock_held_elsewhere
 
 from rmqtool.format import message, msgid
+from rmqtool.ops.recovery import apply_recovery, plan_recovery
+from rmqtool.ops.verify import verify_path
 from rmqtool.store.config import StoreConfig
-from rmqtool.store.recovery import apply_recovery, plan_recovery
-from rmqtool.store.verify import verify_path
 
 RMQTOOL = str(Path(sys.executable).with_name("rmqtool"))
 ROOT = Path(__file__).resolve().parent.parent

@@ -17,9 +17,9 @@ from rmqtool.bench.scan import run_scan_bench, scan_once
 from rmqtool.errors import RmqError
 from rmqtool.format import message
 from rmqtool.format.crc import body_crc
+from rmqtool.ops.views import decode_log
 from rmqtool.store.config import StoreConfig, parse_properties
 from rmqtool.store.reader import StoreReader, open_reader
-from rmqtool.store.views import decode_log
 
 ROOT = Path(__file__).resolve().parent.parent
 

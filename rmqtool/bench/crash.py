@@ -52,9 +52,9 @@ def crash_config() -> StoreConfig:
 
 def crash_round(root: Path, flush: str, rng: random.Random) -> dict:
     """One writer killed at a random moment, then recovered and checked."""
+    from rmqtool.ops.recovery import apply_recovery, plan_recovery
+    from rmqtool.ops.verify import verify_store
     from rmqtool.store.reader import StoreReader
-    from rmqtool.store.recovery import apply_recovery, plan_recovery
-    from rmqtool.store.verify import verify_store
 
     proc = subprocess.Popen([sys.executable, "-c", _WRITER, str(root), flush, str(SEGMENT)], stdout=subprocess.PIPE,
                             stderr=subprocess.DEVNULL)

@@ -47,9 +47,9 @@ def indexed_store(root: Path, messages: int, body_size: int) -> None:
     """A generated store whose consume queues and index the crash recovery rebuilt from the log."""
     from rmqtool.bench.generate import generate_store
     from rmqtool.format import checkpoint
+    from rmqtool.ops.recovery import apply_recovery, plan_recovery
     from rmqtool.store.config import StoreConfig
     from rmqtool.store.paths import StorePaths
-    from rmqtool.store.recovery import apply_recovery, plan_recovery
 
     generate_store(root, messages, body_size)
     paths = StorePaths(root)
@@ -105,7 +105,7 @@ def run_export_bench(store: Path | None, *, fmt: str, messages: int, body_size: 
 def run_verify_bench(store: Path | None, *, messages: int, body_size: int, repeat: int = 2,
                      config: Path | None = None, progress=None) -> dict:
     """`verify` of the whole store against the scan."""
-    from rmqtool.store.verify import verify_store
+    from rmqtool.ops.verify import verify_store
 
     problems = []
 

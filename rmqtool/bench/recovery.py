@@ -33,10 +33,10 @@ def _percentiles(samples: list[float]) -> dict:
 
 
 def run_recovery_bench(*, messages: int, body_size: int, lookups: int = 2000, progress=None) -> dict:
-    from rmqtool.store.query import StoreQuery
+    from rmqtool.ops.query import StoreQuery
+    from rmqtool.ops.recovery import apply_recovery, plan_recovery
+    from rmqtool.ops.verify import verify_store
     from rmqtool.store.reader import StoreReader
-    from rmqtool.store.recovery import apply_recovery, plan_recovery
-    from rmqtool.store.verify import verify_store
 
     tmp = Path(tempfile.mkdtemp(prefix="rmqtool-bench-recover-"))
     try:

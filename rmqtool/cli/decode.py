@@ -114,8 +114,8 @@ def consumequeue(
 
     Example: [bold]rmqtool decode consumequeue fixtures/store --topic OrderTopic --queue 0 --jsonl[/]
     """
+    from rmqtool.ops.views import queue_entries
     from rmqtool.store.reader import open_reader
-    from rmqtool.store.views import queue_entries
 
     single = store.is_file()
     reader = None if single else open_reader(store, config)
@@ -152,7 +152,7 @@ def index_cmd(
 
     Example: [bold]rmqtool decode index fixtures/store --no-entries[/]
     """
-    from rmqtool.store.views import index_report, index_targets
+    from rmqtool.ops.views import index_report, index_targets
 
     reader = _file_reader(store, config) if store.is_file() else _store_reader(store, config)
     reports = (index_report(reader, p, entries) for p in index_targets(reader, store if store.is_file() else None))

@@ -22,8 +22,8 @@ def inspect(
 
     Example: [bold]rmqtool inspect fixtures/store --offset 0[/]
     """
+    from rmqtool.ops.views import inspect_record
     from rmqtool.store.reader import open_reader
-    from rmqtool.store.views import inspect_record
 
     ins = inspect_record(open_reader(store, config), offset)
     if as_json:

@@ -41,8 +41,8 @@ def query(
     Example: [bold]rmqtool query fixtures/store --config fixtures/broker.conf --topic OrderTopic --key order-1[/]
     """
     from rmqtool.format.message import BODY_FORMATS
+    from rmqtool.ops.query import StoreQuery
     from rmqtool.store.lock import lock_holder
-    from rmqtool.store.query import StoreQuery
     from rmqtool.store.reader import open_reader
 
     if body is None:

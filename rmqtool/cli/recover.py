@@ -25,10 +25,10 @@ def recover(
     Example: [bold]rmqtool recover /data/store --config broker.conf --dry-run[/]
     """
     from rmqtool.errors import RmqError
+    from rmqtool.ops.recovery import apply_recovery, plan_recovery
     from rmqtool.store.config import StoreConfig
     from rmqtool.store.lock import lock_holder
     from rmqtool.store.paths import StorePaths
-    from rmqtool.store.recovery import apply_recovery, plan_recovery
 
     cfg = StoreConfig.from_file(config)[0] if config else StoreConfig()
     if not StorePaths(store).is_store():
@@ -91,7 +91,7 @@ def clean(
     Example: [bold]rmqtool clean /data/store --reserved-hours 48 --dry-run[/]
     """
     from rmqtool.errors import RmqError
-    from rmqtool.store.clean import apply_clean, plan_clean
+    from rmqtool.ops.clean import apply_clean, plan_clean
     from rmqtool.store.config import StoreConfig
     from rmqtool.store.paths import StorePaths
 

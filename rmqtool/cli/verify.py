@@ -29,7 +29,7 @@ def verify(
     Example: [bold]rmqtool verify fixtures/store --config fixtures/broker.conf[/]
     """
     from rmqtool.format.report import group_findings
-    from rmqtool.store.verify import verify_path
+    from rmqtool.ops.verify import verify_path
 
     report = verify_path(store, config)
     if as_json:

@@ -285,7 +285,7 @@ def _fill_holes(plan: RecoveryPlan, segment_size: int) -> None:
 
 def _plan_rebuilds(reader: StoreReader, plan: RecoveryPlan) -> None:
     """--thorough: queues missing entries, and an index missing keys, are rebuilt from the log."""
-    from rmqtool.store.verify import verify_store
+    from rmqtool.ops.verify import verify_store
 
     plan.thorough = True
     report = verify_store(reader)
