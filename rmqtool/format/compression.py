@@ -10,13 +10,10 @@ codec bits, zlib included. lz4 and zstandard are imported only when such a body 
 from __future__ import annotations
 
 import zlib
-from typing import TYPE_CHECKING, NamedTuple
+from typing import NamedTuple
 
 from rmqtool.errors import RmqError
 from rmqtool.format import sysflag
-
-if TYPE_CHECKING:
-    import numpy as np
 
 CODECS = ("zlib", "lz4", "zstd")
 CODEC_BITS = {"zlib": sysflag.COMPRESSION_ZLIB, "lz4": sysflag.COMPRESSION_LZ4, "zstd": sysflag.COMPRESSION_ZSTD}
@@ -84,25 +81,6 @@ def plain_body(body: bytes, sys_flag: int) -> Decompressed:
     if codec == sysflag.UNKNOWN_COMPRESSION:
         return Decompressed(None, f"unknown compression type {sysflag.compression_type(sys_flag)} in sysFlag")
     return decompress(body, codec)
-
-
-def decompress_many(bodies: list[bytes], sys_flags: np.ndarray) -> tuple[list[bytes], list[str | None]]:
-    """(bodies, errors) for many records: compressed rows decompressed, the rest passed through.
-
-    A row that does not decompress keeps its stored bytes and has its reason in `errors`.
-    """
-    import numpy as np
-
-    out = list(bodies)
-    errors: list[str | None] = [None] * len(out)
-    flags = np.asarray(sys_flags)
-    for i in np.flatnonzero(flags & sysflag.COMPRESSED).tolist():
-        result = plain_body(out[i], int(flags[i]))
-        if result.error is None:
-            out[i] = result.body
-        else:
-            errors[i] = result.error
-    return out, errors
 
 
 def _too_large(limit: int) -> _Failure:

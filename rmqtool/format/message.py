@@ -156,17 +156,6 @@ class DecodedMessage:
             self._plain = compression.plain_body(self.message.body, self.message.sys_flag)
         return self._plain
 
-    def uncompressed(self) -> DecodedMessage:
-        """This record as if its producer had not compressed it: decompressed body, no compression
-        bits, bodyCRC and storeSize to match. Itself when the body is plain or does not decompress."""
-        plain = self.plain()
-        if self.codec is None or plain.body is None:
-            return self
-        msg = replace(self.message, body=plain.body, sys_flag=sysflag.without_compression(self.message.sys_flag),
-                      body_crc=body_crc(plain.body))
-        msg.store_size = encoded_len(msg)
-        return DecodedMessage(msg, self.tags_code)
-
     def to_json(self, body: str = "base64") -> dict:
         return to_json(self.message, self.tags_code, body, self.plain() if body in DECOMPRESSED_FORMATS else None)
 

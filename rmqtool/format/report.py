@@ -1,17 +1,12 @@
-"""Where findings go: sinks that keep them, group them, or count them.
-
-Consecutive findings of one kind on one file (a commitlog segment, a queue, an index file)
-make one group: a hundred dangling entries of one queue are one line, not a hundred.
-"""
+"""Findings in groups: consecutive findings of one kind on one file (a commitlog segment, a
+queue, an index file) make one group, so a hundred dangling entries of one queue are one line."""
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Protocol
 
-from rmqtool.format.finding import ERROR, Finding
+from rmqtool.format.finding import Finding
 
 
 @dataclass
@@ -47,20 +42,6 @@ class FindingGroup:
                 "bytes": self.bytes, "reason": self.reason}
 
 
-class FindingSink(Protocol):
-    def add(self, finding: Finding) -> None: ...
-
-
-@dataclass
-class CollectSink:
-    """Keeps every finding, in arrival order."""
-
-    findings: list[Finding] = field(default_factory=list)
-
-    def add(self, finding: Finding) -> None:
-        self.findings.append(finding)
-
-
 @dataclass
 class GroupSink:
     """Keeps only the groups: memory grows with the number of runs, not of findings."""
@@ -72,22 +53,6 @@ class GroupSink:
             self.groups[-1].add(finding)
         else:
             self.groups.append(FindingGroup.of(finding))
-
-
-@dataclass
-class CountSink:
-    """Counts findings by severity and by kind."""
-
-    by_severity: Counter = field(default_factory=Counter)
-    by_kind: Counter = field(default_factory=Counter)
-
-    def add(self, finding: Finding) -> None:
-        self.by_severity[finding.severity] += 1
-        self.by_kind[finding.kind] += 1
-
-    @property
-    def errors(self) -> int:
-        return self.by_severity[ERROR]
 
 
 def group_findings(findings: Iterable[Finding]) -> list[FindingGroup]:
