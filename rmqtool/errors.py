@@ -11,3 +11,7 @@ class NotFound(RmqError):
     """The request was sound and its answer is: nothing (a query found no message)."""
 
     exit_code = 1
+
+
+class NoSuchQueue(RmqError):
+    """A topic/queue the store holds no consume queue for (bad input to decode; a query answers NotFound)."""

@@ -10,14 +10,13 @@ by time is a binary search on the records' store timestamps, never on file times
 
 from __future__ import annotations
 
-import mmap
-import os
 import struct
 from pathlib import Path
 
-from rmqtool.errors import NotFound, RmqError
+from rmqtool.errors import NoSuchQueue, NotFound, RmqError
 from rmqtool.format import consumequeue, index, message, msgid, properties, sysflag
 from rmqtool.format.delay import SCHEDULE_TOPIC
+from rmqtool.store.queues import MapCache
 from rmqtool.store.reader import StoreReader
 
 LONG_MAX = 2**63 - 1
@@ -32,43 +31,16 @@ _I64 = struct.Struct(">q")
 Hit = message.DecodedMessage  # what every query returns
 
 
-class _Maps:
-    """Read-only maps of store files, opened on first use and kept."""
-
-    def __init__(self) -> None:
-        self.maps: dict[Path, mmap.mmap | bytes] = {}
-
-    def get(self, path: Path) -> mmap.mmap | bytes:
-        m = self.maps.get(path)
-        if m is None:
-            try:
-                fd = os.open(path, os.O_RDONLY)
-            except OSError as e:
-                raise RmqError(f"cannot open {path}: {e.strerror}") from None
-            try:
-                size = os.fstat(fd).st_size
-                m = mmap.mmap(fd, size, access=mmap.ACCESS_READ) if size else b""
-            finally:
-                os.close(fd)
-            self.maps[path] = m
-        return m
-
-    def close(self) -> None:
-        for m in self.maps.values():
-            if isinstance(m, mmap.mmap):
-                m.close()
-        self.maps.clear()
-
-
 class StoreQuery:
     def __init__(self, reader: StoreReader) -> None:
         self.reader = reader
         self.levels = reader.config.delay_levels_ms
-        self.maps = _Maps()
+        self.maps = MapCache()
         self._index: list[tuple[Path, int, int]] | None = None
 
     def close(self) -> None:
         self.maps.close()
+        self.reader.queues.close()
 
     # ---- records ---------------------------------------------------------------------------------
     def record(self, offset: int) -> message.Message:
@@ -181,51 +153,23 @@ class StoreQuery:
         return out
 
     # ---- consume queues --------------------------------------------------------------------------
-    def _queue_files(self, topic: str, queue_id: int) -> tuple[list[Path], int]:
-        directory = self.reader.paths.queue_dir(topic, queue_id)
-        if not directory.is_dir():
-            known = ", ".join(self.reader.topics()) or "none"
-            raise NotFound(f"no consume queue {topic}/{queue_id} (topics: {known})")
-        files = sorted(p for p in directory.iterdir() if p.name.isdigit())
-        return files, self.reader.config.mappedFileSizeConsumeQueue
-
-    def queue_entry(self, topic: str, queue_id: int, queue_offset: int) -> tuple[int, int, int] | None:
-        """(commitLogOffset, size, tagsCode) of entry `queue_offset`, None past the written entries."""
-        files, file_size = self._queue_files(topic, queue_id)
-        pos = queue_offset * consumequeue.ENTRY_LEN
-        for path in files:
-            start = int(path.name)
-            if start <= pos < start + file_size:
-                buf = self.maps.get(path)
-                at = pos - start
-                if at + consumequeue.ENTRY_LEN > len(buf):
-                    return None
-                entry = _CQ_ENTRY.unpack_from(buf, at)
-                return entry if entry[0] >= 0 and entry[1] > 0 else None
-        return None
-
-    def queue_bounds(self, topic: str, queue_id: int) -> tuple[int, int]:
-        """(min, max) queue offsets of the written entries (max: the next offset)."""
-        files, _ = self._queue_files(topic, queue_id)
-        if not files:
-            return 0, 0
-        low = int(files[0].name) // consumequeue.ENTRY_LEN
-        last = files[-1]
-        buf = self.maps.get(last)
-        entries = consumequeue.decode_entries(buf)
-        high = int(last.name) // consumequeue.ENTRY_LEN + consumequeue.written_count(entries)
-        del entries
-        return low, high
+    def _bounds(self, topic: str, queue_id: int) -> tuple[int, int]:
+        """(min, next) queue offsets of topic/queue_id; a queue the store lacks is an answer: NotFound."""
+        try:
+            return self.reader.queues.bounds(topic, queue_id)
+        except NoSuchQueue as e:
+            raise NotFound(str(e)) from None
 
     def by_queue_offset(self, topic: str, queue_id: int, queue_offset: int, count: int = 1) -> list[Hit]:
+        self._bounds(topic, queue_id)
         out = []
         for q in range(queue_offset, queue_offset + count):
-            entry = self.queue_entry(topic, queue_id, q)
+            entry = self.reader.queues.entry(topic, queue_id, q)
             if entry is None:
                 break
             out.append(self.hit(self.record(entry[0])))
         if not out:
-            low, high = self.queue_bounds(topic, queue_id)
+            low, high = self._bounds(topic, queue_id)
             raise NotFound(f"queue {topic}/{queue_id} has offsets {low}..{high - 1}, not {queue_offset}"
                            if high > low else f"queue {topic}/{queue_id} is empty")
         return out
@@ -242,11 +186,11 @@ class StoreQuery:
 
     def offset_by_time(self, topic: str, queue_id: int, timestamp: int) -> dict:
         """The queue offset of the first message stored at or after `timestamp` (the max offset if none)."""
-        low, high = self.queue_bounds(topic, queue_id)
+        low, high = self._bounds(topic, queue_id)
         lo, hi = low, high
         while lo < hi:
             mid = (lo + hi) // 2
-            entry = self.queue_entry(topic, queue_id, mid)
+            entry = self.reader.queues.entry(topic, queue_id, mid)
             if entry is None or self._store_timestamp(entry[0]) >= timestamp:
                 hi = mid
             else:
@@ -254,7 +198,7 @@ class StoreQuery:
         doc = {"topic": topic, "queueId": queue_id, "timestamp": timestamp, "queueOffset": lo,
                "minOffset": low, "maxOffset": high}
         if lo < high:
-            entry = self.queue_entry(topic, queue_id, lo)
+            entry = self.reader.queues.entry(topic, queue_id, lo)
             doc["commitLogOffset"], doc["storeTimestamp"] = entry[0], self._store_timestamp(entry[0])
         return doc
 

@@ -182,7 +182,7 @@ class _QueueCursor:
 
     def __init__(self, reader: StoreReader, topic: str, queue_id: int, log_min: int) -> None:
         self.files = reader.consume_queue(topic, queue_id)
-        self.path = str(reader.paths.queue_dir(topic, queue_id))
+        self.path = reader.queues.location(topic, queue_id)
         self.log_min = log_min
         self.qoffs = np.zeros(0, dtype=np.int64)
         self.entries = np.zeros(0, dtype=consumequeue.entry_dtype())
@@ -237,7 +237,7 @@ class _Queues:
         missing = np.flatnonzero(w.in_cq & ~seen)
         for qkey in np.unique(w.qkey[missing]).tolist():
             topic, qid = names[qkey]
-            path = self.dirs.get((topic, qid)) or str(self.reader.paths.queue_dir(topic, qid))
+            path = self.dirs.get((topic, qid)) or self.reader.queues.location(topic, qid)
             self.sink.add_each(path, "record-without-entry", missing[w.qkey[missing] == qkey], lambda i, path=path: (
                 Finding(path, int(w.qoffset[i]) * consumequeue.ENTRY_LEN, f"record at {int(w.offset[i])} (queue "
                         f"offset {int(w.qoffset[i])}) has no consume-queue entry", consumequeue.ENTRY_LEN,

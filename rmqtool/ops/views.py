@@ -63,19 +63,25 @@ def _decoded(file: str, msg: message.Message, levels: list[int],
 def queue_entries(reader: StoreReader | None, topic: str | None, queue_id: int | None,
                   file: Path | None = None) -> Iterator[dict]:
     """Consume-queue entries of topic/queue (or of one queue file) as decode JSON objects."""
-    from rmqtool.store.reader import consume_queue_file
+    from rmqtool.store.queues import queue_file_entries
 
     if file is not None:
-        parts: Iterator[tuple[np.ndarray, np.ndarray]] = iter([consume_queue_file(single_segment(file))])
+        parts: Iterator[tuple[np.ndarray, np.ndarray, np.ndarray | None]] = iter(
+            [(*queue_file_entries(single_segment(file)), None)])
     else:
         if reader is None or topic is None or queue_id is None:
             raise RmqError("give --topic and --queue (or the path of one consume-queue file)")
-        parts = reader.consume_queue(topic, queue_id)
-    for offsets, entries in parts:
+        parts = reader.queues.read_rows(topic, queue_id)
+    for offsets, entries, times in parts:
         cols = [offsets.tolist(), entries["commitLogOffset"].tolist(), entries["size"].tolist(),
                 entries["tagsCode"].tolist()]
-        for qo, off, size, tags in zip(*cols, strict=True):
-            yield {"queueOffset": qo, "commitLogOffset": off, "size": size, "tagsCode": tags}
+        if times is None:
+            for qo, off, size, tags in zip(*cols, strict=True):
+                yield {"queueOffset": qo, "commitLogOffset": off, "size": size, "tagsCode": tags}
+        else:
+            for qo, off, size, tags, ts in zip(*cols, times.tolist(), strict=True):
+                yield {"queueOffset": qo, "commitLogOffset": off, "size": size, "tagsCode": tags,
+                       "storeTimestamp": ts}
 
 
 def index_report(reader: StoreReader, path: Path, with_entries: bool = True) -> dict:

@@ -10,10 +10,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rmqtool.errors import RmqError
-from rmqtool.format import checkpoint, consumequeue, index, message
+from rmqtool.format import checkpoint, index, message
 from rmqtool.format.finding import Finding
 from rmqtool.store.config import StoreConfig
 from rmqtool.store.paths import StorePaths, offset_name
+from rmqtool.store.queues import QueueStore, open_queues
 
 if TYPE_CHECKING:  # numpy and the scanner load on first use: lookups start faster without them
     import numpy as np
@@ -76,6 +77,7 @@ class StoreReader:
                 raise RmqError(f"{path}: not a RocketMQ store (no commitlog/ folder)")
             self.segments = list_segments(self.paths.commitlog)
         self.segment_size = self._segment_size()
+        self._queues: QueueStore | None = None
 
     # -- commitlog ------------------------------------------------------------------------
     def _segment_size(self) -> int:
@@ -194,26 +196,22 @@ class StoreReader:
         return f"segments cover {self.segments[0].start}..{self.segments[-1].end}"
 
     # -- consume queues ------------------------------------------------------------------------
+    @property
+    def queues(self) -> QueueStore:
+        """The store's consume queues, in whichever form its files hold them."""
+        if self._queues is None:
+            self._queues = open_queues(self.paths, self.config.mappedFileSizeConsumeQueue)
+        return self._queues
+
     def topics(self) -> list[str]:
-        d = self.paths.consumequeue
-        return sorted(e.name for e in os.scandir(d) if e.is_dir()) if d.is_dir() else []
+        return self.queues.topics()
 
     def queue_ids(self, topic: str) -> list[int]:
-        d = self.paths.consumequeue / topic
-        return sorted(int(e.name) for e in os.scandir(d) if e.is_dir() and e.name.isdigit()) if d.is_dir() else []
+        return self.queues.queue_ids(topic)
 
     def consume_queue(self, topic: str, queue_id: int) -> Iterator[tuple[np.ndarray, np.ndarray]]:
-        """(queue offsets, entries) per consume-queue file of topic/queue_id, read by the broker's rule:
-        entries up to the first one that is not written, and no file after one that has such an entry."""
-        directory = self.paths.queue_dir(topic, queue_id)
-        if not directory.is_dir():
-            known = ", ".join(self.topics()) or "none"
-            raise RmqError(f"no consume queue {topic}/{queue_id} in {self.paths.root} (topics: {known})")
-        for seg in list_segments(directory):
-            qoffs, entries = consume_queue_file(seg)
-            yield qoffs, entries
-            if len(entries) * consumequeue.ENTRY_LEN < seg.size:
-                return
+        """(queue offsets, entries) of topic/queue_id in chunks, read by the broker's rule."""
+        return self.queues.read(topic, queue_id)
 
     # -- index ---------------------------------------------------------------------------------
     def index_paths(self) -> list[Path]:
@@ -251,16 +249,6 @@ class StoreReader:
 
     def abort_present(self) -> bool:
         return self.paths.abort.exists()
-
-
-def consume_queue_file(seg: SegmentFile) -> tuple[np.ndarray, np.ndarray]:
-    """(queue offsets, entries) of one consume-queue file: the entries before the first one that is
-    not written (`consumequeue.written_count`, the broker's reading rule)."""
-    import numpy as np
-
-    entries = consumequeue.decode_entries(read_file(seg.path))
-    n = consumequeue.written_count(entries)
-    return np.arange(n, dtype=np.int64) + seg.start // consumequeue.ENTRY_LEN, entries[:n]
 
 
 def infer_index_geometry(size: int) -> tuple[int, int]:

@@ -1,0 +1,195 @@
+"""The 5.x RocksDB consume queue, opened read-only without touching the store.
+
+The database is opened read-only through a private folder of symbolic links to its files,
+so that nothing (not the binding's own settings file, not RocksDB's info log) is ever
+written into `consumequeue/`, and a running broker's lock is never taken or disturbed.
+Needs the `rocksdict` binding (`pip install 'rmqtool[rocksdb]'`).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import weakref
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from rmqtool.errors import RmqError
+from rmqtool.format import consumequeue, rocksqueue
+
+if TYPE_CHECKING:
+    import numpy as np
+
+CHUNK_ENTRIES = 1 << 16  # entries per array handed to a reader
+INSTALL_HINT = "pip install 'rmqtool[rocksdb]'"
+
+
+class RocksQueues:
+    """Every queue of one RocksDB consume-queue database (`consumequeue/` of a 5.x store)."""
+
+    kind = "rocksdb"
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+        self._db = None
+        self._bounds: dict[tuple[str, int], dict[str, rocksqueue.Bound]] | None = None
+        self.checkpoint_offset: int | None = None
+        self._queues: list[tuple[str, int]] | None = None
+        self._families: set[str] = set()
+
+    # -- opening -------------------------------------------------------------------------------
+    def _open(self):
+        if self._db is not None:
+            return self._db
+        try:
+            from rocksdict import AccessType, Options, Rdict
+        except ImportError:
+            raise RmqError(f"{self.directory} is a RocksDB consume queue; reading it needs the rocksdict "
+                           f"package: {INSTALL_HINT}") from None
+        farm = Path(tempfile.mkdtemp(prefix="rmqtool-rocksdb-"))
+        weakref.finalize(self, shutil.rmtree, farm, True)
+        try:
+            for entry in os.scandir(self.directory):
+                if entry.is_file() and entry.name != "LOCK":
+                    os.symlink(os.path.abspath(entry.path), farm / entry.name)
+            families = Rdict.list_cf(str(farm))
+            self._families = set(families)
+            extra = {name: Options(raw_mode=True) for name in families if name != rocksqueue.DEFAULT_FAMILY}
+            self._db = Rdict(str(farm), options=Options(raw_mode=True), column_families=extra,
+                             access_type=AccessType.read_only())
+        except OSError as e:
+            raise RmqError(f"{self.directory}: cannot read the RocksDB consume queue: {e.strerror or e}") from None
+        except Exception as e:  # the binding raises plain Exceptions carrying RocksDB's status text
+            reason = str(e).splitlines()[0] if str(e) else type(e).__name__
+            raise RmqError(f"{self.directory}: cannot open the RocksDB consume queue: {reason}") from None
+        weakref.finalize(self, self._db.close)
+        return self._db
+
+    def close(self) -> None:
+        if self._db is not None:
+            self._db.close()
+            self._db = None
+
+    # -- the offset table ------------------------------------------------------------------------
+    def offset_table(self) -> dict[tuple[str, int], dict[str, rocksqueue.Bound]]:
+        """{(topic, queueId): {"max": Bound, "min": Bound}} from the `offset` column family."""
+        if self._bounds is None:
+            db = self._open()
+            self._bounds = {}
+            if rocksqueue.OFFSET_FAMILY in self._families:
+                for key, value in db.get_column_family(rocksqueue.OFFSET_FAMILY).items():
+                    row = rocksqueue.parse_bound(key, value)
+                    if isinstance(row, int):
+                        self.checkpoint_offset = row
+                    elif row is not None:
+                        self._bounds.setdefault((row.topic, row.queue_id), {})[row.kind] = row
+        return self._bounds
+
+    # -- queues ----------------------------------------------------------------------------------
+    def queues(self) -> list[tuple[str, int]]:
+        """(topic, queueId) of every queue holding entries: one seek per queue, not a full scan."""
+        if self._queues is None:
+            it = self._open().iter()
+            it.seek_to_first()
+            found = []
+            while it.valid():
+                parsed = rocksqueue.parse_entry_key(it.key())
+                if parsed is None:
+                    it.next()
+                    continue
+                found.append((parsed.topic, parsed.queue_id))
+                it.seek(rocksqueue.after_queue(it.key()[: parsed.prefix_len]))
+            del it
+            self._queues = sorted(found)
+        return self._queues
+
+    def topics(self) -> list[str]:
+        return sorted({t for t, _ in self.queues()})
+
+    def queue_ids(self, topic: str) -> list[int]:
+        return [q for t, q in self.queues() if t == topic]
+
+    def location(self, topic: str, queue_id: int) -> str:
+        return f"{self.directory} ({topic}/{queue_id})"
+
+    def _first_offset(self, topic: str, queue_id: int) -> int | None:
+        """Where the queue's entries start: its first key, or the table's min when that is higher."""
+        prefix = rocksqueue.queue_prefix(topic, queue_id)
+        it = self._open().iter()
+        it.seek(prefix)
+        if not it.valid() or not bytes(it.key()).startswith(prefix):
+            return None
+        first = rocksqueue.parse_entry_key(it.key())
+        del it
+        low = self.offset_table().get((topic, queue_id), {}).get("min")
+        start = first.queue_offset if first else 0
+        return max(start, low.queue_offset) if low is not None else start
+
+    def read_rows(self, topic: str, queue_id: int) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+        """(queue offsets, entries, stored store timestamps) in chunks: the consecutive entries from
+        the queue's first one up to the first missing queue offset."""
+        if (topic, queue_id) not in set(self.queues()):
+            from rmqtool.store.queues import missing_queue
+
+            raise missing_queue(self, self.directory.parent, topic, queue_id)
+        start = self._first_offset(topic, queue_id)
+        if start is None:
+            return
+        prefix = rocksqueue.queue_prefix(topic, queue_id)
+        it = self._open().iter()
+        it.seek(rocksqueue.entry_key(topic, queue_id, start))
+        expect = start
+        raw: list[bytes] = []
+        while it.valid():
+            key = bytes(it.key())
+            if not key.startswith(prefix) or len(key) != len(prefix) + 8:
+                break
+            parsed = rocksqueue.parse_entry_key(key)
+            value = bytes(it.value())
+            if parsed is None or parsed.queue_offset != expect or len(value) != rocksqueue.VALUE_LEN:
+                break
+            raw.append(value)
+            expect += 1
+            if len(raw) == CHUNK_ENTRIES:
+                yield _rows(expect - len(raw), raw)
+                raw = []
+            it.next()
+        del it
+        if raw:
+            yield _rows(expect - len(raw), raw)
+
+    def read(self, topic: str, queue_id: int) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        for qoffs, entries, _ in self.read_rows(topic, queue_id):
+            yield qoffs, entries
+
+    def entry(self, topic: str, queue_id: int, queue_offset: int) -> tuple[int, int, int] | None:
+        if (topic, queue_id) not in set(self.queues()):
+            from rmqtool.store.queues import missing_queue
+
+            raise missing_queue(self, self.directory.parent, topic, queue_id)
+        value = self._open().get(rocksqueue.entry_key(topic, queue_id, queue_offset))
+        found = rocksqueue.decode_value(bytes(value)) if value is not None else None
+        return found[:3] if found else None
+
+    def bounds(self, topic: str, queue_id: int) -> tuple[int, int]:
+        low = self._first_offset(topic, queue_id)
+        if low is None:
+            return 0, 0
+        it = self._open().iter()
+        it.seek_for_prev(rocksqueue.after_queue(rocksqueue.queue_prefix(topic, queue_id)))
+        last = rocksqueue.parse_entry_key(bytes(it.key())) if it.valid() else None
+        del it
+        return low, max(low, last.queue_offset + 1) if last is not None else low
+
+
+def _rows(first: int, values: list[bytes]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    import numpy as np
+
+    packed = np.frombuffer(b"".join(values), dtype=rocksqueue.VALUE.dtype())
+    entries = np.empty(len(values), dtype=consumequeue.entry_dtype())
+    for name in ("commitLogOffset", "size", "tagsCode"):
+        entries[name] = packed[name]
+    times = packed["storeTimestamp"].astype(np.int64)
+    return np.arange(first, first + len(values), dtype=np.int64), entries, times
