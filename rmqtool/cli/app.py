@@ -7,12 +7,12 @@ import sys
 import typer
 
 from rmqtool import __version__
-from rmqtool.cli import append, bench, decode, inspect_cmd, query, recover, spark, verify
+from rmqtool.cli import append, bench, decode, info, inspect_cmd, query, recover, spark, verify
 from rmqtool.errors import NotFound, RmqError
 
 app = typer.Typer(
     name="rmqtool",
-    help="Read, query, verify and write Apache RocketMQ 4.9.x message stores without a broker.",
+    help="Read, query, verify and write Apache RocketMQ 4.9.x message stores (and read 5.x stores) without a broker.",
     no_args_is_help=True,
     add_completion=True,
     pretty_exceptions_enable=False,
@@ -20,6 +20,7 @@ app = typer.Typer(
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 app.add_typer(decode.app, name="decode")
+app.command("info")(info.info)
 app.command("inspect")(inspect_cmd.inspect)
 app.command("append")(append.append)
 app.command("import")(append.import_)

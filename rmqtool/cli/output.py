@@ -148,3 +148,22 @@ def stages(labels: list[str]) -> Iterator[Callable[[str, int], None]]:
                 bar.start_task(tasks[later[0]])
 
         yield done
+
+
+def terminal_text(text: str) -> str:
+    """A string from a store made safe to print: control characters as escapes, rich markup inert."""
+    from rich.markup import escape
+
+    return escape(text.encode("unicode_escape").decode("ascii") if not text.isprintable() else text)
+
+
+def utc(ms: int | None) -> str:
+    """Epoch milliseconds with their UTC time beside them."""
+    from datetime import datetime, timezone
+
+    if ms is None:
+        return "-"
+    try:
+        return f"{ms} ({datetime.fromtimestamp(ms / 1000, tz=timezone.utc).strftime('%Y-%m-%d %H:%M:%S.%f')[:-3]}Z)"
+    except (OverflowError, OSError, ValueError):
+        return str(ms)

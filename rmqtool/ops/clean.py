@@ -33,7 +33,10 @@ class CleanPlan:
 
 def plan_clean(root: str | os.PathLike, cfg: StoreConfig, reserved_hours: float | None = None,
                now_ms: int | None = None) -> CleanPlan:
+    from rmqtool.store.kind import require_writable
+
     paths = StorePaths(root, cfg.storePathCommitLog or None)
+    require_writable(paths, "clean")
     hours = cfg.fileReservedTime if reserved_hours is None else reserved_hours
     now = time.time_ns() // 1_000_000 if now_ms is None else now_ms
     plan = CleanPlan()
@@ -82,7 +85,7 @@ def orphaned_files(paths: StorePaths, min_offset: int) -> list[tuple[str, str]]:
 def apply_clean(root: str | os.PathLike, cfg: StoreConfig, plan: CleanPlan) -> None:
     from rmqtool.store.lock import StoreLock
 
-    lock = StoreLock(StorePaths(root, cfg.storePathCommitLog or None))
+    lock = StoreLock(StorePaths(root, cfg.storePathCommitLog or None), "clean")
     try:
         for f, _ in plan.deleted:
             Path(f).unlink(missing_ok=True)

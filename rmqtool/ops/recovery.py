@@ -187,6 +187,9 @@ def plan_recovery(root: str | os.PathLike, cfg: StoreConfig, *, count_dispatch: 
     """
     from rmqtool.format.kernels import POLICY_BROKER, STOP_BLANK, STOP_REASONS, STOP_WINDOW, walk, walk_rows
 
+    from rmqtool.store.kind import require_writable
+
+    require_writable(StorePaths(root, cfg.storePathCommitLog or None), "recover")
     reader = StoreReader(root, cfg, {"mappedFileSizeCommitLog", "mappedFileSizeConsumeQueue", "maxHashSlotNum",
                                      "maxIndexNum"})
     paths = reader.paths
@@ -445,7 +448,7 @@ def apply_recovery(root: str | os.PathLike, cfg: StoreConfig, plan: RecoveryPlan
     if plan.refused:
         raise RmqError(f"recovery refused: {plan.refused}")
     paths = StorePaths(root, cfg.storePathCommitLog or None)
-    lock = StoreLock(paths)
+    lock = StoreLock(paths, "recover")
     try:
         for c in plan.cuts:
             start, end = cut_range(c)

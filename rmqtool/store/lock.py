@@ -20,7 +20,10 @@ _HELD_HERE: set[str] = set()  # POSIX locks do not exclude a second open in the 
 
 
 class StoreLock:
-    def __init__(self, paths: StorePaths) -> None:
+    def __init__(self, paths: StorePaths, action: str = "write to") -> None:
+        from rmqtool.store.kind import require_writable
+
+        require_writable(paths, action)  # before the lock file is created or touched
         self.paths = paths
         self.key = os.path.realpath(paths.root)
         if self.key in _HELD_HERE:

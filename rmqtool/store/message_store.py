@@ -222,6 +222,9 @@ def _prepare_root(paths: StorePaths, create: bool) -> None:
     if root.exists() and not root.is_dir():
         raise RmqError(f"{root} is not a directory")
     if paths.is_store():
+        from rmqtool.store.kind import require_writable
+
+        require_writable(paths, "write to")
         return
     if not create:
         raise RmqError(f"{root} is not a store (no commitlog/ folder)")

@@ -1,0 +1,138 @@
+"""`info`: what an operator asks first about a store, gathered read-only and without a full scan.
+
+The kind and its evidence, the commitlog's extent (first/last record and their store times),
+the consume queues (form, file size, every queue's offset range), the index files, the
+checkpoint against the data, and whether `abort` is present and a process holds `lock`.
+Cost: the first and the last segment are scanned, each queue's bounds and each index header
+are read; nothing else.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from pathlib import Path
+
+from rmqtool.errors import RmqError
+from rmqtool.format import index
+from rmqtool.store.kind import detect
+from rmqtool.store.lock import lock_holder
+from rmqtool.store.reader import StoreReader, open_reader
+from rmqtool.store.segments import list_segments
+
+
+def store_info(path: str | os.PathLike, config: str | os.PathLike | None = None) -> dict:
+    reader = open_reader(path, config)
+    if reader.single_file:
+        raise RmqError(f"{path}: give the store root, not one file")
+    try:
+        kind = detect(reader.paths)
+        doc: dict = {"store": str(reader.paths.root), **kind.to_json()}
+        doc["commitlog"] = _commitlog(reader)
+        doc["consumeQueues"] = _queues(reader)
+        doc["messagesInQueues"] = sum(q["maxOffset"] - q["minOffset"] for t in doc["consumeQueues"]["topics"]
+                                      for q in t["queues"])
+        doc["index"] = _index(reader)
+        doc["checkpoint"] = _checkpoint(reader, doc["commitlog"].get("lastStoreTimestamp"))
+        doc["abortFile"] = reader.paths.abort.exists()
+        doc["lockHeldBy"] = lock_holder(reader.paths)
+        if kind.timer_store:
+            doc["timerFiles"] = _timer(reader.paths.root)
+        return doc
+    finally:
+        reader.queues.close()
+
+
+def _commitlog(reader: StoreReader) -> dict:
+    segs = reader.segments
+    out: dict = {"directory": str(reader.paths.commitlog), "segments": len(segs), "segmentSize": reader.segment_size}
+    if not segs:
+        return out
+    first = _edge_record(reader, segs[0].start, last=False)
+    last = None
+    for seg in reversed(segs):
+        last = _edge_record(reader, seg.start, last=True, until=seg.end)
+        if last is not None:
+            break
+    if first is not None:
+        out["firstOffset"], out["firstStoreTimestamp"] = first
+    if last is not None:
+        end, ts = last
+        out["endOffset"], out["lastStoreTimestamp"] = end, ts
+        if first is not None:
+            out["dataBytes"] = end - first[0]
+    return out
+
+
+def _edge_record(reader: StoreReader, start: int, *, last: bool, until: int | None = None) -> tuple[int, int] | None:
+    """(offset, storeTimestamp) of the first good record from `start` on, or (end offset,
+    storeTimestamp) of the last good record of the segment at `start` (`last`)."""
+    found = None
+    for chunk in reader.scan(start, verify_crc=False, until=until):
+        b = chunk.batch
+        if b is None or not len(b):
+            continue
+        ts = b.cols["storeTimestamp"]
+        if not last:
+            return int(b.offsets[0]), int(ts[0])
+        found = (int(b.offsets[-1] + b.cols["totalSize"][-1]), int(ts[-1]))
+    return found
+
+
+def _queues(reader: StoreReader) -> dict:
+    store = reader.queues
+    out: dict = {"form": store.kind, "location": str(reader.paths.consumequeue)}
+    topics = []
+    sizes: Counter[int] = Counter()
+    for topic in store.topics():
+        rows = []
+        for qid in store.queue_ids(topic):
+            low, high = store.bounds(topic, qid)
+            rows.append({"queueId": qid, "minOffset": low, "maxOffset": high})
+            if store.kind == "file":
+                sizes.update(s.size for s in list_segments(reader.paths.queue_dir(topic, qid)))
+        topics.append({"topic": topic, "queues": rows})
+    if sizes:
+        out["fileSize"] = sizes.most_common(1)[0][0]
+    out["queueCount"] = sum(len(t["queues"]) for t in topics)
+    out["topics"] = topics
+    return out
+
+
+def _index(reader: StoreReader) -> dict:
+    files = reader.index_paths()
+    out: dict = {"files": len(files)}
+    if not files:
+        return out
+    headers = [reader.index_file(p).header for p in files]
+    out["fileSize"] = Counter(p.stat().st_size for p in files).most_common(1)[0][0]
+    out["entries"] = sum(max(h["indexCount"] - index.FIRST_INDEX, 0) for h in headers)
+    out["firstBeginTimestamp"] = headers[0]["beginTimestamp"]
+    out["lastEndTimestamp"] = headers[-1]["endTimestamp"]
+    out["lastEndPhyOffset"] = headers[-1]["endPhyOffset"]
+    return out
+
+
+def _checkpoint(reader: StoreReader, last_ts: int | None) -> dict:
+    if not reader.paths.checkpoint.is_file():
+        return {"present": False}
+    cp = reader.checkpoint()
+    out = {"present": True, **cp.to_json()}
+    if last_ts is not None:
+        lag = last_ts - cp.physicMsgTimestamp
+        out["physicBehindDataMs"] = lag  # > 0: records newer than the checkpoint (normal until the next flush)
+    return out
+
+
+def _timer(root: Path) -> dict:
+    from rmqtool.store.kind import TIMER_FILES
+
+    out = {}
+    for name in TIMER_FILES:
+        p = root / name
+        if p.is_dir():
+            segs = list_segments(p)
+            out[name] = {"segments": len(segs), "bytes": sum(s.size for s in segs)}
+        elif p.exists():
+            out[name] = {"bytes": p.stat().st_size}
+    return out
