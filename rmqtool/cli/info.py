@@ -31,7 +31,8 @@ def info(
     log, queues, idx, cp = doc["commitlog"], doc["consumeQueues"], doc["index"], doc["checkpoint"]
     summary = {
         "store": terminal_text(doc["store"]),
-        "kind": f"{doc['label']} [{doc['kind']}]" + ("" if doc["writable"] else " (read-only for rmqtool)"),
+        "kind": terminal_text(f"{doc['label']} [{doc['kind']}]"
+                              + ("" if doc["writable"] else " (read-only for rmqtool)")),
         "evidence": terminal_text("; ".join(doc["evidence"])),
         "commitlog": f"{log['segments']} segment(s) of {log['segmentSize']} bytes",
         "physical offsets": f"{log.get('firstOffset', '-')} .. {log.get('endOffset', '-')}",

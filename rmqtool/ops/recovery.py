@@ -186,7 +186,6 @@ def plan_recovery(root: str | os.PathLike, cfg: StoreConfig, *, count_dispatch: 
     adds (a dry run needs that; `apply_recovery` counts them from the result instead).
     """
     from rmqtool.format.kernels import POLICY_BROKER, STOP_BLANK, STOP_REASONS, STOP_WINDOW, walk, walk_rows
-
     from rmqtool.store.kind import require_writable
 
     require_writable(StorePaths(root, cfg.storePathCommitLog or None), "recover")

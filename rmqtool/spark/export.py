@@ -108,6 +108,8 @@ def spark_export(store: Path, out: Path, cfg: StoreConfig, *, fmt: str = "parque
     reader = StoreReader(store, cfg)
     if reader.single_file:
         raise RmqError(f"{store}: spark-export reads a store root, not one segment")
+    if reader.dledger:
+        raise RmqError(f"{store}: spark-export splits plain commitlogs; for a DLedger log use `rmqtool export`")
     spark = get_session(master)
     sc = spark.sparkContext
     ranges = record_ranges(reader, sc.defaultParallelism * RANGES_PER_CORE)

@@ -19,7 +19,7 @@ from pathlib import Path
 from rmqtool.errors import RmqError
 from rmqtool.format import checkpoint, message
 from rmqtool.format.crc import CRC32_PROPERTY
-from rmqtool.store.paths import StorePaths
+from rmqtool.store.paths import DLEDGER_PREFIX, StorePaths
 from rmqtool.store.queues import is_rocksdb
 from rmqtool.store.segments import list_segments, read_file
 
@@ -30,7 +30,6 @@ LABELS = {
     KIND_5X_ROCKSDB: "RocketMQ 5.x store with the RocksDB consume queue",
     KIND_DLEDGER: "DLedger commitlog store",
 }
-DLEDGER_PREFIX = "dledger-"
 TIMER_FILES = ("timerwheel", "timerlog", "timercheck")
 COMPACTION_DIR = "compaction"
 BATCH_QUEUE_DIR = "batchconsumequeue"

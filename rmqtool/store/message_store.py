@@ -221,10 +221,10 @@ def _prepare_root(paths: StorePaths, create: bool) -> None:
     root = paths.root
     if root.exists() and not root.is_dir():
         raise RmqError(f"{root} is not a directory")
-    if paths.is_store():
-        from rmqtool.store.kind import require_writable
+    from rmqtool.store.kind import require_writable
 
-        require_writable(paths, "write to")
+    require_writable(paths, "write to")
+    if paths.is_store():
         return
     if not create:
         raise RmqError(f"{root} is not a store (no commitlog/ folder)")

@@ -12,6 +12,7 @@ CHECKPOINT_FILE = "checkpoint"
 ABORT_FILE = "abort"
 LOCK_FILE = "lock"
 CONFIG_DIR = "config"
+DLEDGER_PREFIX = "dledger-"  # dledger-<selfId>/data and /index: a DLedger commitlog
 OFFSET_NAME_DIGITS = 20
 
 

@@ -10,10 +10,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rmqtool.errors import RmqError
-from rmqtool.format import checkpoint, index, message
+from rmqtool.format import checkpoint, dledger, index, message
 from rmqtool.format.finding import Finding
 from rmqtool.store.config import StoreConfig
-from rmqtool.store.paths import StorePaths, offset_name
+from rmqtool.store.paths import DLEDGER_PREFIX, StorePaths, offset_name
 from rmqtool.store.queues import QueueStore, open_queues
 
 if TYPE_CHECKING:  # numpy and the scanner load on first use: lookups start faster without them
@@ -72,7 +72,7 @@ class StoreReader:
             self.paths = StorePaths(p.parent.parent if p.parent.name == "commitlog" else p.parent)
             self.segments = [single_segment(p)]
         else:
-            self.paths = StorePaths(p, self.config.storePathCommitLog or None)
+            self.paths = StorePaths(p, self.config.storePathCommitLog or self._dledger_data(p))
             if not self.paths.is_store():
                 raise RmqError(f"{path}: not a RocketMQ store (no commitlog/ folder)")
             self.segments = list_segments(self.paths.commitlog)
@@ -80,6 +80,18 @@ class StoreReader:
         self._queues: QueueStore | None = None
 
     # -- commitlog ------------------------------------------------------------------------
+    @staticmethod
+    def _dledger_data(root: Path) -> Path | None:
+        """`dledger-<id>/data` under the root: the commitlog of a DLedger store."""
+        found = sorted(root.glob(f"{DLEDGER_PREFIX}*/{dledger.DATA_DIR}"))
+        return found[0] if found and found[0].is_dir() else None
+
+    @property
+    def dledger(self) -> bool:
+        """Whether the log is a DLedger data log (records wrapped in entries)."""
+        return self.paths.commitlog.name == dledger.DATA_DIR and \
+            self.paths.commitlog.parent.name.startswith(DLEDGER_PREFIX)
+
     def _segment_size(self) -> int:
         if "mappedFileSizeCommitLog" in self.given or not self.segments:
             return self.config.mappedFileSizeCommitLog
@@ -120,6 +132,11 @@ class StoreReader:
         as data."""
         from rmqtool.format.scan import END_ZEROS, SegmentEnd, SegmentScanner
 
+        scanner_class = SegmentScanner
+        if self.dledger:
+            from rmqtool.format.dledgerscan import DLedgerScanner
+
+            scanner_class = DLedgerScanner
         if not self.segments:
             return
         first = True
@@ -135,10 +152,12 @@ class StoreReader:
                 continue
             start = max(from_offset - seg.start, 0)
             with open_read_only(seg.path) as buf:
-                scanner = SegmentScanner(buf, seg.start, str(seg.path), verify_crc=verify_crc,
-                                         start=self._first_record_at(buf, seg, start) if first else 0,
-                                         data_end=data_end(seg.path),
-                                         limit=None if until is None else until - seg.start)
+                # a DLedger scan starts at an entry: from the segment's start, records before `start` dropped
+                at = 0 if self.dledger or not first else self._first_record_at(buf, seg, start)
+                below = seg.start + start if self.dledger and first and start else None
+                scanner = scanner_class(buf, seg.start, str(seg.path), verify_crc=verify_crc, start=at,
+                                        data_end=data_end(seg.path),
+                                        limit=None if until is None else until - seg.start)
                 first = False
                 released = 0
                 for item in scanner.batches():
@@ -154,6 +173,8 @@ class StoreReader:
                         if found:
                             yield ScanChunk(None, found)
                     else:
+                        if below is not None:
+                            item = item.select(item.offsets >= below)
                         if pending_hole and len(item):
                             found.insert(0, pending_hole)
                             pending_hole = None
