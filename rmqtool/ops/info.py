@@ -18,6 +18,7 @@ from rmqtool.format import index
 from rmqtool.store.kind import detect
 from rmqtool.store.lock import lock_holder
 from rmqtool.store.reader import StoreReader, open_reader
+from rmqtool.store.rocksqueue import RocksQueues
 from rmqtool.store.segments import list_segments
 
 
@@ -84,16 +85,22 @@ def _queues(reader: StoreReader) -> dict:
     out: dict = {"form": store.kind, "location": str(reader.paths.consumequeue)}
     topics = []
     sizes: Counter[int] = Counter()
+    table = store.offset_table() if isinstance(store, RocksQueues) else None
     for topic in store.topics():
         rows = []
         for qid in store.queue_ids(topic):
             low, high = store.bounds(topic, qid)
             rows.append({"queueId": qid, "minOffset": low, "maxOffset": high})
+            if table is not None:
+                rows[-1]["offsetTable"] = {kind: {"queueOffset": b.queue_offset, "commitLogOffset": b.commit_log_offset}
+                                           for kind, b in sorted(table.get((topic, qid), {}).items())}
             if store.kind == "file":
                 sizes.update(s.size for s in list_segments(reader.paths.queue_dir(topic, qid)))
         topics.append({"topic": topic, "queues": rows})
     if sizes:
         out["fileSize"] = sizes.most_common(1)[0][0]
+    if table is not None and store.checkpoint_offset is not None:
+        out["dispatchedPhyOffset"] = store.checkpoint_offset  # the table's CHECKPOINT_TOPIC row
     out["queueCount"] = sum(len(t["queues"]) for t in topics)
     out["topics"] = topics
     return out

@@ -114,6 +114,7 @@ def verify_store(reader: StoreReader) -> VerifyReport:
             indexes.check(window)
         last_ts, end = max(last_ts, window.last_store_ts), window.end
     queues.finish(end)
+    report.findings += reader.queues.findings()
     if indexes is not None:
         indexes.finish(end)
     sink.close()

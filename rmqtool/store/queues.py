@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from rmqtool.errors import NoSuchQueue, RmqError
 from rmqtool.format import consumequeue
+from rmqtool.format.finding import Finding
 from rmqtool.store.paths import StorePaths
 from rmqtool.store.segments import SegmentFile, list_segments, read_file
 
@@ -67,6 +68,10 @@ class QueueStore(Protocol):
         ...
     def entry(self, topic: str, queue_id: int, queue_offset: int) -> tuple[int, int, int] | None: ...
     def bounds(self, topic: str, queue_id: int) -> tuple[int, int]: ...
+    def findings(self) -> list[Finding]:
+        """What the form itself keeps beside its entries, checked against them (entries against the log
+        are verify's)."""
+        ...
     def close(self) -> None: ...
 
 
@@ -135,6 +140,9 @@ class FileQueues:
         high = last.start // consumequeue.ENTRY_LEN + consumequeue.written_count(entries)
         del entries
         return low, high
+
+    def findings(self) -> list[Finding]:
+        return []  # queue files keep nothing but their entries
 
     def close(self) -> None:
         self.maps.close()

@@ -18,10 +18,12 @@ from typing import TYPE_CHECKING
 
 from rmqtool.errors import RmqError
 from rmqtool.format import consumequeue, rocksqueue
+from rmqtool.format.finding import WARNING, Finding
 
 if TYPE_CHECKING:
     import numpy as np
 
+STRUCTURE = "consumequeue"
 CHUNK_ENTRIES = 1 << 16  # entries per array handed to a reader
 INSTALL_HINT = "pip install 'rmqtool[rocksdb]'"
 
@@ -173,6 +175,36 @@ class RocksQueues:
         found = rocksqueue.decode_value(bytes(value)) if value is not None else None
         return found[:3] if found else None
 
+    def findings(self) -> list[Finding]:
+        """The offset table against the entries: each queue's max row names its last entry, each min row
+        an entry that exists; a queue with entries has a max row."""
+        out: list[Finding] = []
+        table = self.offset_table()
+        for topic, qid in self.queues():
+            rows = table.get((topic, qid), {})
+            low, high = self.bounds(topic, qid)
+            top = rows.get("max")
+            if top is None:
+                out.append(Finding(self.location(topic, qid), high - 1, f"queue {topic}/{qid} has entries "
+                                   f"{low}..{high - 1} but no max row in the offset table", 0, WARNING,
+                                   STRUCTURE, "offset-table"))
+            elif top.queue_offset != high - 1:
+                out.append(Finding(self.location(topic, qid), top.queue_offset, f"offset table max of {topic}/{qid}"
+                                   f" is {top.queue_offset}, the last entry is {high - 1}", 0, structure=STRUCTURE,
+                                   kind="offset-table"))
+            else:
+                out += _table_row_findings(self.location(topic, qid), topic, qid, top,
+                                           self.entry(topic, qid, top.queue_offset))
+            if "min" in rows:
+                out += _table_row_findings(self.location(topic, qid), topic, qid, rows["min"],
+                                           self.entry(topic, qid, rows["min"].queue_offset))
+        known = set(self.queues())
+        for topic, qid in table:
+            if (topic, qid) not in known:
+                out.append(Finding(str(self.directory), 0, f"offset table names {topic}/{qid}, which has no "
+                                   "entries", 0, WARNING, STRUCTURE, "offset-table"))
+        return out
+
     def bounds(self, topic: str, queue_id: int) -> tuple[int, int]:
         low = self._first_offset(topic, queue_id)
         if low is None:
@@ -182,6 +214,20 @@ class RocksQueues:
         last = rocksqueue.parse_entry_key(bytes(it.key())) if it.valid() else None
         del it
         return low, max(low, last.queue_offset + 1) if last is not None else low
+
+
+def _table_row_findings(location: str, topic: str, queue_id: int, bound: rocksqueue.Bound,
+                        entry: tuple[int, int, int] | None) -> list[Finding]:
+    """The offset table's min or max row of a queue against the entry it names."""
+    where = f"offset table {bound.kind} of {topic}/{queue_id}"
+    if entry is None:
+        return [Finding(location, bound.queue_offset, f"{where} names queue offset {bound.queue_offset}, which has "
+                        "no entry", 0, structure=STRUCTURE, kind="offset-table")]
+    if entry[0] != bound.commit_log_offset:
+        return [Finding(location, bound.queue_offset, f"{where}: queue offset {bound.queue_offset} at "
+                        f"{bound.commit_log_offset}, but its entry points at {entry[0]}", 0, structure=STRUCTURE,
+                        kind="offset-table")]
+    return []
 
 
 def _rows(first: int, values: list[bytes]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
