@@ -84,7 +84,7 @@ def _move_index(src: Path, dst: Path, moved: dict[int, int], hash_slots: int = 6
         (dst / f.name).write_bytes(bytes(buf))
 
 
-def make_timer_store(src: Path, dst: Path, units: list[tuple[int, int, int, int]], file_size: int = 52 * 4 + 16) \
+def make_timer_store(src: Path, dst: Path, units: list[tuple[int, int, int, int]], file_size: int = 52 * 3 + 16) \
         -> None:
     """A copy of `src` with a timer store whose log holds `units` = (commitLogOffset, size, writeTime,
     delayMs): three units per segment of `file_size` bytes, then a blank, as the timer log rolls."""

@@ -27,12 +27,12 @@ def recover(
     from rmqtool.errors import RmqError
     from rmqtool.ops.recovery import apply_recovery, plan_recovery
     from rmqtool.store.config import StoreConfig
+    from rmqtool.store.kind import require_store
     from rmqtool.store.lock import lock_holder
     from rmqtool.store.paths import StorePaths
 
     cfg = StoreConfig.from_file(config)[0] if config else StoreConfig()
-    if not StorePaths(store).is_store():
-        raise RmqError(f"{store} is not a store (no commitlog/ folder)")
+    require_store(StorePaths(store), "recover")
     holder = lock_holder(StorePaths(store))
     if holder is not None and not dry_run:
         raise RmqError(f"store {store} is locked by process {holder} (a running broker?): nothing changed")
@@ -90,14 +90,13 @@ def clean(
 
     Example: [bold]rmqtool clean /data/store --reserved-hours 48 --dry-run[/]
     """
-    from rmqtool.errors import RmqError
     from rmqtool.ops.clean import apply_clean, plan_clean
     from rmqtool.store.config import StoreConfig
+    from rmqtool.store.kind import require_store
     from rmqtool.store.paths import StorePaths
 
     cfg = StoreConfig.from_file(config)[0] if config else StoreConfig()
-    if not StorePaths(store).is_store():
-        raise RmqError(f"{store} is not a store (no commitlog/ folder)")
+    require_store(StorePaths(store), "clean")
     plan = plan_clean(store, cfg, reserved_hours)
     if not dry_run:
         apply_clean(store, cfg, plan)

@@ -135,3 +135,10 @@ def _checkpoint_traces(path: Path) -> list[str]:
     cp = checkpoint.decode(buf)
     return ["checkpoint holds the 5.x longs (masterFlushedOffset, confirmPhyOffset)"] \
         if cp.masterFlushedOffset is not None else []
+
+
+def require_store(paths: StorePaths, action: str) -> None:
+    """An existing 4.x store to `action`: another kind is refused by name, a folder without a log as such."""
+    require_writable(paths, action)
+    if not paths.is_store():
+        raise RmqError(f"{paths.root} is not a store (no commitlog/ folder)")
