@@ -13,14 +13,9 @@ from pathlib import Path
 
 import pytest
 from conftest import REQUIRE_GOLDEN_ENV, golden_root
-from stores5x import (
-    fixture_records,
-    make_5x_checkpoint_store,
-    make_batch_queue_store,
-    make_dledger_store,
-    make_timer_store,
-)
+from stores5x import make_5x_checkpoint_store, make_batch_queue_store, make_timer_store
 
+from rmqtool.bench.layouts import records, to_dledger, to_rocksdb
 from rmqtool.format import dledger, rocksqueue, timerlog
 from rmqtool.ops.info import store_info
 from rmqtool.ops.query import StoreQuery
@@ -157,7 +152,7 @@ def kinds(tmp_path_factory, golden_v5) -> dict[str, Path]:
               "checkpoint5": base / "checkpoint5", "batch": base / "batch"}
     shutil.copytree(golden_v5 / "store", stores["rocksdb"])
     stores["dledger"].mkdir()
-    make_dledger_store(FIXTURE, stores["dledger"])
+    to_dledger(FIXTURE, stores["dledger"])
     make_timer_store(FIXTURE, stores["timer"], [(0, 239, 1_700_000_000_000, 5000)])
     make_5x_checkpoint_store(FIXTURE, stores["checkpoint5"])
     make_batch_queue_store(FIXTURE, stores["batch"])
@@ -230,6 +225,18 @@ def test_reading_commands_leave_the_rocksdb_store_byte_identical(kinds):
     assert tree_digest(kinds["rocksdb"]) == before
 
 
+def test_file_queues_moved_into_rocksdb_read_back_the_same(tmp_path):
+    before = {(t, q): [(a.tolist(), b.tolist()) for a, b in StoreReader(FIXTURE).consume_queue(t, q)]
+              for t in StoreReader(FIXTURE).topics() for q in StoreReader(FIXTURE).queue_ids(t)}
+    assert to_rocksdb(FIXTURE, tmp_path / "r") == 400
+    reader = StoreReader(tmp_path / "r")
+    assert reader.queues.kind == "rocksdb"
+    after = {(t, q): [(a.tolist(), b.tolist()) for a, b in reader.consume_queue(t, q)]
+             for t in reader.topics() for q in reader.queue_ids(t)}
+    assert after == before
+    assert verify_store(open_reader(tmp_path / "r", FIXTURE_CONF)).findings == []
+
+
 # -- DLedger commitlog ---------------------------------------------------------------------------------
 def test_dledger_log_decodes_to_the_same_records_at_their_entry_offsets(kinds):
     reader = StoreReader(kinds["dledger"])
@@ -240,7 +247,7 @@ def test_dledger_log_decodes_to_the_same_records_at_their_entry_offsets(kinds):
         if chunk.batch is not None:
             got += [chunk.batch.message(i) for i in range(len(chunk.batch))]
     plain = [m for m in (StoreReader(FIXTURE).read_record(o) for o in _fixture_offsets())]
-    assert len(got) == len(plain) == len(fixture_records(FIXTURE))
+    assert len(got) == len(plain) == len(records(FIXTURE))
     for a, b in zip(got, plain, strict=True):
         assert (a.topic, a.body, a.properties_string, a.queue_offset) == (b.topic, b.body, b.properties_string,
                                                                          b.queue_offset)

@@ -11,7 +11,6 @@ from pathlib import Path
 from rmqtool.errors import RmqError
 from rmqtool.format import consumequeue
 from rmqtool.store.reader import StoreReader, open_reader
-from rmqtool.store.segments import list_segments, open_read_only
 
 MODES = ("full", "headers", "consumequeue")
 _HEADER_COLUMNS = ("totalSize", "queueId", "queueOffset", "storeTimestamp")
@@ -69,21 +68,19 @@ def scan_once(reader: StoreReader, mode: str) -> tuple[int, int, int]:
 
 
 def _scan_queues(reader: StoreReader) -> tuple[int, int, int]:
-    entries = nbytes = 0
+    """Every consume-queue entry through the queue reader (file or RocksDB form): (entries, bytes, 0)."""
+    entries = 0
     for topic in reader.topics():
         for qid in reader.queue_ids(topic):
-            for seg in list_segments(reader.paths.queue_dir(topic, qid)):
-                with open_read_only(seg.path) as buf:
-                    decoded = consumequeue.decode_entries(buf)
-                    entries += consumequeue.written_count(decoded)
-                    nbytes += len(buf)
-                    del decoded
-    return entries, nbytes, 0
+            for qoffs, _ in reader.consume_queue(topic, qid):
+                entries += len(qoffs)
+    return entries, entries * consumequeue.ENTRY_LEN, 0
 
 
 def run_scan_bench(store: Path | None, *, messages: int, body_size: int, mode: str, repeat: int = 3,
-                   config: Path | None = None, progress=None) -> dict:
-    """Scan `store` (or a generated one) `repeat` times; report the best pass."""
+                   config: Path | None = None, progress=None, layout: str = "plain") -> dict:
+    """Scan `store` (or a generated one, in `layout`: see `bench.layouts`) `repeat` times; report the
+    best pass."""
     tmp = None
     try:
         if store is None:
@@ -92,8 +89,20 @@ def run_scan_bench(store: Path | None, *, messages: int, body_size: int, mode: s
             tmp = Path(tempfile.mkdtemp(prefix="rmqtool-bench-"))
             if progress:
                 progress.print(f"generating {messages} messages of {body_size} B ...")
-            generate_store(tmp, messages, body_size)
-            store = tmp
+            generate_store(tmp / "plain", messages, body_size)
+            store = tmp / "plain"
+            if layout != "plain":
+                from rmqtool.bench import layouts
+
+                if progress:
+                    progress.print(f"rewriting it as a {layout} store ...")
+                store = tmp / layout
+                if layout == "dledger":
+                    store.mkdir()
+                    layouts.to_dledger(tmp / "plain", store)
+                else:
+                    layouts.to_rocksdb(tmp / "plain", store)
+                shutil.rmtree(tmp / "plain")
         reader = open_reader(store, config)
         reset_peak_rss()
         best = None
@@ -104,7 +113,9 @@ def run_scan_bench(store: Path | None, *, messages: int, body_size: int, mode: s
             best = elapsed if best is None else min(best, elapsed)
         if count == 0:
             raise RmqError(f"{store}: nothing to scan")
-        return throughput(mode, count, nbytes, best, peak_rss_bytes(), corruptRegions=corrupt)
+        return throughput(mode, count, nbytes, best, peak_rss_bytes(), corruptRegions=corrupt,
+                          layout=layout if tmp is not None else reader.queues.kind if mode == "consumequeue"
+                          else "dledger" if reader.dledger else "plain")
     finally:
         if tmp is not None:
             shutil.rmtree(tmp, ignore_errors=True)

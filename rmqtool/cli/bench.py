@@ -18,19 +18,24 @@ def scan(
     body_size: int = typer.Option(100, "--body-size", min=0, help="Body bytes of generated messages."),
     mode: str = typer.Option("full", "--mode", help="full (every field, every CRC) or headers (fixed fields)."),
     repeat: int = typer.Option(3, "--repeat", min=1, help="Runs; the best is reported."),
+    layout: str = typer.Option("plain", "--layout", help="Generated store's layout: plain, dledger (the log "
+                               "in DLedger entries) or rocksdb (the queues in a RocksDB database)."),
     as_json: bool = typer.Option(False, "--json", help="One JSON object."),
     config: Path | None = typer.Option(None, "--config", help="broker.conf of STORE."),
 ) -> None:
-    """Scan a commitlog and report messages/s and MB/s.
+    """Scan a commitlog (or, with --mode consumequeue, every consume queue) and report messages/s and MB/s.
 
     Example: [bold]rmqtool bench scan --messages 2000000 --body-size 100 --mode full --json[/]
     """
+    from rmqtool.bench.layouts import LAYOUTS
     from rmqtool.bench.scan import MODES, run_scan_bench
 
     if mode not in MODES:
         raise typer.BadParameter(f"must be one of {', '.join(MODES)}", param_hint="--mode")
+    if layout not in LAYOUTS:
+        raise typer.BadParameter(f"must be one of {', '.join(LAYOUTS)}", param_hint="--layout")
     result = run_scan_bench(store, messages=messages, body_size=body_size, mode=mode, repeat=repeat,
-                            config=config, progress=output.stderr)
+                            config=config, progress=output.stderr, layout=layout)
     output.emit(result, f"bench scan ({mode})", as_json)
 
 

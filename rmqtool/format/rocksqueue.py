@@ -43,6 +43,12 @@ def entry_key(topic: str, queue_id: int, queue_offset: int) -> bytes:
     return queue_prefix(topic, queue_id) + _QUEUE_OFFSET.pack(queue_offset)
 
 
+def bound_key(topic: str, queue_id: int, tag: bytes) -> bytes:
+    """The offset-table key of topic/queue_id's `max` or `min` row."""
+    raw = topic.encode("utf-8")
+    return _TOPIC_LEN.pack(len(raw)) + SEPARATOR + raw + SEPARATOR + tag + SEPARATOR + _QUEUE_ID.pack(queue_id)
+
+
 def after_queue(prefix: bytes) -> bytes:
     """A key above every entry key of the queue `prefix` names and below the next queue's."""
     return prefix[:-1] + AFTER_SEPARATOR
