@@ -237,6 +237,24 @@ def test_file_queues_moved_into_rocksdb_read_back_the_same(tmp_path):
     assert verify_store(open_reader(tmp_path / "r", FIXTURE_CONF)).findings == []
 
 
+def test_a_missing_rocksdb_entry_ends_the_queue_there_and_verify_says_so(tmp_path):
+    from rocksdict import Options, Rdict
+
+    to_rocksdb(FIXTURE, tmp_path / "r")
+    db = Rdict(str(tmp_path / "r" / "consumequeue"), options=Options(raw_mode=True),
+               column_families={rocksqueue.OFFSET_FAMILY: Options(raw_mode=True)})
+    del db[rocksqueue.entry_key("OrderTopic", 0, 5)]
+    db.close()
+    reader = StoreReader(tmp_path / "r")
+    assert [q for qoffs, _ in reader.consume_queue("OrderTopic", 0) for q in qoffs.tolist()] == [0, 1, 2, 3, 4]
+    report = verify_store(open_reader(tmp_path / "r", FIXTURE_CONF))
+    kinds = sorted({f.kind for f in report.findings})
+    assert kinds == ["queue-gap", "record-without-entry"]
+    assert sum(f.kind == "record-without-entry" for f in report.findings) == 33 - 5
+    assert [f.reason for f in report.findings if f.kind == "queue-gap"] == [
+        "queue OrderTopic/0 has no entry 5: entries 6..32 are past the gap and never read"]
+
+
 # -- DLedger commitlog ---------------------------------------------------------------------------------
 def test_dledger_log_decodes_to_the_same_records_at_their_entry_offsets(kinds):
     reader = StoreReader(kinds["dledger"])

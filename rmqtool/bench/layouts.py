@@ -52,7 +52,9 @@ def to_dledger(src: Path, dst: Path, segment: int | None = None) -> dict[int, in
         at = len(buf)
         buf += rec
         _POS.pack_into(buf, at + message.PHYSICAL_OFFSET_OFFSET, pos + dledger.BODY_OFFSET)
-    (data / offset_name(seg_start)).write_bytes(bytes(buf) + bytes(segment - len(buf)))
+    with open(data / offset_name(seg_start), "wb") as last:  # the unwritten tail stays a hole, as the broker's
+        last.write(buf)
+        last.truncate(segment)
     for qfile in (src / "consumequeue").glob("*/*/*"):
         entries = consumequeue.decode_entries(qfile.read_bytes()).copy()
         n = consumequeue.written_count(entries)

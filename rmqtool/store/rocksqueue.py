@@ -13,6 +13,7 @@ import shutil
 import tempfile
 import weakref
 from collections.abc import Iterator
+from itertools import islice
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -136,31 +137,37 @@ class RocksQueues:
             from rmqtool.store.queues import missing_queue
 
             raise missing_queue(self, self.directory.parent, topic, queue_id)
-        start = self._first_offset(topic, queue_id)
-        if start is None:
-            return
+        low, high = self.bounds(topic, queue_id)
+        at = low
+        while at < high:
+            want = min(CHUNK_ENTRIES, high - at)
+            values = self._run(topic, queue_id, at, want)
+            if values:
+                yield _rows(at, values)
+            if len(values) < want:
+                return
+            at += want
+
+    def _run(self, topic: str, queue_id: int, at: int, count: int) -> list[bytes]:
+        """The values of queue offsets at, at+1, ... (up to `count`), stopping before the first missing one.
+
+        Fast path: `count` values in key order from `at`; they are exactly offsets at..at+count-1 when the
+        last one is the value stored under at+count-1 (in a queue commitLogOffsets rise, so two entries
+        never share a value). Otherwise key by key."""
+        db = self._open()
+        values = list(islice(db.values(from_key=rocksqueue.entry_key(topic, queue_id, at)), count))
+        if len(values) == count and sum(map(len, values)) == count * rocksqueue.VALUE_LEN \
+                and db.get(rocksqueue.entry_key(topic, queue_id, at + count - 1)) == values[-1]:
+            return values
         prefix = rocksqueue.queue_prefix(topic, queue_id)
-        it = self._open().iter()
-        it.seek(rocksqueue.entry_key(topic, queue_id, start))
-        expect = start
-        raw: list[bytes] = []
-        while it.valid():
-            key = bytes(it.key())
-            if not key.startswith(prefix) or len(key) != len(prefix) + 8:
+        values = []
+        for key, value in db.items(from_key=rocksqueue.entry_key(topic, queue_id, at)):
+            parsed = rocksqueue.parse_entry_key(bytes(key)) if bytes(key).startswith(prefix) else None
+            if parsed is None or parsed.queue_offset != at + len(values) or len(value) != rocksqueue.VALUE_LEN \
+                    or len(values) == count:
                 break
-            parsed = rocksqueue.parse_entry_key(key)
-            value = bytes(it.value())
-            if parsed is None or parsed.queue_offset != expect or len(value) != rocksqueue.VALUE_LEN:
-                break
-            raw.append(value)
-            expect += 1
-            if len(raw) == CHUNK_ENTRIES:
-                yield _rows(expect - len(raw), raw)
-                raw = []
-            it.next()
-        del it
-        if raw:
-            yield _rows(expect - len(raw), raw)
+            values.append(bytes(value))
+        return values
 
     def read(self, topic: str, queue_id: int) -> Iterator[tuple[np.ndarray, np.ndarray]]:
         for qoffs, entries, _ in self.read_rows(topic, queue_id):
@@ -183,6 +190,11 @@ class RocksQueues:
         for topic, qid in self.queues():
             rows = table.get((topic, qid), {})
             low, high = self.bounds(topic, qid)
+            readable = low + sum(len(q) for q, _ in self.read(topic, qid))
+            if readable < high:
+                out.append(Finding(self.location(topic, qid), readable, f"queue {topic}/{qid} has no entry "
+                                   f"{readable}: entries {readable + 1}..{high - 1} are past the gap and never "
+                                   "read", 0, structure=STRUCTURE, kind="queue-gap"))
             top = rows.get("max")
             if top is None:
                 out.append(Finding(self.location(topic, qid), high - 1, f"queue {topic}/{qid} has entries "
