@@ -93,7 +93,7 @@ def to_rocksdb(src: Path, dst: Path) -> int:
     keeps them: entries with their store times, and the offset table). Returns the entries written."""
     from rocksdict import Options, Rdict, WriteBatch
 
-    shutil.copytree(src, dst, ignore=shutil.ignore_patterns("consumequeue"))
+    shutil.copytree(src, dst, ignore=shutil.ignore_patterns("consumequeue"), copy_function=_sparse_copy)
     reader = StoreReader(src)
     times = {off: ts for off, ts in _store_times(src)}
     opts = Options(raw_mode=True)
@@ -130,3 +130,14 @@ def _store_times(store: Path):
         b = chunk.batch
         if b is not None:
             yield from zip(b.offsets.tolist(), b.cols["storeTimestamp"].tolist(), strict=True)
+
+
+def _sparse_copy(src: str, dst: str, block: int = 1 << 20) -> None:
+    """Copy a file leaving its zero blocks as holes (a generated segment's unwritten tail stays sparse)."""
+    with open(src, "rb") as f, open(dst, "wb") as out:
+        while chunk := f.read(block):
+            if chunk.count(0) == len(chunk):
+                out.seek(len(chunk), 1)
+            else:
+                out.write(chunk)
+        out.truncate()
