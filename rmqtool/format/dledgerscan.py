@@ -8,8 +8,6 @@ entry magic and its own offset in the `pos` field.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import numpy as np
 from numba import njit
 
@@ -31,10 +29,9 @@ from rmqtool.format.kernels import (
     STOP_MAGIC,
     STOP_WINDOW,
     walk,
-    walk_rows,
 )
 from rmqtool.format.nbutil import get_i32, get_i64
-from rmqtool.format.scan import END_BLANK, END_FILE, END_LIMIT, END_ZEROS, RecordBatch, SegmentEnd, SegmentScanner
+from rmqtool.format.scan import END_BLANK, END_ZEROS, SegmentEnd, SegmentScanner
 
 STOP_ENTRY = 8  # an entry whose body is not exactly one good record
 
@@ -74,30 +71,11 @@ def walk_entries(buf, pos, end, base, out):
 class DLedgerScanner(SegmentScanner):
     """`SegmentScanner` for a DLedger data segment: same batches, same findings, entry-wrapped records."""
 
-    def batches(self) -> Iterator[RecordBatch | SegmentEnd]:
-        size = len(self.arr)
-        pos = self.start
-        out = walk_rows(self.window)
-        while self.end is None:
-            if pos >= size:
-                self.end = SegmentEnd(self.file, self.base, pos, END_FILE)
-                break
-            if pos >= self.limit:
-                self.end = SegmentEnd(self.file, self.base, pos, END_LIMIT)
-                break
-            hi = min(pos + self.window, self.limit)
-            runs: list[np.ndarray] = []
-            while pos < hi and self.end is None:
-                count, stop, why = walk_entries(self.arr, pos, hi, self.base, out)
-                if count:
-                    runs.append(out[:count].copy())
-                pos = stop
-                if why in (STOP_WINDOW, STOP_FULL):
-                    continue
-                pos = self._stopped(pos, why)
-            if runs:
-                yield self._columns(np.concatenate(runs) if len(runs) > 1 else runs[0])
-        yield self.end
+    def _walk(self, pos: int, hi: int, out: np.ndarray) -> tuple[int, int, int]:
+        return walk_entries(self.arr, pos, hi, self.base, out)
+
+    def _resume(self, pos: int, why: int, runs: list[np.ndarray]) -> int:
+        return pos if why == STOP_FULL else self._stopped(pos, why)
 
     def _stopped(self, pos: int, why: int) -> int:
         """Classify a stop at `pos`; returns where to go on (or ends the segment)."""

@@ -281,18 +281,30 @@ class SegmentScanner:
             hi = min(pos + self.window, self.limit)
             runs: list[np.ndarray] = []
             while pos < hi and self.end is None:
-                count, stop, _, _ = kernels.walk(self.arr, pos, hi, self.base, out, kernels.POLICY_SCAN, False)
+                count, pos, why = self._walk(pos, hi, out)
                 if count:
                     runs.append(out[:count].copy())
-                pos = stop
                 if pos < hi:
-                    here = pos
-                    pos, rec = self._slow_step(pos)
-                    if rec is not None:
-                        runs.append(_geometry(here, rec))
+                    pos = self._resume(pos, why, runs)
             if runs:
                 yield self._columns(np.concatenate(runs) if len(runs) > 1 else runs[0])
         yield self.end
+
+    def _walk(self, pos: int, hi: int, out: np.ndarray) -> tuple[int, int, int]:
+        """The compiled walk from `pos`: (rows written to `out`, stop position, kernels.STOP_*)."""
+        from rmqtool.format import kernels
+
+        count, stop, why, _ = kernels.walk(self.arr, pos, hi, self.base, out, kernels.POLICY_SCAN, False)
+        return count, stop, why
+
+    def _resume(self, pos: int, why: int, runs: list[np.ndarray]) -> int:
+        """After the walk stopped short at `pos`: classify what is there, keep a good record, and say
+        where to go on (or end the segment)."""
+        here = pos
+        pos, rec = self._slow_step(pos)
+        if rec is not None:
+            runs.append(_geometry(here, rec))
+        return pos
 
     def _slow_step(self, pos: int) -> tuple[int, message.Message | None]:
         """Classify the bytes at `pos` with the per-record decoder.
