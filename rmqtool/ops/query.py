@@ -11,6 +11,8 @@ by time is a binary search on the records' store timestamps, never on file times
 from __future__ import annotations
 
 import struct
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from rmqtool.errors import NoSuchQueue, NotFound, RmqError
@@ -153,25 +155,26 @@ class StoreQuery:
         return out
 
     # ---- consume queues --------------------------------------------------------------------------
-    def _bounds(self, topic: str, queue_id: int) -> tuple[int, int]:
-        """(min, next) queue offsets of topic/queue_id; a queue the store lacks is an answer: NotFound."""
+    @contextmanager
+    def _queue_answers(self) -> Iterator[None]:
+        """A queue the store lacks is an answer to a query: NotFound (decode calls it bad input)."""
         try:
-            return self.reader.queues.bounds(topic, queue_id)
+            yield
         except NoSuchQueue as e:
             raise NotFound(str(e)) from None
 
     def by_queue_offset(self, topic: str, queue_id: int, queue_offset: int, count: int = 1) -> list[Hit]:
-        self._bounds(topic, queue_id)
-        out = []
-        for q in range(queue_offset, queue_offset + count):
-            entry = self.reader.queues.entry(topic, queue_id, q)
-            if entry is None:
-                break
-            out.append(self.hit(self.record(entry[0])))
-        if not out:
-            low, high = self._bounds(topic, queue_id)
-            raise NotFound(f"queue {topic}/{queue_id} has offsets {low}..{high - 1}, not {queue_offset}"
-                           if high > low else f"queue {topic}/{queue_id} is empty")
+        with self._queue_answers():
+            out = []
+            for q in range(queue_offset, queue_offset + count):
+                entry = self.reader.queues.entry(topic, queue_id, q)
+                if entry is None:
+                    break
+                out.append(self.hit(self.record(entry[0])))
+            if not out:
+                low, high = self.reader.queues.bounds(topic, queue_id)
+                raise NotFound(f"queue {topic}/{queue_id} has offsets {low}..{high - 1}, not {queue_offset}"
+                               if high > low else f"queue {topic}/{queue_id} is empty")
         return out
 
     def _store_timestamp(self, offset: int) -> int:
@@ -186,7 +189,8 @@ class StoreQuery:
 
     def offset_by_time(self, topic: str, queue_id: int, timestamp: int) -> dict:
         """The queue offset of the first message stored at or after `timestamp` (the max offset if none)."""
-        low, high = self._bounds(topic, queue_id)
+        with self._queue_answers():
+            low, high = self.reader.queues.bounds(topic, queue_id)
         lo, hi = low, high
         while lo < hi:
             mid = (lo + hi) // 2

@@ -12,8 +12,6 @@ import os
 from functools import cache
 from pathlib import Path
 
-import crc32c
-
 _POLY = 0x82F63B78  # CRC32C (Castagnoli), reflected
 _MASK = 0xFFFFFFFF
 _READ_BLOCK = 8 << 20
@@ -70,6 +68,8 @@ def data_extents(fd: int, size: int) -> list[tuple[int, int]] | None:
 
 def file_crc(path: Path) -> tuple[int, int]:
     """(size, CRC32C) of a file, reading only its data extents."""
+    import crc32c  # 25-50 ms to load: only commands that checksum files pay it
+
     value, done = 0, 0
     with open(path, "rb") as f:
         size = os.fstat(f.fileno()).st_size

@@ -40,6 +40,8 @@ class RocksQueues:
         self._bounds: dict[tuple[str, int], dict[str, rocksqueue.Bound]] | None = None
         self.checkpoint_offset: int | None = None
         self._queues: list[tuple[str, int]] | None = None
+        self._known: set[tuple[str, int]] = set()
+        self._readable: dict[tuple[str, int], int] = {}  # queue -> first offset a full read did not reach
         self._families: set[str] = set()
 
     # -- opening -------------------------------------------------------------------------------
@@ -106,6 +108,7 @@ class RocksQueues:
                 it.seek(rocksqueue.after_queue(it.key()[: parsed.prefix_len]))
             del it
             self._queues = sorted(found)
+            self._known = set(found)
         return self._queues
 
     def topics(self) -> list[str]:
@@ -130,13 +133,16 @@ class RocksQueues:
         start = first.queue_offset if first else 0
         return max(start, low.queue_offset) if low is not None else start
 
-    def read_rows(self, topic: str, queue_id: int) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
-        """(queue offsets, entries, stored store timestamps) in chunks: the consecutive entries from
-        the queue's first one up to the first missing queue offset."""
-        if (topic, queue_id) not in set(self.queues()):
+    def _require(self, topic: str, queue_id: int) -> None:
+        if (topic, queue_id) not in self._known and (topic, queue_id) not in set(self.queues()):
             from rmqtool.store.queues import missing_queue
 
             raise missing_queue(self, self.directory.parent, topic, queue_id)
+
+    def read_rows(self, topic: str, queue_id: int) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+        """(queue offsets, entries, stored store timestamps) in chunks: the consecutive entries from
+        the queue's first one up to the first missing queue offset (remembered for `findings`)."""
+        self._require(topic, queue_id)
         low, high = self.bounds(topic, queue_id)
         at = low
         while at < high:
@@ -144,9 +150,10 @@ class RocksQueues:
             values = self._run(topic, queue_id, at, want)
             if values:
                 yield _rows(at, values)
+            at += len(values)
             if len(values) < want:
-                return
-            at += want
+                break
+        self._readable[(topic, queue_id)] = at
 
     def _run(self, topic: str, queue_id: int, at: int, count: int) -> list[bytes]:
         """The values of queue offsets at, at+1, ... (up to `count`), stopping before the first missing one.
@@ -174,10 +181,7 @@ class RocksQueues:
             yield qoffs, entries
 
     def entry(self, topic: str, queue_id: int, queue_offset: int) -> tuple[int, int, int] | None:
-        if (topic, queue_id) not in set(self.queues()):
-            from rmqtool.store.queues import missing_queue
-
-            raise missing_queue(self, self.directory.parent, topic, queue_id)
+        self._require(topic, queue_id)
         value = self._open().get(rocksqueue.entry_key(topic, queue_id, queue_offset))
         found = rocksqueue.decode_value(bytes(value)) if value is not None else None
         return found[:3] if found else None
@@ -190,7 +194,10 @@ class RocksQueues:
         for topic, qid in self.queues():
             rows = table.get((topic, qid), {})
             low, high = self.bounds(topic, qid)
-            readable = low + sum(len(q) for q, _ in self.read(topic, qid))
+            if (topic, qid) not in self._readable:  # verify has read every queue already
+                for _ in self.read(topic, qid):
+                    pass
+            readable = self._readable[(topic, qid)]
             if readable < high:
                 out.append(Finding(self.location(topic, qid), readable, f"queue {topic}/{qid} has no entry "
                                    f"{readable}: entries {readable + 1}..{high - 1} are past the gap and never "
