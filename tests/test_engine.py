@@ -16,6 +16,9 @@ from rmqtool.format import batch, consumequeue, index, message, msgid, propertie
 from rmqtool.format.delay import SCHEDULE_TOPIC
 from rmqtool.format.hosts import parse_host
 from rmqtool.format.message import Message
+from rmqtool.io.sources import Source
+from rmqtool.load.records import LoadOptions
+from rmqtool.load.writer import load
 from rmqtool.store.config import StoreConfig
 from rmqtool.store.message_store import MessageStore
 from rmqtool.store.producer import build_message, client_batch
@@ -287,14 +290,10 @@ def test_full_index_file_rolls_and_the_next_starts_at_its_end(root, cfg):
 
 
 def test_dispatched_queues_equal_the_brokers_on_golden(golden_basic, golden_expected, tmp_path):
-    from rmqtool.store.transfer import check_import_file, import_file
-
     src = tmp_path / "in.jsonl"
     src.write_text("".join(_export_line(m) for m in golden_expected["messages"]))
     cfg = StoreConfig.from_file(golden_basic / "broker.conf")[0]
-    check_import_file(src, cfg)
-    with MessageStore(tmp_path / "s", cfg) as store:
-        import_file(store, src)
+    load(tmp_path / "s", Source(src), LoadOptions(cfg, 0))
     for q in golden_expected["queues"]:
         got = queue(tmp_path / "s", cfg, q["topic"], q["queueId"])
         assert got["tagsCode"].tolist() == [e[3] for e in q["entries"]]
@@ -314,14 +313,11 @@ def _export_line(m: dict) -> str:
 
 def test_golden_replay_is_byte_identical(golden_basic, golden_expected, tmp_path):
     """expected.json replayed into a fresh store equals the broker's files byte for byte."""
-    from rmqtool.store.transfer import import_file
-
     src = tmp_path / "in.jsonl"
     src.write_text("".join(_export_line(m) for m in golden_expected["messages"]))
     cfg = StoreConfig.from_file(golden_basic / "broker.conf")[0]
     out = tmp_path / "replay"
-    with MessageStore(out, cfg) as store:
-        summary = import_file(store, src)
+    summary = load(out, Source(src), LoadOptions(cfg, 0))
     assert summary.messages == len(golden_expected["messages"])
     gold = golden_basic / "store"
     for sub in ["commitlog", *(p.relative_to(gold) for p in (gold / "consumequeue").glob("*/*"))]:

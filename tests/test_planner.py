@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from rmqtool.format.message import BLANK_MARKER_LEN
-from rmqtool.store.planner import NO_QUEUE, LoadPlanner, assign_queues, plan_layout, plan_queue_offsets
+from rmqtool.load.planner import NO_QUEUE, LoadPlanner, assign_queues, plan_layout, plan_queue_offsets
 
 
 def _one_by_one(lengths, start, segment):

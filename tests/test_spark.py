@@ -19,16 +19,17 @@ import pyarrow.parquet as pq
 import pytest
 
 from rmqtool.errors import RmqError
+from rmqtool.io.sources import Source
+from rmqtool.load.records import LoadOptions
+from rmqtool.load.writer import load
 from rmqtool.ops.export import export_store
 from rmqtool.spark.export import spark_export
 from rmqtool.spark.load import spark_load
 from rmqtool.store import staging as staging_mod
 from rmqtool.store.config import StoreConfig
-from rmqtool.store.load_rows import LoadOptions
 from rmqtool.store.message_store import MessageStore
 from rmqtool.store.paths import StorePaths
 from rmqtool.store.reader import open_reader
-from rmqtool.store.transfer import check_import_file, import_file
 
 ROOT = Path(__file__).resolve().parent.parent
 CONF = ROOT / "fixtures" / "broker.conf"
@@ -70,10 +71,7 @@ def write_jsonl(path: Path, rows: list[dict]) -> Path:
 
 def imported(tmp: Path, source: Path, cfg: StoreConfig, name: str = "imported") -> Path:
     store = tmp / name
-    opts = LoadOptions(cfg, STAMP)
-    plan = check_import_file(source, cfg, opts)
-    with MessageStore(store, cfg) as st:
-        import_file(st, source, plan)
+    load(store, Source(source), LoadOptions(cfg, STAMP))
     return store
 
 

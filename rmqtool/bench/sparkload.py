@@ -31,16 +31,14 @@ import json, sys, time
 from pathlib import Path
 from rmqtool.bench.scan import peak_rss_bytes
 from rmqtool.store.config import StoreConfig
-from rmqtool.store.load_rows import LoadOptions
+from rmqtool.load.records import LoadOptions
 mode, source, warm, target = sys.argv[1:5]
 opts = LoadOptions(StoreConfig(), STAMP)
 if mode == "import":
-    from rmqtool.store.message_store import MessageStore
-    from rmqtool.store.transfer import check_import_file, import_file
+    from rmqtool.io.sources import Source
+    from rmqtool.load.writer import load
     t0 = time.perf_counter()
-    plan = check_import_file(source, opts.cfg, opts)
-    with MessageStore(target, opts.cfg) as store:
-        summary = import_file(store, source, plan)
+    summary = load(target, Source(source), opts)
     seconds, setup = time.perf_counter() - t0, 0.0
     messages, nbytes = summary.messages, summary.bytes
 else:

@@ -25,19 +25,16 @@ FIXTURE = Path(__file__).resolve().parent.parent.parent / "fixtures" / "store"
 _CHILD = """
 import json, sys, time
 from rmqtool.bench.scan import peak_rss_bytes
+from rmqtool.io.sources import Source
+from rmqtool.load.records import LoadOptions
+from rmqtool.load.writer import load
 from rmqtool.store.config import StoreConfig
-from rmqtool.store.message_store import MessageStore
-from rmqtool.store.transfer import check_import_file, import_file
 source, target = sys.argv[1:3]
 t0 = time.perf_counter()
-cfg = StoreConfig()
-plan = check_import_file(source, cfg)
-with MessageStore(target, cfg) as store:
-    summary = import_file(store, source, plan)
-    store.dispatch()
-    elapsed = time.perf_counter() - t0
-print(json.dumps({"columnar": plan.columnar, "messages": summary.messages, "bytes": summary.bytes,
-                  "seconds": elapsed, "peak": peak_rss_bytes()}))
+summary = load(target, Source(source), LoadOptions(StoreConfig(), 0))
+elapsed = time.perf_counter() - t0
+print(json.dumps({"messages": summary.messages, "bytes": summary.bytes, "seconds": elapsed,
+                  "peak": peak_rss_bytes()}))
 """
 
 
@@ -64,7 +61,6 @@ def run_import_bench(*, messages: int, body_size: int, fmt: str, progress=None) 
             if out.returncode:
                 raise RmqError(f"bench import failed: {out.stderr.strip().splitlines()[-1:]}")
         doc = json.loads(out.stdout)
-        return throughput(f"import-{fmt}" + ("" if doc["columnar"] else "-by-line"), doc["messages"], doc["bytes"],
-                          doc["seconds"], doc["peak"])
+        return throughput(f"import-{fmt}", doc["messages"], doc["bytes"], doc["seconds"], doc["peak"])
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

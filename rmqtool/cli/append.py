@@ -21,9 +21,13 @@ QUEUE_BY = typer.Option(None, "--queue-by", help="Producer rows without queueId:
                         "this column instead.")
 
 
+REGISTER = typer.Option(True, "--register-topics/--no-register-topics", help="Merge the topics written into "
+                        "config/topics.json (the broker's topic table), so a broker started on the store serves them.")
+
+
 def load_options(cfg, store_timestamp: int | None, queues: int, queue_by: str | None):
+    from rmqtool.load.records import LoadOptions
     from rmqtool.store.commitlog import now_ms
-    from rmqtool.store.load_rows import LoadOptions
 
     return LoadOptions(cfg, now_ms() if store_timestamp is None else store_timestamp, queues, queue_by)
 
@@ -85,8 +89,10 @@ def append(
     store_host: str | None = typer.Option(None, "--store-host", help="Broker address ip:port (127.0.0.1:10911)."),
     batch: str | None = typer.Option(None, "--batch", help="JSONL file (or - for stdin): one message per line."),
     batch_size: int = typer.Option(64, "--batch-size", min=1, help="Most messages per broker batch (--batch)."),
+    queues: int = QUEUES,
     flush: str | None = FLUSH,
     config: Path | None = CONFIG,
+    register_topics: bool = REGISTER,
     as_json: bool = typer.Option(False, "--json", help="One JSON object."),
 ) -> None:
     """Append a message (or a JSONL file of them) as the broker's putMessage/putMessages would.
@@ -96,38 +102,44 @@ def append(
     consume queues. A message gets a UNIQ_KEY like a producer's, and --compress compresses
     its body the way a producer does. With --batch, each line holds
     decode-schema names (topic, queueId, body base64 or bodyText, flag, bornTimestamp,
-    bornHost, properties) plus tags, keys and delayLevel; lines of one topic and queue go in
-    as broker batches. Refused input writes nothing and exits 2.
+    bornHost, properties) plus tags, keys and delayLevel; runs of consecutive lines with one
+    topic, queue and hosts go in as broker batches (a batch that does not fit the segment
+    moves to the next one whole), delayed lines one by one, lines without queueId round-robin
+    over --queues. Refused input writes nothing and exits 2.
 
     Example: [bold]rmqtool append /tmp/store --topic OrderTopic --tags TagA --keys "order-1 user-7" --body hi[/]
-    Example: [bold]rmqtool append /tmp/store --batch fixtures/append.jsonl --json[/]
+    Example: [bold]rmqtool append /tmp/store --batch fixtures/rows.jsonl --json[/]
     """
-    from rmqtool.store.commitlog import check_message
-    from rmqtool.store.message_store import MessageStore, check_topic
+    from rmqtool.store.message_store import MessageStore
     from rmqtool.store.producer import build_message
-    from rmqtool.store.transfer import append_messages, read_append_file
 
     cfg = _config(config)
-    hosts = _hosts(born_host, store_host)
     if batch is not None:
         if topic is not None or body is not None or body_file is not None or compress is not None:
             raise RmqError("--batch takes its messages from the file: drop --topic/--body/--compress "
                            "(a producer does not compress batches)")
-        messages = read_append_file(batch, cfg, hosts)
-        with MessageStore(store, cfg, flush=flush) as st, output.progress("append", len(messages)) as advance:
-            summary = append_messages(st, messages, batch_size=batch_size, progress=advance)
-        doc = summary.to_json()
-        output.emit(doc, "appended", as_json)
+        if born_host or store_host:
+            raise RmqError("--batch takes bornHost and storeHost from each line: drop --born-host/--store-host")
+        from rmqtool.io.sources import Source
+        from rmqtool.load.writer import load
+
+        source = Source(batch, "jsonl")
+        with output.progress("append", None) as advance:
+            summary = load(store, source, load_options(cfg, None, queues, None), flush=flush, batch_size=batch_size,
+                           register_topics=register_topics, progress=advance)
+        output.emit(summary.to_json(), "appended", as_json)
         return
     if not topic:
         raise RmqError("give --topic (or --batch FILE)")
     msg = build_message(topic, _body(body, body_file), queue_id=queue, flag=flag, tags=tags, keys=keys,
-                        user=_properties(prop), delay_level=delay_level, transaction=transaction, hosts=hosts,
-                        compress=compress)
-    refusal = check_topic(msg.topic) or check_message(cfg, msg)
+                        user=_properties(prop), delay_level=delay_level, transaction=transaction,
+                        hosts=_hosts(born_host, store_host), compress=compress)
+    from rmqtool.store.commitlog import message_refusal
+
+    refusal = message_refusal(cfg, msg)  # before the store is opened: a refused message creates nothing
     if refusal is not None:
         raise RmqError(f"{refusal.status.value}: {refusal.reason}")
-    with MessageStore(store, cfg, flush=flush) as st:
+    with MessageStore(store, cfg, flush=flush, register_topics=register_topics) as st:
         result = st.put_message(msg)
     if not result.ok:
         raise RmqError(f"{result.status.value}: {result.reason}")
@@ -137,12 +149,14 @@ def append(
 
 def import_(
     store: Path = typer.Argument(..., help="Store root (created when missing)."),
-    source: Path = typer.Argument(..., help="An export (JSONL or Parquet, decode schema) or producer rows."),
+    source: Path = typer.Argument(..., help="An export (JSONL or Parquet, decode schema) or producer rows "
+                                  "(JSONL, Parquet or CSV)."),
     flush: str | None = FLUSH,
     config: Path | None = CONFIG,
     store_timestamp: int | None = STORE_TIMESTAMP,
     queues: int = QUEUES,
     queue_by: str | None = QUEUE_BY,
+    register_topics: bool = REGISTER,
     as_json: bool = typer.Option(False, "--json", help="One JSON object."),
 ) -> None:
     """Replay an export, writing every record as it was stored; or load producer rows.
@@ -151,23 +165,26 @@ def import_(
     messages a producer would send, all stored at one --store-timestamp, exactly as
     `spark-load` writes them.
 
-    storeTimestamp, hosts, flag, sysFlag, reconsumeTimes and the exact propertiesString are
-    kept (a delayed record already on SCHEDULE_TOPIC_XXXX is not rewritten again); offsets are
-    given by the store. Export -> import into an empty store with the same config reproduces
-    the commitlog and consume queues byte for byte. The file is checked before anything is
-    written: a bad line is an error with its line number and the store is untouched.
+    An export's records keep storeTimestamp, hosts, flag, sysFlag, reconsumeTimes and the
+    exact propertiesString (a delayed record already on SCHEDULE_TOPIC_XXXX is not moved
+    again), and go back to their commitLogOffset: where a broker batch rolled to the next
+    segment, it rolls again. A record that is not at the store's write position (a gap, an
+    overlap, an offset going backwards) is refused. Export -> import into an empty store with
+    the same config reproduces the commitlog, consume queues and index entries byte for byte.
+    A refused row is an error naming its line (JSONL) or row, and the store is left as it was.
 
     Example: [bold]rmqtool import /tmp/copy export.jsonl --config fixtures/broker.conf[/]
     """
-    from rmqtool.store.message_store import MessageStore
-    from rmqtool.store.transfer import check_import_file, import_file
+    from rmqtool.io.sources import Source
+    from rmqtool.load.writer import load
 
     cfg = _config(config)
-    plan = check_import_file(source, cfg, load_options(cfg, store_timestamp, queues, queue_by))
-    with MessageStore(store, cfg, flush=flush) as st, output.progress("import", plan.messages) as advance:
-        summary = import_file(st, source, plan, progress=advance)
-    doc = summary.to_json()
-    output.emit(doc, "imported", as_json)
+    opts = load_options(cfg, store_timestamp, queues, queue_by)
+    if str(source) == "-":
+        raise RmqError("import reads a file, not stdin (use append --batch - for lines on stdin)")
+    with output.progress("import", None) as advance:
+        summary = load(store, Source(source), opts, flush=flush, register_topics=register_topics, progress=advance)
+    output.emit(summary.to_json(), "imported", as_json)
 
 
 def export(

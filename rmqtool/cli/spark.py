@@ -7,7 +7,7 @@ from pathlib import Path
 import typer
 
 from rmqtool.cli import output
-from rmqtool.cli.append import CONFIG, QUEUE_BY, QUEUES, STORE_TIMESTAMP, _config, load_options
+from rmqtool.cli.append import CONFIG, QUEUE_BY, QUEUES, REGISTER, STORE_TIMESTAMP, _config, load_options
 
 MASTER = typer.Option("local[*]", "--master", help="Spark master URL (default: embedded, all cores).")
 _STAGES = ["read", "plan", "write", "index", "checksum", "adopt"]
@@ -26,6 +26,7 @@ def spark_load(
     store_timestamp: int | None = STORE_TIMESTAMP,
     queues: int = QUEUES,
     queue_by: str | None = QUEUE_BY,
+    register_topics: bool = REGISTER,
     as_json: bool = typer.Option(False, "--json", help="One JSON object."),
 ) -> None:
     """Load producer rows into a store with Spark: planned once, written by tasks, adopted atomically.
@@ -41,7 +42,7 @@ def spark_load(
     opts = load_options(_config(config), store_timestamp, queues, queue_by)
     with output.stages(_STAGES) as done:
         result = run(inputs, store, opts, fmt=fmt, master=master, partitions=partitions, load_id=load_id,
-                     explicit_ts=store_timestamp is not None, progress=done)
+                     explicit_ts=store_timestamp is not None, progress=done, register_topics=register_topics)
     output.emit(result.to_json(), "already loaded" if result.already else "loaded", as_json)
 
 

@@ -22,3 +22,17 @@ MESSAGE_SCHEMA = pa.schema([
     ("properties", pa.map_(pa.string(), pa.string())), ("tagsCode", pa.int64()), ("compression", pa.string()),
 ])
 FIELD_NAMES = tuple(MESSAGE_SCHEMA.names)
+
+# The input side: the fields a load reads, with the type a JSON or CSV reader gives each (None: let
+# the reader infer it; keys may be a string or a list, properties an object).
+PRODUCER_TYPES: dict[str, pa.DataType | None] = {
+    "topic": pa.string(), "queueId": pa.int64(), "body": pa.string(), "bodyText": pa.string(), "tags": pa.string(),
+    "keys": None, "properties": None, "bornTimestamp": pa.int64(), "bornHost": pa.string(),
+    "storeHost": pa.string(), "flag": pa.int64(), "delayLevel": pa.int64(),
+}
+STORED_TYPES: dict[str, pa.DataType | None] = {
+    **{n: pa.int64() for n in ("commitLogOffset", "queueId", "flag", "sysFlag", "reconsumeTimes", "bornTimestamp",
+                               "storeTimestamp", "preparedTransactionOffset")},
+    **{n: pa.string() for n in ("topic", "body", "propertiesString", "bornHost", "storeHost")},
+}
+STORED_ONLY = ("propertiesString", "storeTimestamp")  # fields an export has and producer rows do not

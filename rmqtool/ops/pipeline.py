@@ -46,3 +46,21 @@ def ordered_map(fn: Callable[[T], R], items: Iterable[T], *, passes: Callable[[o
 
 def _result(item):
     return item.result() if isinstance(item, Future) else item
+
+
+def ahead(items: Iterable[T], depth: int = 2) -> Iterator[T]:
+    """The items in order, produced by one background thread up to `depth` ahead of the consumer
+    (an exception in the producer is raised where its item would have come)."""
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="rmqtool-ahead") as pool:
+        it = iter(items)
+        done = object()
+        pending: deque[Future] = deque()
+        while True:
+            while len(pending) < depth:
+                pending.append(pool.submit(next, it, done))
+            item = pending.popleft().result()
+            if item is done:
+                for f in pending:
+                    f.cancel()
+                return
+            yield item

@@ -23,11 +23,11 @@ from pathlib import Path
 from rmqtool.errors import RmqError
 from rmqtool.format import checkpoint, uniqkey
 from rmqtool.format.index import file_len
-from rmqtool.store.load_rows import LOAD_FIELDS, LoadOptions
-from rmqtool.store.lock import StoreLock
-from rmqtool.store.message_store import _prepare_root
+from rmqtool.io.schema import PRODUCER_TYPES
+from rmqtool.load.planner import LoadPlanner
+from rmqtool.load.records import LoadOptions
+from rmqtool.store.message_store import claim
 from rmqtool.store.paths import StorePaths
-from rmqtool.store.planner import LoadPlanner
 from rmqtool.store.scratch import load_arrays, save_arrays
 from rmqtool.store.staging import (
     Staging,
@@ -35,10 +35,10 @@ from rmqtool.store.staging import (
     adopted,
     adopting,
     discard_stale,
-    finish_pending,
     index_name_after,
     read_end,
 )
+from rmqtool.store.topics import register
 
 FORMATS = ("jsonl", "parquet", "csv")
 Progress = Callable[[str, int], None]  # (stage finished, rows)
@@ -99,18 +99,18 @@ def _read(spark, files: list[str], fmt: str, partitions: int | None):
         df = spark.read.schema(_JSON_SCHEMA).option("columnNameOfCorruptRecord", "_corrupt").json(files)
     elif fmt == "parquet":
         df = spark.read.parquet(*files)
-        df = df.select(*[c for c in df.columns if c in LOAD_FIELDS])
+        df = df.select(*[c for c in df.columns if c in PRODUCER_TYPES])
     else:
         df = spark.read.option("header", "true").option("escape", "\"").csv(files)  # RFC 4180 quotes
         df = df.select(*[F.col(c).cast(_CSV_INTS[c]) if c in _CSV_INTS else F.col(c)
-                         for c in df.columns if c in LOAD_FIELDS])
+                         for c in df.columns if c in PRODUCER_TYPES])
     return df.select("*", F.col("_metadata.file_path").alias("_file"),
                      F.col("_metadata.file_block_start").alias("_block"))
 
 
 def spark_load(inputs: list[Path], store: Path, opts: LoadOptions, *, fmt: str = "jsonl",
                master: str = "local[*]", partitions: int | None = None, load_id: str | None = None,
-               explicit_ts: bool = False, progress: Progress | None = None) -> LoadResult:
+               explicit_ts: bool = False, progress: Progress | None = None, register_topics: bool = True) -> LoadResult:
     from rmqtool.spark import tasks
     from rmqtool.spark.session import get_session, job_errors
 
@@ -120,14 +120,9 @@ def spark_load(inputs: list[Path], store: Path, opts: LoadOptions, *, fmt: str =
     load_id = load_id or default_load_id(files, fmt, opts, explicit_ts)
     paths = StorePaths(store, opts.cfg.storePathCommitLog or None)
     created = not paths.root.exists()
-    _prepare_root(paths, create=True)
-    lock = StoreLock(paths)
+    lock = claim(paths, create=True)
     failed = True
     try:
-        finish_pending(paths)
-        if paths.abort.exists():
-            raise RmqError(f"store {paths.root} was not shut down cleanly (abort file present): "
-                           "run `rmqtool recover` first")
         record = adopted(paths, load_id)
         if record is not None:
             return LoadResult(load_id, record["messages"], record["base"]["commitlogEnd"], record["end"],
@@ -138,7 +133,8 @@ def spark_load(inputs: list[Path], store: Path, opts: LoadOptions, *, fmt: str =
         try:
             with job_errors("spark-load"):
                 session = get_session(master)
-                result = _run(session, files, fmt, partitions, paths, staging, opts, progress, tasks)
+                result = _run(session, files, fmt, partitions, paths, staging, opts, progress, tasks,
+                              register_topics)
         except BaseException:
             if not adopting(paths):  # before the journal the store is untouched: drop the staging
                 discard_stale(paths)
@@ -162,7 +158,7 @@ def _note(progress: Progress | None, stage: str, rows: int) -> None:
 
 
 def _run(spark, files, fmt, partitions, paths: StorePaths, staging: Staging, opts: LoadOptions, progress,
-         tasks) -> LoadResult:
+         tasks, register_topics: bool) -> LoadResult:
     cfg = opts.cfg
     end = read_end(paths, cfg)
     ctx = tasks.LoadContext(str(staging.dir), tuple(files), opts, uniqkey.load_stamp(opts.store_timestamp))
@@ -224,6 +220,11 @@ def _run(spark, files, fmt, partitions, paths: StorePaths, staging: Staging, opt
     staging.write_manifest(doc)
     _note(progress, "checksum", total_rows)
     adopt(paths, staging, cfg)
+    if register_topics:
+        needs: dict[str, int] = {}
+        for topic, queue_id in planner.first_offsets:
+            needs[topic] = max(needs.get(topic, 0), queue_id + 1)
+        register(paths.root, needs)
     _note(progress, "adopt", total_rows)
     return LoadResult(staging.load_id, total_rows, end.commitlog_end, planner.end, chunks=len(names))
 

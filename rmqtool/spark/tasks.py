@@ -1,7 +1,8 @@
 """What Spark tasks run for a load: plain functions of a `LoadContext`, no Spark inside.
 
-1. `stage_rows` (mapInArrow over the input): rows -> record columns (`load_rows`), saved as
-   one chunk per run of rows from one input block; returns a small row per chunk.
+1. `stage_rows` (mapInArrow over the input): rows -> record columns (`load.records`), saved as
+   one chunk per run of rows from one input block; returns a small row per chunk. A Parquet
+   row group (`stage_row_group`) keeps only its plan data and is read again in step 2.
 2. `write_chunk`: a chunk and its plan -> records encoded straight into the staged segments
    at their planned offsets, their consume-queue entries into the staged queue files, and
    the chunk's index keys (hash, offset) into a keys file.
@@ -25,7 +26,8 @@ from rmqtool.format import kernels
 from rmqtool.format.consumequeue import ENTRY_LEN, encode_entries
 from rmqtool.format.dispatchkernel import D_OFFSET, D_SIZE, D_TAGS_CODE, dispatch_records
 from rmqtool.format.indexbuild import fill_file
-from rmqtool.store.load_rows import LoadChunk, LoadOptions, to_chunk
+from rmqtool.io.schema import PRODUCER_TYPES
+from rmqtool.load.records import LoadChunk, LoadOptions, producer_chunk
 from rmqtool.store.paths import StorePaths, offset_name
 from rmqtool.store.scratch import load_arrays, save_arrays
 
@@ -85,21 +87,21 @@ def stage_rows(batches: Iterator, ctx: LoadContext) -> Iterator:
                                           for row in out], schema=_meta_schema())
 
 
-def stage_row_group(split: tuple[int, int], ctx: LoadContext) -> list[tuple]:
-    """Stage one row group of a Parquet input, read here with pyarrow (no trip through the JVM's
-    rows); returns a (file, block, seq, rows, errors) tuple per chunk."""
+def _row_group(ctx: LoadContext, file: int, group: int) -> list:
     import pyarrow.parquet as pq
 
-    from rmqtool.store.load_rows import LOAD_FIELDS
-
-    file, group = split
     pf = pq.ParquetFile(ctx.files[file])
-    present = [n for n in LOAD_FIELDS if n in pf.schema_arrow.names]
-    table = pf.read_row_group(group, columns=present)
-    out = []
-    for seq, batch in enumerate(table.to_batches(CHUNK_ROWS)):
-        out.append((file, group, seq, batch.num_rows, _stage_one(batch, ctx, chunk_name(file, group, seq))))
-    return out
+    present = [n for n in PRODUCER_TYPES if n in pf.schema_arrow.names]
+    return pf.read_row_group(group, columns=present).to_batches(CHUNK_ROWS)
+
+
+def stage_row_group(split: tuple[int, int], ctx: LoadContext) -> list[tuple]:
+    """Plan data of one row group of a Parquet input, read here with pyarrow (no trip through the
+    JVM's rows): only what planning needs is kept, the rows are read again when they are written.
+    Returns a (file, block, seq, rows, errors) tuple per chunk."""
+    file, group = split
+    return [(file, group, seq, batch.num_rows, _stage_one(batch, ctx, chunk_name(file, group, seq), keep=False))
+            for seq, batch in enumerate(_row_group(ctx, file, group))]
 
 
 def _meta_schema():
@@ -109,19 +111,21 @@ def _meta_schema():
                       ("errors", pa.string())])
 
 
-def _stage_one(batch, ctx: LoadContext, name: str) -> str | None:
-    """Stage one chunk; returns its bad rows as JSON, or None."""
+def _stage_one(batch, ctx: LoadContext, name: str, keep: bool = True) -> str | None:
+    """Check one chunk and save what planning needs (and with `keep` the records, for an input
+    that cannot be read again cheaply); returns its bad rows as JSON, or None."""
     errors = []
     if "_corrupt" in batch.schema.names:
         corrupt = batch.column("_corrupt").is_valid().to_numpy(zero_copy_only=False)
         errors = [{"row": int(r), "field": "line", "reason": "malformed JSON"} for r in np.flatnonzero(corrupt)[:20]]
     if not errors:
-        chunk = to_chunk(batch, ctx.options)
+        chunk = producer_chunk(batch, ctx.options)
         if isinstance(chunk, list):
             errors = [{"row": e.row, "field": e.field, "reason": e.reason} for e in chunk]
     if errors:
         return json.dumps(errors)
-    chunk.save(ctx.work(f"chunk-{name}"))
+    if keep:
+        chunk.save(ctx.work(f"chunk-{name}"))
     save_arrays(ctx.work(f"meta-{name}"), topics=chunk.topics, topic_idx=chunk.topic_idx, queue=chunk.queue,
           lengths=chunk.cols.lengths().astype(np.int32))
     return None
@@ -129,7 +133,12 @@ def _stage_one(batch, ctx: LoadContext, name: str) -> str | None:
 
 def write_chunk(name: str, ctx: LoadContext) -> tuple[int, int]:
     """Encode one planned chunk into the staged segments and queues; returns (rows, index keys)."""
-    chunk = LoadChunk.load(ctx.work(f"chunk-{name}"))
+    saved = ctx.work(f"chunk-{name}")
+    if saved.exists():
+        chunk = LoadChunk.load(saved)
+    else:  # a Parquet row group: read and built again, straight into the staged files
+        file, group, seq = (int(part) for part in name.split("-"))
+        chunk = producer_chunk(_row_group(ctx, file, group)[seq], ctx.options)
     p = load_arrays(ctx.work(f"plan-{name}"))
     queue_id, queue_offset, phys = p["queue_id"], p["queue_offset"], p["physical_offset"]
     row_base = int(p["row_base"])

@@ -27,11 +27,10 @@ from rmqtool.format.hosts import IPV6_LEN, SocketAddress
 from rmqtool.store.config import StoreConfig
 from rmqtool.store.filequeue import FileQueue
 from rmqtool.store.mappedfile import MappedFile
-from rmqtool.store.planner import plan_layout, plan_queue_offsets
 from rmqtool.store.results import PutResult, PutStatus, refused
+from rmqtool.store.rules import ENCODER_HEADROOM, Refusal, size_refusal, topic_refusal
 from rmqtool.store.worker import Worker
 
-ENCODER_HEADROOM = 64 * 1024  # the broker's encoder allows maxMessageSize of body plus 64 KiB of the rest
 WARM_AHEAD = 64 << 20  # pages kept mapped ahead of the writer
 _WALK_ROWS = 1 << 20
 _DELAY_MARK = properties.DELAY + properties.NAME_VALUE_SEPARATOR
@@ -43,11 +42,6 @@ _QUEUED = (sysflag.TRANSACTION_NOT, sysflag.TRANSACTION_COMMIT)
 
 def now_ms() -> int:
     return time.time_ns() // 1_000_000
-
-
-def java_length(text: str) -> int:
-    """String.length(): UTF-16 code units."""
-    return len(text) if text.isascii() else len(text.encode("utf-16-le")) // 2
 
 
 def delay_level(props_string: str) -> int:
@@ -126,11 +120,9 @@ class CommitLog:
         body_len = len(msg.body)
         length = (_HEADER_LEN[flags & _HOST_BITS] + body_len + message.topic_len_size(msg.magic) + len(topic) + 2
                   + len(props))
-        if (len(topic) > message.MAX_TOPIC_LEN_V1 or len(props) > properties.MAX_PROPERTIES_LEN
-                or body_len > self.cfg.maxMessageSize or length + message.BLANK_MARKER_LEN > self.segment_size
-                or length > self.cfg.maxMessageSize + ENCODER_HEADROOM):
-            return check_lengths(self.cfg, topic, msg.properties_string, props, body_len, length) or (topic, props,
-                                                                                                       length)
+        bad = size_refusal(self.cfg, msg.properties_string, body_len, len(props), length)
+        if bad is not None:
+            return bad.result()
         return topic, props, length
 
     def put_message(self, msg: message.Message, *, as_stored: bool = False) -> PutResult:
@@ -173,9 +165,6 @@ class CommitLog:
         if delay_level(batch_properties) > 0:
             return refused(PutStatus.MESSAGE_ILLEGAL, "a batch cannot be delayed")
         topic_b = self._topic_bytes(topic)
-        if len(topic_b) > message.MAX_TOPIC_LEN_V1:
-            return refused(PutStatus.MESSAGE_ILLEGAL, f"topic is {len(topic_b)} bytes; at most "
-                                                      f"{message.MAX_TOPIC_LEN_V1}")
         if len(body) > self.cfg.maxMessageSize:
             return refused(PutStatus.MESSAGE_ILLEGAL, f"batch body is {len(body)} bytes; maxMessageSize is "
                                                       f"{self.cfg.maxMessageSize}")
@@ -223,15 +212,18 @@ class CommitLog:
                          queue_offset=first_queue_offset, store_timestamp=store_ts, msg_count=n,
                          store_host=store_host, offsets=offsets[:n].tolist())
 
-    def put_columns(self, cols: RecordColumns, keys: list[tuple[str, int]], key_ids: np.ndarray) -> int:
-        """Append many records as stored (timestamps, hosts, flags and properties kept), laid out as
-        single appends would place them; `key_ids` index each record's (topic, queueId) in `keys`.
-        The caller has checked them (`check_lengths`). Returns the bytes taken, blanks included."""
-        start = self.max_offset
-        layout = plan_layout(cols.lengths(), start, self.segment_size)
-        queue_offsets = plan_queue_offsets(keys, key_ids, cols.sys_flag, self.table)
-        rows, head_len = cols.headers(queue_offsets, layout.physical_offset)
-        phys, lengths, n = layout.physical_offset, cols.lengths(), len(cols)
+    def write_planned(self, cols: RecordColumns, physical_offset: np.ndarray, queue_offset: np.ndarray) -> int:
+        """Encode records at the offsets a load planner gave them from this log's end (and checked
+        against the rules); a segment left behind is closed with its blank marker. Returns the bytes taken."""
+        start, n = self.max_offset, len(cols)
+        if n == 0:
+            return 0
+        phys = physical_offset
+        first = int(phys[0])
+        if first != start and first != start - start % self.segment_size + self.segment_size:
+            raise RmqError(f"a load planned from offset {first}, but the commitlog ends at {start}")
+        rows, head_len = cols.headers(queue_offset, phys)
+        lengths = cols.lengths()
         i = 0
         while i < n:
             seg_start = int(phys[i]) - int(phys[i]) % self.segment_size
@@ -243,16 +235,14 @@ class CommitLog:
                     mf.wrote = mf.size
                 mf = self.queue.roll(seg_start)
             at = int(phys[i]) - seg_start
-            end = int(phys[j - 1] + lengths[j - 1]) - seg_start
-            self._warm(mf, end)
+            self._warm(mf, int(phys[j - 1] + lengths[j - 1]) - seg_start)
             wrote = colkernel.encode_records(mf.arr, at, rows, head_len, cols.body_buf, cols.body_start,
-                                                 cols.body_len, cols.topic_buf, cols.topic_start, cols.topic_len,
-                                                 cols.props_buf, cols.props_start, cols.props_len, i, j)
+                                             cols.body_len, cols.topic_buf, cols.topic_start, cols.topic_len,
+                                             cols.props_buf, cols.props_start, cols.props_len, i, j)
             mf.wrote = at + wrote
             i = j
-        if n:
-            self.last_store_timestamp = int(cols.store_timestamp[-1])
-        return layout.end - start
+        self.last_store_timestamp = int(cols.store_timestamp[-1])
+        return self.max_offset - start
 
     def warm_ahead(self) -> None:
         """Map the pages ahead of the writer (the warmer thread's step), as the broker warms mapped files."""
@@ -292,51 +282,38 @@ class CommitLog:
         self.queue.close()
 
 
-def check_lengths(cfg: StoreConfig, topic: bytes, props_string: str, props: bytes, body_len: int,
-                  length: int) -> PutResult | None:
-    """The broker's size rules for one record (checkMessage and the encoder's checks)."""
-    if len(topic) > message.MAX_TOPIC_LEN_V1:
-        return refused(PutStatus.MESSAGE_ILLEGAL, f"topic is {len(topic)} bytes; at most {message.MAX_TOPIC_LEN_V1}")
-    if len(props) > properties.MAX_PROPERTIES_LEN:
-        status = (PutStatus.MESSAGE_ILLEGAL if java_length(props_string) > properties.MAX_PROPERTIES_LEN
-                  else PutStatus.PROPERTIES_SIZE_EXCEEDED)
-        return refused(status, f"properties are {len(props)} bytes; at most {properties.MAX_PROPERTIES_LEN}")
-    if body_len > cfg.maxMessageSize:
-        return refused(PutStatus.MESSAGE_ILLEGAL, f"body is {body_len} bytes; maxMessageSize is {cfg.maxMessageSize}")
-    if length > cfg.maxMessageSize + ENCODER_HEADROOM:
-        return refused(PutStatus.MESSAGE_ILLEGAL, f"record is {length} bytes; at most maxMessageSize + 64 KiB")
-    if length + message.BLANK_MARKER_LEN > cfg.mappedFileSizeCommitLog:
-        return refused(PutStatus.MESSAGE_ILLEGAL, f"record of {length} bytes does not fit a commitlog segment of "
-                                                  f"{cfg.mappedFileSizeCommitLog}")
-    return None
+def schedule(props_string: str, topic: str, queue_id: int, max_level: int) -> tuple[str, str, int] | None:
+    """Where a delayed message is stored, as the broker moves it: (properties with REAL_TOPIC and
+    REAL_QID, the schedule topic, level - 1), the level clamped to `max_level`; None when not delayed."""
+    level = delay_level(props_string)
+    if level <= 0:
+        return None
+    updates = []
+    if level > max_level:
+        updates.append((properties.DELAY, str(max_level)))
+        level = max_level
+    updates += [(properties.REAL_TOPIC, topic), (properties.REAL_QID, str(queue_id))]
+    return properties.java_rebuild(props_string, updates), SCHEDULE_TOPIC, level - 1
 
 
 def rewrite_delay(msg: message.Message, max_level: int) -> None:
     """Move a delayed plain/commit message to the schedule topic, as the broker does."""
     if sysflag.transaction_type(msg.sys_flag) not in _QUEUED:
         return
-    level = delay_level(msg.properties_string)
-    if level <= 0:
-        return
-    updates = []
-    if level > max_level:
-        updates.append((properties.DELAY, str(max_level)))
-        level = max_level
-    updates += [(properties.REAL_TOPIC, msg.topic), (properties.REAL_QID, str(msg.queue_id))]
-    msg.properties_string = properties.java_rebuild(msg.properties_string, updates)
-    msg.topic = SCHEDULE_TOPIC
-    msg.queue_id = level - 1
+    moved = schedule(msg.properties_string, msg.topic, msg.queue_id, max_level)
+    if moved is not None:
+        msg.properties_string, msg.topic, msg.queue_id = moved
 
 
-def check_message(cfg: StoreConfig, msg: message.Message, *, as_stored: bool = False) -> PutResult | None:
+def message_refusal(cfg: StoreConfig, msg: message.Message) -> Refusal | None:
     """The refusal a store with `cfg` would give `msg`, without a store and without changing `msg`."""
-    if not as_stored and _DELAY_MARK in msg.properties_string:
-        msg = replace(msg)  # the rewrite happens on a copy
-        rewrite_delay(msg, len(cfg.delay_levels_ms))
-    flags = _with_host_bits(msg.sys_flag, msg.born_host, msg.store_host)
-    topic, props = msg.topic.encode("utf-8"), msg.properties_string.encode("utf-8")
-    length = message.record_len(flags, len(msg.body), len(topic), len(props), msg.magic)
-    return check_lengths(cfg, topic, msg.properties_string, props, len(msg.body), length)
+    stored = replace(msg)
+    rewrite_delay(stored, len(cfg.delay_levels_ms))
+    flags = _with_host_bits(stored.sys_flag, stored.born_host, stored.store_host)
+    props = stored.properties_string.encode("utf-8")
+    length = message.record_len(flags, len(stored.body), len(stored.topic.encode("utf-8")), len(props), stored.magic)
+    return topic_refusal(msg.topic) or size_refusal(cfg, stored.properties_string, len(stored.body), len(props),
+                                                    length)
 
 
 def _with_host_bits(sys_flag: int, born: SocketAddress, store: SocketAddress) -> int:

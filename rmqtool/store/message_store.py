@@ -22,36 +22,39 @@ from rmqtool.errors import RmqError
 from rmqtool.format import message
 from rmqtool.format.hosts import SocketAddress
 from rmqtool.store.checkpoint_file import CheckpointFile
-from rmqtool.store.commitlog import CommitLog, check_message
+from rmqtool.store.commitlog import CommitLog
 from rmqtool.store.config import SYNC_FLUSH, StoreConfig
 from rmqtool.store.consume_queue import ConsumeQueue
 from rmqtool.store.dispatcher import Dispatcher
 from rmqtool.store.index_service import IndexService
 from rmqtool.store.lock import StoreLock, create_abort, remove_abort
 from rmqtool.store.paths import StorePaths
-from rmqtool.store.results import PutResult, PutStatus, refused
+from rmqtool.store.results import PutResult, PutStatus
+from rmqtool.store.rules import topic_refusal
+from rmqtool.store.topics import register
 from rmqtool.store.worker import Worker
 
 FLUSH_SYNC = "sync"
 FLUSH_ASYNC = "async"
 DISPATCH_EVERY_BYTES = 4 << 20  # the background dispatcher is woken when this much waits
-_BAD_TOPIC_CHARS = ("/", "\\", "\0")
 
 
 class MessageStore:
     def __init__(self, root: str | os.PathLike, config: StoreConfig | None = None, *, flush: str | None = None,
                  create: bool = True, clock: Callable[[], int] | None = None, recovering: bool = False,
-                 dispatch_from: int | None = None) -> None:
+                 dispatch_from: int | None = None, register_topics: bool = False) -> None:
         """`clock` (ms since the epoch) names new index files; fixtures pass a fixed one. Recovery
-        opens a store whose `abort` is present (`recovering`) and re-dispatches from `dispatch_from`."""
+        opens a store whose `abort` is present (`recovering`) and re-dispatches from `dispatch_from`.
+        With `register_topics`, close merges the topics written into `config/topics.json`."""
         self.cfg = config or StoreConfig()
         self.clock = clock
         self.paths = StorePaths(root, self.cfg.storePathCommitLog or None)
         self.flush_mode = flush or (FLUSH_SYNC if self.cfg.flushDiskType == SYNC_FLUSH else FLUSH_ASYNC)
         if self.flush_mode not in (FLUSH_SYNC, FLUSH_ASYNC):
             raise RmqError(f"unknown flush mode {self.flush_mode!r}: use sync or async")
-        _prepare_root(self.paths, create)
-        self._lock = StoreLock(self.paths)
+        self._lock = claim(self.paths, create, recovering)
+        self.register_topics = register_topics
+        self.written: dict[str, int] = {}  # topic -> queues it needs (highest queue id written + 1)
         self.commitlog: CommitLog | None = None
         self.queues: dict[tuple[str, int], ConsumeQueue] = {}
         self.index: IndexService | None = None
@@ -59,12 +62,6 @@ class MessageStore:
         self._dispatch_thread: Worker | None = None
         self._good_topics: set[str] = set()
         try:
-            from rmqtool.store.staging import finish_pending
-
-            finish_pending(self.paths)  # a bulk load killed while it was adopted
-            if self.paths.abort.exists() and not recovering:
-                raise RmqError(f"store {self.paths.root} was not shut down cleanly (abort file present): "
-                               "run `rmqtool recover` first")
             self._load(dispatch_from)
         except BaseException:
             self._close_files()
@@ -108,40 +105,42 @@ class MessageStore:
     # ---- appending -------------------------------------------------------------------------
     def put_message(self, msg: message.Message, *, as_stored: bool = False) -> PutResult:
         """Append one message (see `CommitLog.put_message`)."""
-        if msg.topic not in self._good_topics:
-            bad = check_topic(msg.topic)
+        topic, queue_id = msg.topic, msg.queue_id
+        if topic not in self._good_topics:
+            bad = topic_refusal(topic)
             if bad:
-                return bad
-            self._good_topics.add(msg.topic)
+                return bad.result()
+            self._good_topics.add(topic)
         result = self.commitlog.put_message(msg, as_stored=as_stored)
-        self._after_put(result)
+        self._after_put(result, topic, queue_id)
         return result
-
-    def validate(self, msg: message.Message, *, as_stored: bool = False) -> PutResult | None:
-        """The refusal `put_message` would give `msg`, without writing anything."""
-        return check_topic(msg.topic) or check_message(self.cfg, msg, as_stored=as_stored)
 
     def put_batch(self, topic: str, queue_id: int, body, *, batch_properties: str = "", sys_flag: int = 0,
                   born_timestamp: int = 0, born_host: SocketAddress, store_host: SocketAddress,
                   reconsume_times: int = 0) -> PutResult:
         """Append a client batch body as one broker batch (see `CommitLog.put_batch`)."""
-        bad = check_topic(topic)
+        bad = topic_refusal(topic)
         if bad:
-            return bad
+            return bad.result()
         result = self.commitlog.put_batch(topic, queue_id, body, batch_properties=batch_properties,
                                           sys_flag=sys_flag, born_timestamp=born_timestamp, born_host=born_host,
                                           store_host=store_host, reconsume_times=reconsume_times)
-        self._after_put(result)
+        self._after_put(result, topic, queue_id)
         return result
 
-    def put_columns(self, cols, keys: list[tuple[str, int]], key_ids) -> int:
-        """Append many checked records as stored (see `CommitLog.put_columns`); returns bytes taken."""
-        taken = self.commitlog.put_columns(cols, keys, key_ids)
+    def write_planned(self, cols, physical_offset, queue_offset) -> int:
+        """Append records a load planned and checked (see `CommitLog.write_planned`); returns bytes taken."""
+        taken = self.commitlog.write_planned(cols, physical_offset, queue_offset)
         if self.flush_mode == FLUSH_SYNC:
             self.commitlog.flush()
         self._dispatch_thread.check()
         self._dispatch_thread.wake()
         return taken
+
+    def note_written(self, topic: str, queues: int) -> None:
+        """Remember that `topic` was written with queue ids below `queues` (for the topic table)."""
+        if queues > self.written.get(topic, 0):
+            self.written[topic] = queues
 
     def _flush_commitlog(self) -> None:
         """Async flush: fdatasync what was appended since the last round (fdatasync releases the GIL)."""
@@ -151,9 +150,10 @@ class MessageStore:
                 os.fdatasync(mf.fd)
                 mf.flushed = max(mf.flushed, wrote)
 
-    def _after_put(self, result: PutResult) -> None:
+    def _after_put(self, result: PutResult, topic: str, queue_id: int) -> None:
         if result.status is not PutStatus.PUT_OK:
             return
+        self.note_written(topic, queue_id + 1)
         if self.flush_mode == FLUSH_SYNC:
             self.commitlog.flush()
         if result.wrote_offset + result.wrote_bytes - self.dispatcher.dispatched >= DISPATCH_EVERY_BYTES:
@@ -191,6 +191,8 @@ class MessageStore:
             self.commitlog.discard_torn_tail()
             self.flush()
             self._close_files()
+            if self.register_topics and self.written:
+                register(self.paths.root, self.written)
             remove_abort(self.paths.abort)
         finally:
             self._lock.release()
@@ -211,10 +213,23 @@ class MessageStore:
         self.close()
 
 
-def check_topic(topic: str) -> PutResult | None:
-    if not topic or topic in (".", "..") or any(c in topic for c in _BAD_TOPIC_CHARS):
-        return refused(PutStatus.MESSAGE_ILLEGAL, f"topic {topic!r} cannot name a consume-queue folder")
-    return None
+def claim(paths: StorePaths, create: bool, recovering: bool = False) -> StoreLock:
+    """The one way a writer opens a store root: make it (when allowed), take the lock, finish a
+    bulk load's interrupted adoption, and refuse a store whose last writer crashed. The caller
+    releases the returned lock."""
+    _prepare_root(paths, create)
+    lock = StoreLock(paths)
+    try:
+        from rmqtool.store.staging import finish_pending
+
+        finish_pending(paths)  # a bulk load killed while it was adopted
+        if paths.abort.exists() and not recovering:
+            raise RmqError(f"store {paths.root} was not shut down cleanly (abort file present): "
+                           "run `rmqtool recover` first")
+    except BaseException:
+        lock.release()
+        raise
+    return lock
 
 
 def _prepare_root(paths: StorePaths, create: bool) -> None:

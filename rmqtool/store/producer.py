@@ -1,7 +1,7 @@
 """Messages as a RocketMQ 4.9 producer hands them to the broker: properties built from tags,
 keys, user properties, delay level and a fresh UNIQ_KEY in Java HashMap order, a body
-compressed on request, and client batch bodies for putMessages. `append` and `append --batch`
-build their input here."""
+compressed on request, and client batch bodies for putMessages. `append` builds its message
+here, and bulk loads build the properties of rows with their own pairs here."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from rmqtool.errors import RmqError
 from rmqtool.format import batch, compression, properties, sysflag, uniqkey
 from rmqtool.format.hosts import SocketAddress, parse_host
 from rmqtool.format.message import Message
-from rmqtool.format.message_json import get_body, get_host, get_int, get_long, get_properties, get_str
+from rmqtool.store.rules import bad_property
 
 DEFAULT_STORE_HOST = parse_host("127.0.0.1:10911")
 DEFAULT_BORN_HOST = parse_host("127.0.0.1:0")
@@ -43,8 +43,9 @@ def transaction_flag(word: str | None) -> int:
 
 def client_properties(*, tags: str | None = None, keys: str | Iterable[str] | None = None,
                       user: Mapping[str, str] | None = None, delay_level: int = 0, tx: int = sysflag.TRANSACTION_NOT,
-                      born_ip: bytes = DEFAULT_BORN_HOST.address) -> str:
-    """The properties string a producer sends: user properties plus the ones the client sets."""
+                      born_ip: bytes = DEFAULT_BORN_HOST.address, uniq: str | None = None) -> str:
+    """The properties string a producer sends: user properties plus the ones the client sets
+    (a fresh UNIQ_KEY from `born_ip`, or `uniq`, unless the user gives one)."""
     if delay_level < 0:
         raise RmqError(f"delay level {delay_level} is negative")
     pairs: dict[str, str] = {}
@@ -55,8 +56,7 @@ def client_properties(*, tags: str | None = None, keys: str | Iterable[str] | No
         if words:
             pairs[properties.KEYS] = properties.KEY_SEPARATOR.join(words)
     for name, value in (user or {}).items():
-        if not name or properties.NAME_VALUE_SEPARATOR in name or properties.PROPERTY_SEPARATOR in name \
-                or properties.NAME_VALUE_SEPARATOR in value or properties.PROPERTY_SEPARATOR in value:
+        if bad_property(name, value):
             raise RmqError(f"property {name!r} holds a separator character (\\x01 or \\x02) or an empty name")
         pairs[name] = value
     if delay_level > 0:
@@ -64,7 +64,7 @@ def client_properties(*, tags: str | None = None, keys: str | Iterable[str] | No
     if tx == sysflag.TRANSACTION_PREPARED:
         pairs[properties.TRAN_MSG] = TRANSACTION_PREPARED_VALUE
     if properties.UNIQ_KEY not in pairs:
-        pairs[properties.UNIQ_KEY] = uniqkey.create(born_ip)
+        pairs[properties.UNIQ_KEY] = uniq or uniqkey.create(born_ip)
     return properties.build((k, pairs[k]) for k in properties.java_hashmap_order(pairs))
 
 
@@ -85,31 +85,6 @@ def build_message(topic: str, body: bytes, *, queue_id: int = 0, flag: int = 0, 
     return Message(topic=topic, body=body, properties_string=props, queue_id=queue_id, flag=flag, sys_flag=flags,
                    born_timestamp=time.time_ns() // 1_000_000 if born_timestamp is None else born_timestamp,
                    born_host=hosts.born, store_host=hosts.store)
-
-
-def message_from_json(obj: object, hosts: Hosts) -> Message:
-    """An `append --batch` line: decode-schema names plus `bodyText`, `tags`, `keys`, `delayLevel`.
-
-    Raises ValueError naming the bad field.
-    """
-    if not isinstance(obj, dict):
-        raise ValueError("a message must be a JSON object")
-    topic = get_str(obj, "topic")
-    if not topic:
-        raise ValueError("topic is missing")
-    keys = obj.get("keys")
-    if keys is not None and not isinstance(keys, str) and not (
-            isinstance(keys, list) and all(isinstance(k, str) for k in keys)):
-        raise ValueError("keys must be a string or a list of strings")
-    line_hosts = Hosts(get_host(obj, "bornHost", hosts.born), get_host(obj, "storeHost", hosts.store))
-    try:
-        return build_message(
-            topic, get_body(obj), queue_id=get_int(obj, "queueId"), flag=get_int(obj, "flag"),
-            tags=get_str(obj, "tags"), keys=keys, user=get_properties(obj), delay_level=get_int(obj, "delayLevel"),
-            born_timestamp=get_long(obj, "bornTimestamp") if obj.get("bornTimestamp") is not None else None,
-            hosts=line_hosts)
-    except RmqError as e:
-        raise ValueError(str(e)) from None
 
 
 def client_batch(messages: Iterable[Message]) -> bytes:

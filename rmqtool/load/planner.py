@@ -3,10 +3,14 @@
 Given the records' lengths, the commitlog's write position and the segment size, the
 layout puts each record where the broker's append would: behind the previous one while it
 leaves 8 bytes in its segment, else at the start of the next segment behind a blank marker.
+A broker batch (a group of records) moves to the next segment whole, even when its first
+record alone would fit. Records as stored (an export) go where they were: each at its
+commitLogOffset when that is the write position, or at the start of the next segment behind
+a blank marker (where a broker batch rolled); anything else is refused.
 Queue offsets continue each topic-queue's counter; prepared and rolled-back records get 0
 and do not count. Records without a queue get one round-robin per topic, as a producer
-picks them. Bulk import and the Spark load plan through here: `LoadPlanner` takes a load
-chunk by chunk and keeps only its counters, never the records.
+picks them. import, append --batch and the Spark load plan through here: `LoadPlanner`
+takes a load chunk by chunk and keeps only its counters, never the records.
 """
 
 from __future__ import annotations
@@ -28,9 +32,59 @@ class Layout:
     end: int  # the commitlog's write position after the last record
 
 
-def plan_layout(lengths: np.ndarray, start: int, segment_size: int) -> Layout:
-    """Each record's physical offset; one binary search per segment the records reach."""
+class PlacementError(ValueError):
+    """A record that cannot go where the plan must put it."""
+
+    def __init__(self, row: int, reason: str) -> None:
+        super().__init__(reason)
+        self.row = row
+
+
+def plan_layout(lengths: np.ndarray, start: int, segment_size: int, groups: np.ndarray | None = None) -> Layout:
+    """Each record's physical offset; one binary search per segment the records reach. `groups`
+    (ascending first rows, starting with 0) makes each group of records one unit that never splits."""
     lengths = np.asarray(lengths, dtype=np.int64)
+    if groups is not None and len(lengths):
+        groups = np.asarray(groups, dtype=np.int64)
+        try:
+            whole = _plan_units(np.add.reduceat(lengths, groups), start, segment_size)
+        except PlacementError as e:
+            raise PlacementError(int(groups[e.row]), f"a broker batch of {e}") from None
+        size = np.diff(np.r_[groups, len(lengths)])
+        within = np.cumsum(lengths) - lengths - np.repeat(np.cumsum(lengths)[groups] - lengths[groups], size)
+        return Layout(np.repeat(whole.physical_offset, size) + within, whole.blanks, whole.end)
+    return _plan_units(lengths, start, segment_size)
+
+
+def place_as_stored(lengths: np.ndarray, offsets: np.ndarray, start: int, segment_size: int) -> Layout:
+    """The layout of records that go back where they were stored; PlacementError names the first
+    record that is not at the write position nor at the next segment's start behind a blank."""
+    lengths = np.asarray(lengths, dtype=np.int64)
+    offsets = np.asarray(offsets, dtype=np.int64)
+    n = len(lengths)
+    if n == 0:
+        return Layout(offsets, np.zeros(0, dtype=np.int64), start)
+    expected = np.r_[start, offsets[:-1] + lengths[:-1]]  # the write position before each record
+    next_segment = expected - expected % segment_size + segment_size
+    rolled = (offsets == next_segment) & (expected % segment_size != 0)
+    bad = np.flatnonzero((offsets != expected) & ~rolled)
+    if len(bad):
+        k = int(bad[0])
+        w, o = int(expected[k]), int(offsets[k])
+        what = "an overlap" if o < w else "a gap"
+        raise PlacementError(k, f"commitLogOffset {o} is not the write position {w} ({what}: "
+                                f"{abs(o - w)} bytes); import a whole export into the store it continues")
+    room = segment_size - offsets % segment_size - BLANK_MARKER_LEN
+    over = np.flatnonzero(lengths > room)
+    if len(over):
+        k = int(over[0])
+        raise PlacementError(k, f"the record at commitLogOffset {int(offsets[k])} ({int(lengths[k])} bytes) "
+                                f"does not fit its segment of {segment_size} bytes")
+    return Layout(offsets, expected[rolled], int(offsets[-1] + lengths[-1]))
+
+
+def _plan_units(lengths: np.ndarray, start: int, segment_size: int) -> Layout:
+    n = len(lengths)
     n = len(lengths)
     ends = np.cumsum(lengths)  # end of record k relative to the first record, before any blank
     out = np.empty(n, dtype=np.int64)
@@ -42,7 +96,7 @@ def plan_layout(lengths: np.ndarray, start: int, segment_size: int) -> Layout:
         j = int(np.searchsorted(ends, limit - pos + base, side="right"))  # records i..j-1 fit
         if j == i:  # record i does not fit: close the segment with a blank marker
             if pos % segment_size == 0:
-                raise ValueError(f"a record of {int(lengths[i])} bytes does not fit a segment of {segment_size}")
+                raise PlacementError(i, f"{int(lengths[i])} bytes do not fit a commitlog segment of {segment_size}")
             blanks.append(pos)
             pos = limit + BLANK_MARKER_LEN
             continue
@@ -102,6 +156,22 @@ def assign_queues(topic_ids: np.ndarray, queue: np.ndarray, next_pick: dict[int,
 
 
 @dataclass
+class QueueRotation:
+    """The producer's queue choice for rows that name none: each topic's queues in turn, in load order."""
+
+    queues: int
+    topics: dict[str, int] = field(default_factory=dict)
+    next_pick: dict[int, int] = field(default_factory=dict)
+
+    def topic_ids(self, topic_names: list[str], topic_idx: np.ndarray) -> np.ndarray:
+        gids = np.array([self.topics.setdefault(str(t), len(self.topics)) for t in topic_names], dtype=np.int64)
+        return gids[topic_idx] if len(gids) else np.zeros(len(topic_idx), dtype=np.int64)
+
+    def __call__(self, topic_names: list[str], topic_idx: np.ndarray, queue: np.ndarray) -> np.ndarray:
+        return assign_queues(self.topic_ids(topic_names, topic_idx), queue, self.next_pick, self.queues)
+
+
+@dataclass
 class ChunkPlan:
     """Where one chunk of a load goes."""
 
@@ -126,28 +196,35 @@ class LoadPlanner:
     table: dict[tuple[str, int], int]
     end: int = -1
     rows: int = 0
-    topics: dict[str, int] = field(default_factory=dict)
     first_offsets: dict[tuple[str, int], int] = field(default_factory=dict)
-    _next_pick: dict[int, int] = field(default_factory=dict)
+    rotation: QueueRotation | None = None
 
     def __post_init__(self) -> None:
         if self.end < 0:
             self.end = self.start
+        self.rotation = self.rotation or QueueRotation(self.queues)
 
     def plan(self, topic_names: list[str], topic_idx: np.ndarray, queue: np.ndarray, lengths: np.ndarray,
-             sys_flag: np.ndarray | None = None) -> ChunkPlan:
-        gids = np.array([self.topics.setdefault(t, len(self.topics)) for t in topic_names], dtype=np.int64)
-        global_topic = gids[topic_idx] if len(gids) else np.zeros(0, dtype=np.int64)
-        queue_id = assign_queues(global_topic, queue, self._next_pick, self.queues)
+             sys_flag: np.ndarray | None = None, *, stored_offset: np.ndarray | None = None,
+             groups: np.ndarray | None = None) -> ChunkPlan:
+        """Plan the next chunk: queues, queue offsets and physical offsets (where the records were
+        stored when `stored_offset` is given; `groups` keeps broker batches whole). PlacementError
+        names a record that cannot go where it must."""
+        rotation = self.rotation
+        global_topic = rotation.topic_ids(topic_names, topic_idx)
+        queue_id = assign_queues(global_topic, queue, rotation.next_pick, self.queues)
+        if stored_offset is not None:
+            layout = place_as_stored(lengths, stored_offset, self.end, self.segment_size)
+        else:
+            layout = plan_layout(lengths, self.end, self.segment_size, groups)
         combined = (global_topic << 32) | (queue_id & 0xFFFFFFFF)
         distinct, key_ids = np.unique(combined, return_inverse=True)
-        names = {v: k for k, v in self.topics.items()}
+        names = {v: k for k, v in rotation.topics.items()}
         keys = [(names[int(c) >> 32], int(np.int32(c & 0xFFFFFFFF))) for c in distinct.tolist()]
         for k in keys:
             self.first_offsets.setdefault(k, self.table.get(k, 0))
         flags = np.zeros(len(lengths), dtype=np.int64) if sys_flag is None else sys_flag
         queue_offset = plan_queue_offsets(keys, key_ids.ravel(), flags, self.table)
-        layout = plan_layout(lengths, self.end, self.segment_size)
         plan = ChunkPlan(self.rows, queue_id, queue_offset, layout.physical_offset, layout.blanks)
         self.end = layout.end
         self.rows += len(lengths)

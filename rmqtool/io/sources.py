@@ -1,0 +1,198 @@
+"""Input files as Arrow record batches: Parquet, JSONL (one object per line) and CSV.
+
+A `Source` knows its format (Parquet by its magic bytes, CSV by a `.csv` name, JSONL
+otherwise; `-` is JSONL on standard input) and where a row of it sits, for error messages:
+`FILE:LINE` in JSONL (blank lines are skipped, as the reader skips them), `FILE: row N`
+in Parquet and CSV. JSONL is read by Arrow's JSON reader with the known fields typed; a file
+Arrow cannot type (a queueId that is text, keys that are a string on one line and a list on
+another) is read on from the row it stopped at line by line, keeping each odd value as
+text for the rules to name.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pyarrow as pa
+
+from rmqtool.errors import RmqError
+
+PARQUET_MAGIC = b"PAR1"
+FORMATS = ("jsonl", "parquet", "csv")
+_JSON_BLOCK = 16 << 20
+
+
+class Source:
+    """One input file (or `-`) and its format."""
+
+    def __init__(self, path: str | Path, fmt: str | None = None) -> None:
+        self.name = str(path)
+        self.stdin = self.name == "-"
+        self._data: bytes | None = None
+        if self.stdin:
+            self._data = sys.stdin.buffer.read()
+        elif Path(path).is_dir():
+            raise RmqError(f"{path} is a folder: give one input file")
+        elif not Path(path).is_file():
+            raise RmqError(f"cannot read {path}: no such file")
+        self.fmt = fmt or self._detect()
+        if self.fmt not in FORMATS:
+            raise RmqError(f"unknown input format {self.fmt!r}: use {', '.join(FORMATS)}")
+
+    def _detect(self) -> str:
+        if self.stdin:
+            return "jsonl"
+        try:
+            with open(self.name, "rb") as f:
+                head = f.read(len(PARQUET_MAGIC))
+        except OSError as e:
+            raise RmqError(f"cannot read {self.name}: {e.strerror}") from None
+        if head == PARQUET_MAGIC:
+            return "parquet"
+        return "csv" if self.name.lower().endswith(".csv") else "jsonl"
+
+    def _open(self):
+        return io.BytesIO(self._data) if self.stdin else open(self.name, "rb")
+
+    def where(self, row: int) -> str:
+        """Where row `row` (from 0) of the input sits."""
+        if self.fmt != "jsonl":
+            return f"{self.name}: row {row + 1}"
+        seen = -1
+        with self._open() as f:
+            for line_no, line in enumerate(f, 1):
+                if line.strip():
+                    seen += 1
+                    if seen == row:
+                        return f"{self.name}:{line_no}"
+        return f"{self.name}: row {row + 1}"
+
+    def columns(self) -> set[str]:
+        """Names of the columns present (JSONL: the first object's)."""
+        if self.fmt == "parquet":
+            import pyarrow.parquet as pq
+
+            return set(pq.ParquetFile(self.name).schema_arrow.names)
+        with self._open() as f:
+            for line in f:
+                if not line.strip():
+                    continue
+                if self.fmt == "csv":
+                    return set(line.decode("utf-8", "replace").strip().split(","))
+                try:
+                    obj = json.loads(line)
+                except ValueError:
+                    return set()
+                return set(obj) if isinstance(obj, dict) else set()
+        return set()
+
+    def batches(self, types: dict[str, pa.DataType], rows: int) -> Iterator[pa.RecordBatch]:
+        """The rows in order, about `rows` at a time, with the columns of `types` that are present
+        (JSONL: those typed as given, plus any other field Arrow infers)."""
+        try:
+            if self.fmt == "parquet":
+                yield from self._parquet(types, rows)
+            elif self.fmt == "csv":
+                yield from self._csv(types, rows)
+            else:
+                yield from self._jsonl(types, rows)
+        except OSError as e:
+            raise RmqError(f"cannot read {self.name}: {e}") from None
+
+    def _parquet(self, types, rows):
+        import pyarrow.parquet as pq
+
+        try:
+            pf = pq.ParquetFile(self.name)
+            present = [n for n in pf.schema_arrow.names if n in types]
+            yield from pf.iter_batches(rows, columns=present)
+        except pa.ArrowException as e:
+            raise RmqError(f"{self.name}: not a readable Parquet file ({e})") from None
+
+    def _csv(self, types, rows):
+        import pyarrow.csv as pc
+
+        ints = {n: t for n, t in types.items() if pa.types.is_integer(t)}
+        strings = {n: pa.string() for n in types if n not in ints}
+        try:
+            reader = pc.open_csv(self.name, read_options=pc.ReadOptions(block_size=_JSON_BLOCK),
+                                 parse_options=pc.ParseOptions(escape_char=False, double_quote=True,
+                                                               newlines_in_values=True),
+                                 convert_options=pc.ConvertOptions(column_types={**strings, **ints},
+                                                                   include_columns=None))
+            for batch in reader:
+                keep = [n for n in batch.schema.names if n in types]
+                yield pa.RecordBatch.from_arrays([batch.column(n) for n in keep], names=keep)
+        except pa.ArrowException as e:
+            raise RmqError(f"{self.name}: not readable as CSV with a header row ({e})") from None
+
+    def _jsonl(self, types, rows):
+        import pyarrow.json as pj
+
+        explicit = pa.schema([(n, t) for n, t in types.items() if t is not None])
+        done = 0
+        try:
+            with self._open() as f:
+                reader = pj.open_json(f, read_options=pj.ReadOptions(block_size=_JSON_BLOCK),
+                                      parse_options=pj.ParseOptions(explicit_schema=explicit,
+                                                                    unexpected_field_behavior="infer"))
+                for batch in reader:
+                    keep = [n for n in batch.schema.names if n in types]
+                    for part in pa.Table.from_batches([batch.select(keep)]).to_batches(rows):
+                        yield part
+                        done += part.num_rows
+        except pa.ArrowInvalid:
+            yield from self._jsonl_by_line(types, rows, done)
+
+    def _jsonl_by_line(self, types, rows, skip: int):
+        """Rows from `skip` on, parsed by Python: values kept as they are where they fit their
+        type, as JSON text (lists, objects) or plain text (anything else) where they do not."""
+        columns: dict[str, list] = {n: [] for n in types}
+        seen = 0
+        with self._open() as f:
+            for line_no, raw in enumerate(f, 1):
+                if not raw.strip():
+                    continue
+                seen += 1
+                if seen <= skip:
+                    continue
+                try:
+                    obj = json.loads(raw)
+                except ValueError as e:
+                    raise RmqError(f"{self.name}:{line_no}: malformed JSON ({e})") from None
+                except UnicodeDecodeError:
+                    raise RmqError(f"{self.name}:{line_no}: not UTF-8 text") from None
+                if not isinstance(obj, dict):
+                    raise RmqError(f"{self.name}:{line_no}: a row must be a JSON object")
+                for name, values in columns.items():
+                    values.append(_loose(obj.get(name), types[name]))
+                if len(columns[next(iter(columns))]) >= rows:
+                    yield _loose_batch(columns, types)
+                    columns = {n: [] for n in types}
+        if columns and columns[next(iter(columns))]:
+            yield _loose_batch(columns, types)
+
+
+def _loose(value, kind: pa.DataType | None):
+    if value is None:
+        return None
+    if kind is not None and pa.types.is_integer(kind) and isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if isinstance(value, list | dict):
+        return json.dumps(value, ensure_ascii=False)
+    return value if isinstance(value, str) else json.dumps(value)
+
+
+def _loose_batch(columns: dict[str, list], types: dict[str, pa.DataType | None]) -> pa.RecordBatch:
+    """Columns whose values all fit their type get it; the others are text (the rules name the bad row)."""
+    arrays = []
+    for name, values in columns.items():
+        kind = types[name]
+        fits = kind is not None and all(v is None or (isinstance(v, int) if pa.types.is_integer(kind)
+                                                      else isinstance(v, str)) for v in values)
+        arrays.append(pa.array(values, kind if fits else pa.string()))
+    return pa.RecordBatch.from_arrays(arrays, names=list(columns))

@@ -1,0 +1,166 @@
+"""Sequential loads into a store: `import` (an export, or producer rows) and `append --batch`.
+
+One pass over the input. A background thread reads each chunk of rows and turns it into
+checked records (`load.records`); the caller's thread plans it from the store's end
+(`load.planner`) and has the engine encode it at the planned offsets, while the dispatcher
+follows into consume queues and the index. Nothing is written before the first chunk is
+checked; a row refused in a later chunk undoes the load (`store.rollback`), so the store ends
+byte for byte where it began, and a store the load created is removed. Measured against
+checking the whole input first and writing in a second pass, this saves the cost of building
+every record twice (see docs/engine.md).
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+import numpy as np
+
+from rmqtool.errors import RmqError
+from rmqtool.format import uniqkey
+from rmqtool.format.delay import SCHEDULE_TOPIC
+from rmqtool.io.schema import PRODUCER_TYPES, STORED_ONLY, STORED_TYPES
+from rmqtool.io.sources import Source
+from rmqtool.load.planner import LoadPlanner, PlacementError, QueueRotation
+from rmqtool.load.records import LoadChunk, LoadOptions, RowError, producer_chunk, stored_chunk
+from rmqtool.ops.pipeline import ahead
+from rmqtool.store.message_store import MessageStore
+from rmqtool.store.paths import StorePaths
+from rmqtool.store.rollback import mark, roll_back
+
+CHUNK_ROWS = 1 << 16
+Progress = Callable[[int], None]  # called with the number of messages just written
+
+
+@dataclass
+class LoadSummary:
+    """What a load wrote."""
+
+    messages: int = 0
+    bytes: int = 0
+    first_offset: int | None = None
+    end_offset: int | None = None
+    puts: int = 0  # broker batches (append --batch)
+    as_stored: bool = False
+
+    def to_json(self) -> dict:
+        doc = {"messages": self.messages, "bytes": self.bytes, "firstOffset": self.first_offset,
+               "endOffset": self.end_offset}
+        if self.puts:
+            doc["puts"] = self.puts
+        return doc
+
+
+def is_export(source: Source) -> bool:
+    """Records as stored (an export) rather than producer rows."""
+    return any(n in source.columns() for n in STORED_ONLY)
+
+
+def load(root, source: Source, opts: LoadOptions, *, flush: str | None = None, batch_size: int | None = None,
+         register_topics: bool = True, progress: Progress | None = None) -> LoadSummary:
+    """Write every row of `source` into the store at `root` (created when missing). An export's
+    records go back as they were stored; producer rows become a producer's messages, in broker
+    batches of up to `batch_size` when given. A refused row is an RmqError naming it; the
+    store is then as it was."""
+    stored = is_export(source)
+    rotation = QueueRotation(opts.queues)
+    chunks = ahead(_chunks(source, opts, stored, rotation))
+    first = next(chunks, None)  # a bad first chunk fails before the store is touched
+    created = not StorePaths(root, opts.cfg.storePathCommitLog or None).root.exists()
+    store = MessageStore(root, opts.cfg, flush=flush, register_topics=register_topics)
+    summary = LoadSummary(as_stored=stored)
+    try:
+        log = store.commitlog
+        summary.first_offset = log.max_offset
+        planner = LoadPlanner(log.max_offset, opts.cfg.mappedFileSizeCommitLog, opts.queues, log.table,
+                              rotation=QueueRotation(opts.queues))
+        before = mark(store)
+        try:
+            stamp = uniqkey.load_stamp(opts.store_timestamp)
+            for base, chunk in _with(first, chunks):
+                _write(store, planner, chunk, base, stamp, source, batch_size, summary)
+                if progress:
+                    progress(len(chunk))
+        except BaseException:
+            roll_back(store, before)
+            raise
+        summary.end_offset = log.max_offset
+        summary.bytes = summary.end_offset - summary.first_offset
+    except BaseException:
+        store.close()
+        if created:
+            shutil.rmtree(store.paths.root, ignore_errors=True)
+        raise
+    store.close()
+    return summary
+
+
+def _with(first, rest: Iterator) -> Iterator:
+    if first is not None:
+        yield first
+        yield from rest
+
+
+def _chunks(source: Source, opts: LoadOptions, stored: bool,
+            rotation: QueueRotation) -> Iterator[tuple[int, LoadChunk]]:
+    """(first row, chunk) of every batch of the input, in order; the first bad rows are an RmqError."""
+    base = 0
+    for batch in source.batches(STORED_TYPES if stored else PRODUCER_TYPES, CHUNK_ROWS):
+        chunk = stored_chunk(batch, opts.cfg) if stored else producer_chunk(batch, opts, rotation)
+        if isinstance(chunk, list):
+            raise RmqError(describe(source, base, chunk))
+        yield base, chunk
+        base += batch.num_rows
+
+
+def describe(source: Source, base: int, errors: list[RowError]) -> str:
+    """`WHERE: field: reason` of the first bad row, and how many more were found."""
+    e = errors[0]
+    others = len({x.row for x in errors} - {e.row})
+    more = f" (and {others} more bad rows in its chunk)" if others else ""
+    return f"{source.where(base + e.row)}: {e.field}: {e.reason}{more}; nothing was written"
+
+
+def _write(store: MessageStore, planner: LoadPlanner, chunk: LoadChunk, base: int, stamp: tuple[int, int],
+           source: Source, batch_size: int | None, summary: LoadSummary) -> None:
+    cols = chunk.cols
+    topic_names = chunk.topics.tolist()
+    groups = None
+    if batch_size is not None:
+        groups = broker_batches(chunk, batch_size)
+        cols.born_timestamp = cols.born_timestamp[np.repeat(groups, np.diff(np.r_[groups, len(chunk)]))]
+        summary.puts += len(groups)
+    try:
+        plan = planner.plan(topic_names, chunk.topic_idx, chunk.queue, cols.lengths(), cols.sys_flag,
+                            stored_offset=chunk.stored_offset, groups=groups)
+    except PlacementError as e:
+        raise RmqError(describe(source, base, [RowError(e.row, "commitLogOffset", str(e))])) from None
+    chunk.finish(plan.queue_id, plan.row_base, stamp)
+    store.write_planned(cols, plan.physical_offset, plan.queue_offset)
+    summary.messages += len(chunk)
+    queues = np.zeros(len(topic_names), dtype=np.int64)
+    np.maximum.at(queues, chunk.topic_idx, plan.queue_id + 1)
+    for name, need in zip(topic_names, queues.tolist(), strict=True):
+        store.note_written(name, need)
+    for name, need in (chunk.delayed or {}).items():
+        store.note_written(name, need)
+
+
+def broker_batches(chunk: LoadChunk, batch_size: int) -> np.ndarray:
+    """First rows of the broker batches a producer would send: runs of consecutive rows with the
+    same topic, queue and hosts, at most `batch_size` long; a delayed row goes alone."""
+    cols = chunk.cols
+    n = len(chunk)
+    delayed = chunk.topics[chunk.topic_idx] == SCHEDULE_TOPIC
+    same = np.ones(n, dtype=bool)
+    same[0] = False
+    for key in (chunk.topic_idx, chunk.queue, cols.born_port, cols.store_port):
+        same[1:] &= key[1:] == key[:-1]
+    for key in (cols.born_address, cols.store_address):
+        same[1:] &= (key[1:] == key[:-1]).all(axis=1)
+    same[1:] &= ~delayed[1:] & ~delayed[:-1]
+    run_start = np.flatnonzero(~same)
+    rank = np.arange(n) - np.repeat(run_start, np.diff(np.r_[run_start, n]))
+    return np.flatnonzero(~same | (rank % batch_size == 0))
