@@ -242,3 +242,15 @@ def test_body_given_as_base64_or_bytes_or_text_is_the_same_record(tmp_path):
     assert run("import", str(tmp_path / "s"), str(src), "--config", str(CONF), "--store-timestamp", "5").returncode == 0
     a, b = records(tmp_path / "s", CONF)
     assert a["body"] == b["body"] == base64.b64encode(b"hello").decode() and a["bodyCRC"] == b["bodyCRC"]
+
+
+def test_load_keys_are_laid_out_as_a_producers_unique_id():
+    import numpy as np
+
+    from rmqtool.format.uniqkernel import put_load_keys
+
+    buf = np.zeros(100, dtype=np.uint8)
+    put_load_keys(buf, np.array([3, 50]), np.array([[10, 1, 2, 3], [127, 0, 0, 1]], dtype=np.uint8),
+                  (0x01020304, 0x7FFFFFFF), np.array([5, 65536 + 7]))
+    assert bytes(buf[3:35]) == b"0A010203" b"0000" b"01020304" b"7FFFFFFF" b"0005"
+    assert bytes(buf[50:82]) == b"7F000001" b"0000" b"01020304" b"00000000" b"0007"  # time wraps in 31 bits

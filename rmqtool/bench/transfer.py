@@ -1,12 +1,16 @@
-"""`rmqtool bench import`: how fast an export is replayed into a fresh store.
+"""`rmqtool bench import`: how fast `import` loads a file into a fresh store, against `bench append`.
 
-A store of generated messages is exported (JSONL or Parquet) before the clock starts; the
-clock covers what `rmqtool import` does: the check of every record, the writes, and the
-dispatch into consume queues and the index.
+The input is made before the clock starts: producer rows (topic, binary body, tags, keys; the
+rows `bench spark-load` loads) or an export of a generated store, as Parquet or JSONL. The
+import runs in a fresh process so its peak RSS is its own; the clock covers what `rmqtool
+import` does: read, check, plan, write, dispatch into consume queues and the index, close.
+The same run measures `bench append --batch 256` with the same message count and body size,
+and reports the ratio.
 """
 
 from __future__ import annotations
 
+import base64
 import json
 import shutil
 import subprocess
@@ -19,8 +23,9 @@ from rmqtool.errors import RmqError
 from rmqtool.ops.export import EXPORT_FORMATS, export_store
 from rmqtool.store.reader import open_reader
 
-FIXTURE = Path(__file__).resolve().parent.parent.parent / "fixtures" / "store"
-
+ROWS = ("producer", "export")
+APPEND_BATCH = 256
+STAMP = 1_700_000_000_000
 
 _CHILD = """
 import json, sys, time
@@ -31,36 +36,71 @@ from rmqtool.load.writer import load
 from rmqtool.store.config import StoreConfig
 source, target = sys.argv[1:3]
 t0 = time.perf_counter()
-summary = load(target, Source(source), LoadOptions(StoreConfig(), 0))
+summary = load(target, Source(source), LoadOptions(StoreConfig(), STAMP))
 elapsed = time.perf_counter() - t0
 print(json.dumps({"messages": summary.messages, "bytes": summary.bytes, "seconds": elapsed,
                   "peak": peak_rss_bytes()}))
-"""
+""".replace("STAMP", str(STAMP))
 
 
-def run_import_bench(*, messages: int, body_size: int, fmt: str, progress=None) -> dict:
-    """Generate and export outside the clock; import in a fresh process so its peak RSS is its own."""
+def _producer_jsonl(parquet: Path, out: Path) -> None:
+    import pyarrow.parquet as pq
+
+    with open(out, "w") as f:
+        for batch in pq.ParquetFile(parquet).iter_batches(1 << 16):
+            for row in batch.to_pylist():
+                row["body"] = base64.b64encode(row["body"]).decode()
+                f.write(json.dumps(row) + "\n")
+
+
+def make_input(tmp: Path, rows: str, fmt: str, messages: int, body_size: int) -> Path:
+    """The file the bench imports."""
+    source = tmp / f"{rows}.{fmt}"
+    if rows == "producer":
+        from rmqtool.bench.sparkload import generate_rows
+
+        generate_rows(tmp / "rows.parquet", messages, body_size)
+        if fmt == "jsonl":
+            _producer_jsonl(tmp / "rows.parquet", source)
+        else:
+            (tmp / "rows.parquet").rename(source)
+        return source
+    from rmqtool.bench.generate import generate_store
+
+    generate_store(tmp / "src", messages, body_size)
+    export_store(open_reader(tmp / "src"), source, fmt)
+    shutil.rmtree(tmp / "src")
+    return source
+
+
+def _import_once(source: Path, target: Path) -> dict:
+    out = subprocess.run([sys.executable, "-c", _CHILD, str(source), str(target)], capture_output=True, text=True)
+    if out.returncode:
+        raise RmqError(f"bench import failed: {out.stderr.strip().splitlines()[-1:]}")
+    shutil.rmtree(target, ignore_errors=True)
+    return json.loads(out.stdout)
+
+
+def run_import_bench(*, messages: int, body_size: int, fmt: str, rows: str = "producer", progress=None) -> dict:
     if fmt not in EXPORT_FORMATS:
         raise RmqError(f"--format must be one of {', '.join(EXPORT_FORMATS)}")
-    from rmqtool.bench.generate import generate_store
+    if rows not in ROWS:
+        raise RmqError(f"--rows must be one of {', '.join(ROWS)}")
+    from rmqtool.bench.append import run_append_bench
 
     tmp = Path(tempfile.mkdtemp(prefix="rmqtool-bench-import-"))
     try:
         if progress:
-            progress.print(f"generating and exporting {messages} messages ...")
-        generate_store(tmp / "src", messages, body_size)
-        source = tmp / f"export.{fmt}"
-        export_store(open_reader(tmp / "src"), source, fmt)
-        runs = [(source, tmp / "dst")]
-        if FIXTURE.is_dir():  # compile or load the kernels before the measured run
-            warm = tmp / f"warm.{fmt}"
-            export_store(open_reader(FIXTURE), warm, fmt)
-            runs.insert(0, (warm, tmp / "warm-store"))
-        for src, dst in runs:
-            out = subprocess.run([sys.executable, "-c", _CHILD, str(src), str(dst)], capture_output=True, text=True)
-            if out.returncode:
-                raise RmqError(f"bench import failed: {out.stderr.strip().splitlines()[-1:]}")
-        doc = json.loads(out.stdout)
-        return throughput(f"import-{fmt}", doc["messages"], doc["bytes"], doc["seconds"], doc["peak"])
+            progress.print(f"making {messages} {rows} rows as {fmt} ...")
+        source = make_input(tmp, rows, fmt, messages, body_size)
+        (tmp / "warm").mkdir()
+        warm = make_input(tmp / "warm", rows, fmt, 1000, body_size)
+        _import_once(warm, tmp / "warm-store")  # compiled kernels loaded, files cached
+        doc = _import_once(source, tmp / "store")
+        append = run_append_bench(messages=messages, body_size=body_size, batch=APPEND_BATCH, flush="async")
+        result = throughput(f"import-{rows}-{fmt}", doc["messages"], doc["bytes"], doc["seconds"], doc["peak"])
+        result["appendBatchMessagesPerSecond"] = append["messagesPerSecond"]
+        result["ratioToAppendBatch"] = round(result["messagesPerSecond"] / append["messagesPerSecond"], 2)
+        return result
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

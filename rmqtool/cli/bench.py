@@ -60,18 +60,21 @@ def append(
 
 @app.command("import")
 def import_(
-    messages: int = typer.Option(1_000_000, "--messages", min=1, help="Messages to generate, export and import."),
+    messages: int = typer.Option(1_000_000, "--messages", min=1, help="Rows to make and import."),
     body_size: int = typer.Option(100, "--body-size", min=0, help="Body bytes per message."),
-    fmt: str = typer.Option("jsonl", "--format", help="Export format to replay: jsonl or parquet."),
+    fmt: str = typer.Option("parquet", "--format", help="Input format: parquet or jsonl."),
+    rows: str = typer.Option("producer", "--rows", help="producer: producer rows (binary bodies, tags, keys); "
+                             "export: an export of a generated store, replayed as stored."),
     as_json: bool = typer.Option(False, "--json", help="One JSON object."),
 ) -> None:
-    """Replay an export into a fresh store (check, write, dispatch) and report messages/s.
+    """Import a file into a fresh store (read, check, plan, write, dispatch) and report messages/s,
+    next to `bench append --batch 256` of the same messages in the same run.
 
     Example: [bold]rmqtool bench import --messages 1000000 --format parquet --json[/]
     """
     from rmqtool.bench.transfer import run_import_bench
 
-    result = run_import_bench(messages=messages, body_size=body_size, fmt=fmt,
+    result = run_import_bench(messages=messages, body_size=body_size, fmt=fmt, rows=rows,
                               progress=output.stderr if output.stderr.is_terminal else None)
     output.emit(result, "bench import", as_json)
 

@@ -31,32 +31,8 @@ def create(ip4: bytes, now_ms: int | None = None) -> str:
 
 
 LEN = 32  # hex digits
-_HEX = b"0123456789ABCDEF"
-_COUNTER_SPAN = 1 << 16
 
 
 def load_stamp(store_timestamp: int) -> tuple[int, int]:
     """(salt, time field) the keys of a load stored at `store_timestamp` start from."""
     return store_timestamp & 0xFFFFFFFF, (store_timestamp - _month_start_ms(store_timestamp)) & 0x7FFFFFFF
-
-
-def for_load(ip4, stamp: tuple[int, int], rows):
-    """The unique ids of loaded rows as (n, 32) ASCII hex digits, a pure function of the born
-    address (n, 4), the load's stamp and each row's number in the load, so a load and its re-run
-    agree. Laid out as a producer's id: address, 0 for the pid, the load's salt for the process
-    random, then time and counter as if the rows were sent 65536 per millisecond."""
-    import numpy as np  # not at module level: the CLI's start does not load numpy
-
-    hexdigits = np.frombuffer(_HEX, dtype=np.uint8)
-    salt, since = stamp
-    rows = np.asarray(rows, dtype=np.int64)
-    raw = np.zeros((len(rows), 16), dtype=np.uint8)
-    raw[:, :4] = ip4
-    raw[:, 6:10] = np.frombuffer(salt.to_bytes(4, "big"), dtype=np.uint8)
-    t = ((since + rows // _COUNTER_SPAN) & 0x7FFFFFFF).astype(">u4")
-    raw[:, 10:14] = t.view(np.uint8).reshape(-1, 4)
-    raw[:, 14:16] = (rows % _COUNTER_SPAN).astype(">u2").view(np.uint8).reshape(-1, 2)
-    out = np.empty((len(rows), LEN), dtype=np.uint8)
-    out[:, 0::2] = hexdigits[raw >> 4]
-    out[:, 1::2] = hexdigits[raw & 0xF]
-    return out

@@ -109,7 +109,8 @@ class Source:
         try:
             pf = pq.ParquetFile(self.name)
             present = [n for n in pf.schema_arrow.names if n in types]
-            yield from pf.iter_batches(rows, columns=present)
+            for group in range(pf.num_row_groups):  # whole row groups read faster than batches
+                yield from pf.read_row_group(group, columns=present).to_batches(rows)
         except pa.ArrowException as e:
             raise RmqError(f"{self.name}: not a readable Parquet file ({e})") from None
 

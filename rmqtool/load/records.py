@@ -29,6 +29,8 @@ from rmqtool.format import properties, sysflag, uniqkey
 from rmqtool.format.columns import RecordColumns, b64decode_column
 from rmqtool.format.hosts import IPV4_LEN, IPV6_LEN, parse_host
 from rmqtool.format.javahash import java_string_hash
+from rmqtool.format.propskernel import build_properties
+from rmqtool.format.uniqkernel import put_load_keys
 from rmqtool.io.buffers import string_buffers
 from rmqtool.load.planner import NO_QUEUE
 from rmqtool.store.commitlog import schedule
@@ -98,9 +100,7 @@ class LoadChunk:
         self.cols.queue_id = np.asarray(queue_id, dtype=np.int64)
         rows = np.flatnonzero(self.uniq_at >= 0)
         if len(rows):
-            digits = uniqkey.for_load(self.born_ip4[rows], stamp, row_base + rows)
-            at = self.uniq_at[rows][:, None] + np.arange(uniqkey.LEN)
-            self.cols.props_buf[at] = digits
+            put_load_keys(self.cols.props_buf, self.uniq_at[rows], self.born_ip4[rows], stamp, row_base + rows)
 
     def save(self, path) -> None:
         arrays = {f.name: getattr(self.cols, f.name) for f in fields(RecordColumns)}
@@ -300,6 +300,8 @@ def _words(batch, errors: RowErrors) -> pa.Array:
         return pa.nulls(n, pa.string())
     if pa.types.is_list(col.type) or pa.types.is_large_list(col.type):
         joined = pc.binary_join(col, properties.KEY_SEPARATOR)
+    elif not pc.any(pc.match_substring_regex(pc.cast(col, pa.string()), r"\s|^\[")).as_py():
+        joined = pc.cast(col, pa.string())  # one word each: nothing to split or join
     else:
         col = pc.cast(col, pa.string())
         listed = pc.starts_with(pc.utf8_ltrim_whitespace(pc.fill_null(col, "")), "[")
@@ -318,12 +320,12 @@ def _words(batch, errors: RowErrors) -> pa.Array:
     return pc.if_else(pc.equal(joined, ""), pa.scalar(None, pa.string()), joined)
 
 
-def _user_properties(batch, errors: RowErrors) -> list[dict[str, str] | None]:
-    """Each row's own properties (map, struct, or JSON text), None where it has none."""
+def _user_properties(batch, errors: RowErrors) -> list[dict[str, str] | None] | None:
+    """Each row's own properties (map, struct, or JSON text), None where it has none; None when no row has any."""
     col = _column(batch, "properties")
     n = batch.num_rows
     if col is None or col.null_count == n:
-        return [None] * n
+        return None
     out: list[dict[str, str] | None] = []
     for row, v in enumerate(col.to_pylist()):
         if isinstance(v, str):
@@ -349,47 +351,6 @@ def _user_properties(batch, errors: RowErrors) -> list[dict[str, str] | None]:
 def _has_separator(arr) -> np.ndarray:
     hit = pc.or_(pc.match_substring(arr, SEPARATORS[0]), pc.match_substring(arr, SEPARATORS[1]))
     return pc.fill_null(hit, False).to_numpy(zero_copy_only=False)
-
-
-def _generated_props(tags, keys, rows: np.ndarray) -> tuple[pa.Array, np.ndarray]:
-    """Properties of rows with no pairs of their own: (strings, offset of the UNIQ_KEY digits in each)."""
-    has_tags = pc.is_valid(tags).to_numpy(zero_copy_only=False)[rows]
-    has_keys = pc.is_valid(keys).to_numpy(zero_copy_only=False)[rows]
-    code = has_tags.astype(np.int64) * 2 + has_keys
-    uniq = np.empty(len(rows), dtype=np.int64)
-    pieces, order_rows = [], []
-    for c in np.unique(code).tolist():
-        sel = np.flatnonzero(code == c)
-        picked = pa.array(rows[sel])
-        names = [properties.TAGS] * (c >> 1) + [properties.KEYS] * (c & 1) + [properties.UNIQ_KEY]
-        value = {properties.TAGS: pc.take(tags, picked), properties.KEYS: pc.take(keys, picked)}
-        before: list = []
-        after: list = []
-        target = before
-        for k, name in enumerate(properties.java_hashmap_order(names)):
-            sep = properties.PROPERTY_SEPARATOR if k else ""
-            if name == properties.UNIQ_KEY:
-                before.append(f"{sep}{name}{properties.NAME_VALUE_SEPARATOR}")
-                target = after
-                continue
-            target.append(f"{sep}{name}{properties.NAME_VALUE_SEPARATOR}")
-            target.append(value[name])
-        prefix = _join(before, len(sel))
-        full = _join([prefix, _PLACEHOLDER, *after], len(sel))
-        uniq[sel] = pc.binary_length(prefix).to_numpy(zero_copy_only=False)
-        pieces.append(full)
-        order_rows.append(sel)
-    joined = pa.concat_arrays([p.cast(pa.large_string()) for p in pieces])
-    back = np.empty(len(rows), dtype=np.int64)
-    back[np.concatenate(order_rows)] = np.arange(len(rows))
-    return pc.take(joined, pa.array(back)), uniq
-
-
-def _join(parts: list, n: int) -> pa.Array:
-    arrays = [p if isinstance(p, pa.Array | pa.ChunkedArray) else pa.array([p] * n, pa.string()) for p in parts]
-    if len(arrays) == 1:
-        return arrays[0]
-    return pc.binary_join_element_wise(*arrays, "")
 
 
 def _uniq_at(text: str) -> int:
@@ -432,22 +393,16 @@ def producer_chunk(batch, opts: LoadOptions, assign: Assign | None = None) -> Lo
     if assign is not None:
         queue_id = assign(topics.names, topics.idx, queue_id)
 
-    own = np.flatnonzero(np.array([u is not None for u in user], dtype=bool) | (delay > 0))
-    plain = np.setdiff1d(np.arange(n), own, assume_unique=True)
-    uniq_in_props = np.full(n, -1, dtype=np.int64)
-    pieces, order = [], []
-    if len(plain):
-        text, at = _generated_props(tags, keys, plain)
-        pieces.append(text)
-        order.append(plain)
-        uniq_in_props[plain] = at
+    has_user = np.zeros(n, dtype=bool) if user is None else np.array([u is not None for u in user], dtype=bool)
+    own = has_user | (delay > 0)
     delayed: dict[str, int] = {}
-    if len(own):
+    texts: list[str] = []
+    own_uniq: list[int] = []
+    if own.any():
         tag_list, key_list = tags.to_pylist(), keys.to_pylist()
-        texts = []
-        for row in own.tolist():
+        for row in np.flatnonzero(own).tolist():
             try:
-                text = client_properties(tags=tag_list[row], keys=key_list[row], user=user[row],
+                text = client_properties(tags=tag_list[row], keys=key_list[row], user=user and user[row],
                                          delay_level=int(delay[row]), uniq=_PLACEHOLDER)
             except RmqError as e:
                 errors.row(row, "properties", str(e))
@@ -463,23 +418,24 @@ def producer_chunk(batch, opts: LoadOptions, assign: Assign | None = None) -> Lo
                 text, topic, queue_id[row] = moved
                 topics = _moved(topics, row, topic)
             texts.append(text)
-            uniq_in_props[row] = _uniq_at(text) if (user[row] or {}).get(properties.UNIQ_KEY) is None else -1
+            given = user is not None and properties.UNIQ_KEY in (user[row] or {})
+            own_uniq.append(-1 if given else _uniq_at(text))
         if errors.found:
             return errors.found
-        pieces.append(pa.array(texts, pa.large_string()))
-        order.append(own)
-    back = np.empty(n, dtype=np.int64)
-    back[np.concatenate(order)] = np.arange(n)
-    props_text = pc.take(pa.concat_arrays([p.cast(pa.large_string()) for p in pieces]), pa.array(back))
-    props_buf, props_off = string_buffers(props_text)
-    cols = _columns(n, topics, body, (props_buf.copy(), props_off), hosts, ints, queue_id.copy(),
+    props_buf, props_off, uniq_at = build_properties(
+        (*string_buffers(tags), pc.is_valid(tags).to_numpy(zero_copy_only=False)),
+        (*string_buffers(keys), pc.is_valid(keys).to_numpy(zero_copy_only=False)),
+        own, string_buffers(pa.array(texts, pa.large_string())), uniqkey.LEN)
+    if texts:
+        relative = np.array(own_uniq, dtype=np.int64)
+        uniq_at[own] = np.where(relative >= 0, props_off[:-1][own] + relative, -1)
+    cols = _columns(n, topics, body, (props_buf, props_off), hosts, ints, queue_id.copy(),
                     np.zeros(n, dtype=np.int64))
     _sized(cols, cfg, errors)
     if errors.found:
         return errors.found
     born_addr, born_v6 = hosts[0][0], hosts[0][2]
     born_ip4 = np.where(born_v6[:, None], born_addr[:, IPV6_LEN - IPV4_LEN :], born_addr[:, :IPV4_LEN])
-    uniq_at = np.where(uniq_in_props >= 0, cols.props_start + uniq_in_props, -1)
     return LoadChunk(cols, np.array(topics.names, dtype=str), topics.idx, queue_id, uniq_at,
                      np.ascontiguousarray(born_ip4), delayed=delayed or None)
 
