@@ -90,3 +90,16 @@ def record_tags_code(msg, levels_ms: list[int]) -> int | None:
     if not in_consume_queue(msg.sys_flag):
         return None
     return tags_code(msg.topic, parse_java(msg.properties_string), msg.store_timestamp, levels_ms)
+
+
+def queue_keys(topic_ids, queue_ids):
+    """One int64 per (topic id, queue id) pair: the topic in the high 32 bits, the queue's 32 bits below
+    (`queue_of_key` takes the queue back, sign included)."""
+    import numpy as np
+
+    return (np.asarray(topic_ids, dtype=np.int64) << 32) | (np.asarray(queue_ids, dtype=np.int64) & 0xFFFFFFFF)
+
+
+def queue_of_key(key: int) -> int:
+    q = key & 0xFFFFFFFF
+    return q - (1 << 32) if q & 0x80000000 else q

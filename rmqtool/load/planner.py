@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from rmqtool.format import sysflag
+from rmqtool.format.consumequeue import queue_keys, queue_of_key
 from rmqtool.format.message import BLANK_MARKER_LEN
 
 NO_QUEUE = -1  # a row that names no queue: the planner assigns one
@@ -217,10 +218,9 @@ class LoadPlanner:
             layout = place_as_stored(lengths, stored_offset, self.end, self.segment_size)
         else:
             layout = plan_layout(lengths, self.end, self.segment_size, groups)
-        combined = (global_topic << 32) | (queue_id & 0xFFFFFFFF)
-        distinct, key_ids = np.unique(combined, return_inverse=True)
+        distinct, key_ids = np.unique(queue_keys(global_topic, queue_id), return_inverse=True)
         names = {v: k for k, v in rotation.topics.items()}
-        keys = [(names[int(c) >> 32], int(np.int32(c & 0xFFFFFFFF))) for c in distinct.tolist()]
+        keys = [(names[c >> 32], queue_of_key(c)) for c in distinct.tolist()]
         for k in keys:
             self.first_offsets.setdefault(k, self.table.get(k, 0))
         flags = np.zeros(len(lengths), dtype=np.int64) if sys_flag is None else sys_flag

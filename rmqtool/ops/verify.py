@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from rmqtool.format import consumequeue, index
+from rmqtool.format.consumequeue import queue_keys, queue_of_key
 from rmqtool.format.finding import CHECKPOINT, COMMITLOG, CONSUMEQUEUE, ERROR, INDEX, STORE, WARNING, Finding
 from rmqtool.store.reader import StoreReader
 from rmqtool.store.segments import release_pages
@@ -155,9 +156,8 @@ def record_windows(reader: StoreReader, report: VerifyReport, keys: dict[tuple[s
         found = dispatch_records(np.frombuffer(b.buf, dtype=np.uint8), b.geometry(), b.base, levels)
         fields = found.fields
         ids, names = b.topics()
-        pairs, which = np.unique((ids.astype(np.int64) << 32) | (fields[:, D_QUEUE_ID] & 0xFFFFFFFF),
-                                 return_inverse=True)
-        table = np.array([keys.setdefault((names[p >> 32], _signed32(p & 0xFFFFFFFF)), len(keys))
+        pairs, which = np.unique(queue_keys(ids, fields[:, D_QUEUE_ID]), return_inverse=True)
+        table = np.array([keys.setdefault((names[p >> 32], queue_of_key(p)), len(keys))
                           for p in pairs.tolist()], dtype=np.int64)
         qkey = table[which.ravel()]
         report.messages += len(b)
@@ -167,10 +167,6 @@ def record_windows(reader: StoreReader, report: VerifyReport, keys: dict[tuple[s
                       fields[found.key_rec, D_OFFSET].copy(), int(fields[:, D_STORE_TS].max())))
     if parts:
         yield _window(parts)
-
-
-def _signed32(v: int) -> int:
-    return v - (1 << 32) if v >= 1 << 31 else v
 
 
 def _window(parts: list[tuple]) -> Window:

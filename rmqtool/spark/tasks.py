@@ -23,7 +23,7 @@ import numpy as np
 
 from rmqtool.format import columns as colkernel
 from rmqtool.format import kernels
-from rmqtool.format.consumequeue import ENTRY_LEN, encode_entries
+from rmqtool.format.consumequeue import ENTRY_LEN, encode_entries, queue_keys
 from rmqtool.format.dispatchkernel import D_OFFSET, D_SIZE, D_TAGS_CODE, dispatch_records
 from rmqtool.format.indexbuild import fill_file
 from rmqtool.io.schema import PRODUCER_TYPES
@@ -179,7 +179,7 @@ def _write_queues(ctx: LoadContext, chunk: LoadChunk, queue_id: np.ndarray, queu
                   entries: np.ndarray) -> None:
     """Each row's consume-queue entry at its queue offset (rows of a queue are consecutive offsets)."""
     file_size = ctx.options.cfg.mappedFileSizeConsumeQueue
-    group = (chunk.topic_idx.astype(np.int64) << 32) | (queue_id & 0xFFFFFFFF)
+    group = queue_keys(chunk.topic_idx, queue_id)
     order = np.argsort(group, kind="stable")
     sorted_groups = group[order]
     starts = np.flatnonzero(np.r_[True, sorted_groups[1:] != sorted_groups[:-1]])

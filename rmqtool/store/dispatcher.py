@@ -15,6 +15,7 @@ import numpy as np
 
 from rmqtool.errors import RmqError
 from rmqtool.format import kernels, message
+from rmqtool.format.consumequeue import queue_keys
 from rmqtool.format.dispatchkernel import (
     D_COLUMNS,
     D_IN_CQ,
@@ -94,7 +95,7 @@ class Dispatcher:
     def _to_queues(self, mf: MappedFile, geo: np.ndarray, fields: np.ndarray, rows: np.ndarray) -> None:
         topic_ids, names = group_strings(mf.map, geo[rows, kernels.GEO_TOPIC], geo[rows, kernels.GEO_TOPIC_LEN])
         qids = fields[rows, D_QUEUE_ID]
-        group = (topic_ids << 32) | (qids & 0xFFFFFFFF)
+        group = queue_keys(topic_ids, qids)
         if (group == group[0]).all():
             starts, order = np.zeros(1, dtype=np.int64), np.arange(len(rows))
         else:
