@@ -1,10 +1,10 @@
 """Many records as columns, encoded to commitlog bytes in one compiled pass.
 
 `RecordColumns` holds what a stored record carries, one array per field, with the
-variable parts (bodies, topics, properties) as one byte buffer plus offsets each. Fixed
-fields become header rows through the same numpy dtype the scanner reads them with
-(`message.header_dtype`); the kernel copies each row, fills in totalSize, bodyCRC and the
-offsets the caller planned, then appends body, topic and properties. Bulk import and the
+variable parts (bodies, topics, properties) as one byte buffer plus offsets each. The
+kernel writes every fixed field at its offset in the record layout (`message.HEADER_LAYOUTS`,
+later fields moved by the IPv6 host bits as the layout moves them), the store's bodyCRC and
+the offsets the caller planned, then body, topic and properties. Bulk import and the
 Spark load write through here; the per-record encoder writes the same bytes.
 """
 
@@ -18,9 +18,8 @@ from numba import njit
 from rmqtool.format import message, sysflag
 from rmqtool.format.crc import POSITIVE_MASK
 from rmqtool.format.hosts import IPV4_LEN, IPV6_LEN
-from rmqtool.format.nbutil import CRC_TABLES, crc32, put_i32
+from rmqtool.format.nbutil import CRC_TABLES, crc32, put_i32, put_i64
 
-_MAX_HEADER = message.header_len(sysflag.BORN_HOST_V6 | sysflag.STORE_HOST_V6)
 _TOPIC_LEN_SIZE = message.TOPIC_LEN_V1_LEN
 _PROPS_LEN_SIZE = message.PROPERTIES_LEN_LEN
 _B64 = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
@@ -63,58 +62,66 @@ class RecordColumns:
         head += np.where(self.sys_flag & sysflag.STORE_HOST_V6, extra, 0)
         return head + self.body_len + _TOPIC_LEN_SIZE + self.topic_len + _PROPS_LEN_SIZE + self.props_len
 
-    def headers(self, queue_offset: np.ndarray, physical_offset: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(rows of header bytes padded to the IPv6 size, header length per record); bodyCRC left 0."""
-        n = len(self)
-        rows = np.zeros((n, _MAX_HEADER), dtype=np.uint8)
-        head_len = np.empty(n, dtype=np.int64)
-        lengths = self.lengths()
-        born_v6 = (self.sys_flag & sysflag.BORN_HOST_V6) != 0
-        store_v6 = (self.sys_flag & sysflag.STORE_HOST_V6) != 0
-        for b6 in (False, True):
-            for s6 in (False, True):
-                sel = np.flatnonzero((born_v6 == b6) & (store_v6 == s6))
-                if not len(sel):
-                    continue
-                dt = message.header_dtype(b6, s6)
-                h = np.zeros(len(sel), dtype=dt)
-                h["totalSize"] = lengths[sel]
-                h["magicCode"] = message.MAGIC_V1
-                h["queueId"] = self.queue_id[sel]
-                h["flag"] = self.flag[sel]
-                h["queueOffset"] = queue_offset[sel]
-                h["physicalOffset"] = physical_offset[sel]
-                h["sysFlag"] = self.sys_flag[sel]
-                h["bornTimestamp"] = self.born_timestamp[sel]
-                h["bornAddress"] = _addresses(self.born_address[sel], b6)
-                h["bornPort"] = self.born_port[sel]
-                h["storeTimestamp"] = self.store_timestamp[sel]
-                h["storeAddress"] = _addresses(self.store_address[sel], s6)
-                h["storePort"] = self.store_port[sel]
-                h["reconsumeTimes"] = self.reconsume_times[sel]
-                h["preparedTransactionOffset"] = self.prepared_offset[sel]
-                h["bodyLength"] = self.body_len[sel]
-                rows[sel, : dt.itemsize] = h.view(np.uint8).reshape(len(sel), dt.itemsize)
-                head_len[sel] = dt.itemsize
-        return rows, head_len
+    def encode_into(self, dst: np.ndarray, at: int, queue_offset: np.ndarray, physical_offset: np.ndarray,
+                    first: int, last: int) -> int:
+        """Write records first..last-1 back to back at dst[at:] with their planned queue and physical
+        offsets (and the store's bodyCRC); returns the bytes written."""
+        return _encode(dst, at, self.lengths(), self.queue_id, self.flag, self.sys_flag, self.born_timestamp,
+                       self.born_address, self.born_port, self.store_timestamp, self.store_address, self.store_port,
+                       self.reconsume_times, self.prepared_offset, queue_offset, physical_offset, self.body_buf,
+                       self.body_start, self.body_len, self.topic_buf, self.topic_start, self.topic_len,
+                       self.props_buf, self.props_start, self.props_len, first, last)
 
 
-def _addresses(rows: np.ndarray, v6: bool) -> np.ndarray:
-    width = IPV6_LEN if v6 else IPV4_LEN
-    return np.ascontiguousarray(rows[:, :width]).view(f"V{width}").ravel()
+_V4 = message.HEADER_LAYOUTS[(False, False)]
+_TOTAL, _MAGIC, _QID, _FLAG = (_V4.offset(n) for n in ("totalSize", "magicCode", "queueId", "flag"))
+_QOFF, _POFF, _SYSFLAG, _BORN_TS = (_V4.offset(n) for n in ("queueOffset", "physicalOffset", "sysFlag",
+                                                            "bornTimestamp"))
+_BORN_ADDR = _V4.offset("bornAddress")
+# fields after bornAddress move by HOST_V6_EXTRA with an IPv6 born host; after storeAddress, again with an IPv6 store
+_BORN_PORT, _STORE_TS, _STORE_ADDR = (_V4.offset(n) for n in ("bornPort", "storeTimestamp", "storeAddress"))
+_STORE_PORT, _RECONSUME, _PREPARED, _BODY_LEN = (_V4.offset(n) for n in ("storePort", "reconsumeTimes",
+                                                                         "preparedTransactionOffset", "bodyLength"))
+_V6_EXTRA = message.HOST_V6_EXTRA
+_BORN_V6, _STORE_V6 = sysflag.BORN_HOST_V6, sysflag.STORE_HOST_V6
 
 
 @njit(cache=True, nogil=True)
-def encode_records(dst, at, rows, head_len, body_buf, body_start, body_len, topic_buf, topic_start, topic_len,
-                   props_buf, props_start, props_len, first, last):
-    """Write records first..last-1 back to back at dst[at:] from prepared header rows; returns bytes written."""
+def _encode(dst, at, lengths, queue_id, flag, sys_flag, born_ts, born_addr, born_port, store_ts, store_addr,
+            store_port, reconsume, prepared, queue_offset, physical_offset, body_buf, body_start, body_len,
+            topic_buf, topic_start, topic_len, props_buf, props_start, props_len, first, last):
     w = at
     for r in range(first, last):
-        hl = head_len[r]
-        dst[w:w + hl] = rows[r, :hl]
+        sf = sys_flag[r]
+        put_i32(dst, w + _TOTAL, lengths[r])
+        put_i32(dst, w + _MAGIC, message.MAGIC_V1)
         b0, bn = body_start[r], body_len[r]
         put_i32(dst, w + message.BODY_CRC_OFFSET, crc32(body_buf, b0, bn, CRC_TABLES) & POSITIVE_MASK)
-        p = w + hl
+        put_i32(dst, w + _QID, queue_id[r])
+        put_i32(dst, w + _FLAG, flag[r])
+        put_i64(dst, w + _QOFF, queue_offset[r])
+        put_i64(dst, w + _POFF, physical_offset[r])
+        put_i32(dst, w + _SYSFLAG, sf)
+        put_i64(dst, w + _BORN_TS, born_ts[r])
+        shift = 0
+        if sf & _BORN_V6:
+            dst[w + _BORN_ADDR:w + _BORN_ADDR + IPV6_LEN] = born_addr[r, :IPV6_LEN]
+            shift = _V6_EXTRA
+        else:
+            dst[w + _BORN_ADDR:w + _BORN_ADDR + IPV4_LEN] = born_addr[r, :IPV4_LEN]
+        put_i32(dst, w + shift + _BORN_PORT, born_port[r])
+        put_i64(dst, w + shift + _STORE_TS, store_ts[r])
+        p = w + shift + _STORE_ADDR
+        if sf & _STORE_V6:
+            dst[p:p + IPV6_LEN] = store_addr[r, :IPV6_LEN]
+            shift += _V6_EXTRA
+        else:
+            dst[p:p + IPV4_LEN] = store_addr[r, :IPV4_LEN]
+        put_i32(dst, w + shift + _STORE_PORT, store_port[r])
+        put_i32(dst, w + shift + _RECONSUME, reconsume[r])
+        put_i64(dst, w + shift + _PREPARED, prepared[r])
+        put_i32(dst, w + shift + _BODY_LEN, bn)
+        p = w + shift + _BODY_LEN + 4
         dst[p:p + bn] = body_buf[b0:b0 + bn]
         p += bn
         t0, tn = topic_start[r], topic_len[r]
@@ -125,7 +132,7 @@ def encode_records(dst, at, rows, head_len, body_buf, body_start, body_len, topi
         q0, qn = props_start[r], props_len[r]
         dst[p] = (qn >> 8) & 0xFF
         dst[p + 1] = qn & 0xFF
-        p += 2
+        p += _PROPS_LEN_SIZE
         dst[p:p + qn] = props_buf[q0:q0 + qn]
         w = p + qn
     return w - at

@@ -156,3 +156,32 @@ def crc32_many(buf, starts, lengths, tables):
 def body_crcs(arr: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
     """CRC-32 of each body (unmasked), computed in one compiled pass."""
     return crc32_many(arr, starts.astype(np.int64), lengths.astype(np.int64), _TABLES)
+
+
+_FNV_OFFSET = np.uint64(14695981039346656037)
+_FNV_PRIME = np.uint64(1099511628211)
+
+
+@njit(cache=True, nogil=True)
+def string_hashes(buf, starts, lengths, out):
+    """A 64-bit FNV-1a hash of each string buf[start:start+len] (its length mixed in)."""
+    for i in range(starts.shape[0]):
+        h = _FNV_OFFSET
+        s = starts[i]
+        for k in range(lengths[i]):
+            h = (h ^ np.uint64(buf[s + k])) * _FNV_PRIME
+        out[i] = h ^ np.uint64(lengths[i])
+
+
+@njit(cache=True, nogil=True)
+def strings_match(buf, starts, lengths, rep):
+    """Whether every string equals the one at index rep[i] (hash groups hold no collision)."""
+    for i in range(starts.shape[0]):
+        j = rep[i]
+        if lengths[i] != lengths[j]:
+            return False
+        a, b = starts[i], starts[j]
+        for k in range(lengths[i]):
+            if buf[a + k] != buf[b + k]:
+                return False
+    return True

@@ -19,7 +19,7 @@ from operator import itemgetter
 
 import numpy as np
 
-from rmqtool.format import message, sysflag
+from rmqtool.format import kernels, message, sysflag
 from rmqtool.format.crc import POSITIVE_MASK
 from rmqtool.format.finding import ERROR, Finding
 from rmqtool.format.message import (
@@ -206,16 +206,20 @@ def group_strings(buf, starts: np.ndarray, lengths: np.ndarray) -> tuple[np.ndar
     n = len(starts)
     if n == 0:
         return np.zeros(0, dtype=np.int64), []
-    if (lengths == lengths[0]).all():
-        keys = _strided(buf, f"V{max(int(lengths[0]), 1)}")[starts] if lengths[0] else np.zeros(n, dtype="V1")
-    else:
-        keys = _padded_keys(buf, starts, lengths)
-    if (keys == keys[0]).all():  # one topic: the common case
+    arr = np.frombuffer(buf, dtype=np.uint8)
+    starts, lengths = np.asarray(starts, dtype=np.int64), np.asarray(lengths, dtype=np.int64)
+    hashes = np.empty(n, dtype=np.uint64)
+    kernels.string_hashes(arr, starts, lengths, hashes)
+    if (hashes == hashes[0]).all():  # one topic: the common case
         first, inverse = np.zeros(1, dtype=np.int64), np.zeros(n, dtype=np.int64)
     else:
-        _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
-    names = [bytes(buf[int(starts[i]) : int(starts[i] + lengths[i])]).decode("utf-8", "replace") for i in first]
-    return inverse.ravel().astype(np.int64), names
+        _, first, inverse = np.unique(hashes, return_index=True, return_inverse=True)
+    inverse = inverse.ravel().astype(np.int64)
+    if not kernels.strings_match(arr, starts, lengths, first[inverse]):  # a hash collision: group by the bytes
+        _, first, inverse = np.unique(_padded_keys(buf, starts, lengths), return_index=True, return_inverse=True)
+        inverse = inverse.ravel().astype(np.int64)
+    names = [bytes(arr[int(starts[i]) : int(starts[i] + lengths[i])]).decode("utf-8", "replace") for i in first]
+    return inverse, names
 
 
 def _padded_keys(buf, starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:

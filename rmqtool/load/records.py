@@ -300,7 +300,7 @@ def _words(batch, errors: RowErrors) -> pa.Array:
         return pa.nulls(n, pa.string())
     if pa.types.is_list(col.type) or pa.types.is_large_list(col.type):
         joined = pc.binary_join(col, properties.KEY_SEPARATOR)
-    elif not pc.any(pc.match_substring_regex(pc.cast(col, pa.string()), r"\s|^\[")).as_py():
+    elif _single_words(pc.cast(col, pa.string())):
         joined = pc.cast(col, pa.string())  # one word each: nothing to split or join
     else:
         col = pc.cast(col, pa.string())
@@ -318,6 +318,18 @@ def _words(batch, errors: RowErrors) -> pa.Array:
                     errors.row(row, "keys", "must be a string or a list of strings")
             joined = pa.array(values, pa.string())
     return pc.if_else(pc.equal(joined, ""), pa.scalar(None, pa.string()), joined)
+
+
+def _single_words(col) -> bool:
+    """Whether every value is one ASCII word: nothing a split on whitespace or a JSON list would change."""
+    buf, off = string_buffers(col)
+    used = buf[off[0] : off[-1]]
+    if used.size == 0:
+        return True
+    if used.max() >= 0x80 or (used <= 0x20).any():  # control, space, or non-ASCII (maybe Unicode space)
+        return False
+    starts = off[:-1][np.diff(off) > 0] - off[0]
+    return not (used[starts] == ord("[")).any()
 
 
 def _user_properties(batch, errors: RowErrors) -> list[dict[str, str] | None] | None:
@@ -348,9 +360,17 @@ def _user_properties(batch, errors: RowErrors) -> list[dict[str, str] | None] | 
     return out
 
 
+_SEPARATOR_BYTES = [ord(c) for c in SEPARATORS]
+
+
 def _has_separator(arr) -> np.ndarray:
-    hit = pc.or_(pc.match_substring(arr, SEPARATORS[0]), pc.match_substring(arr, SEPARATORS[1]))
-    return pc.fill_null(hit, False).to_numpy(zero_copy_only=False)
+    """Rows whose text holds a separator character (one pass over the bytes, not one per row)."""
+    buf, off = string_buffers(arr)
+    hit = np.zeros(len(arr), dtype=bool)
+    found = np.flatnonzero(np.isin(buf[off[0] : off[-1]], _SEPARATOR_BYTES)) + off[0]
+    if len(found):
+        hit[np.searchsorted(off, found, side="right") - 1] = True
+    return hit
 
 
 def _uniq_at(text: str) -> int:

@@ -21,7 +21,6 @@ from urllib.parse import unquote, urlparse
 
 import numpy as np
 
-from rmqtool.format import columns as colkernel
 from rmqtool.format import kernels
 from rmqtool.format.consumequeue import ENTRY_LEN, encode_entries, queue_keys
 from rmqtool.format.dispatchkernel import D_OFFSET, D_SIZE, D_TAGS_CODE, dispatch_records
@@ -144,8 +143,6 @@ def write_chunk(name: str, ctx: LoadContext) -> tuple[int, int]:
     row_base = int(p["row_base"])
     chunk.finish(queue_id, row_base, ctx.stamp)
     cols = chunk.cols
-    cols.lengths()
-    rows, head_len = cols.headers(queue_offset, phys)
     seg_size = ctx.options.cfg.mappedFileSizeCommitLog
     levels = np.array(ctx.options.cfg.delay_levels_ms, dtype=np.int64)
     key_hash, key_phys, cq_rows = [], [], []
@@ -155,9 +152,7 @@ def write_chunk(name: str, ctx: LoadContext) -> tuple[int, int]:
         j = int(np.searchsorted(phys, seg_start + seg_size))
         seg = np.memmap(ctx.store.commitlog / offset_name(seg_start), dtype=np.uint8, mode="r+")
         at = int(phys[i]) - seg_start
-        wrote = colkernel.encode_records(seg, at, rows, head_len, cols.body_buf, cols.body_start, cols.body_len,
-                                         cols.topic_buf, cols.topic_start, cols.topic_len, cols.props_buf,
-                                         cols.props_start, cols.props_len, i, j)
+        wrote = cols.encode_into(seg, at, queue_offset, phys, i, j)
         geo = np.empty((j - i, kernels.GEO_COLUMNS), dtype=np.int64)
         walked, _, _, _ = kernels.walk(seg, at, at + wrote, seg_start, geo, kernels.POLICY_SCAN, False)
         if walked != j - i:

@@ -19,7 +19,6 @@ import numpy as np
 
 from rmqtool.errors import RmqError
 from rmqtool.format import batchkernel, kernels, message, properties, sysflag
-from rmqtool.format import columns as colkernel
 from rmqtool.format.columns import RecordColumns
 from rmqtool.format.crc import POSITIVE_MASK
 from rmqtool.format.delay import SCHEDULE_TOPIC
@@ -222,7 +221,6 @@ class CommitLog:
         first = int(phys[0])
         if first != start and first != start - start % self.segment_size + self.segment_size:
             raise RmqError(f"a load planned from offset {first}, but the commitlog ends at {start}")
-        rows, head_len = cols.headers(queue_offset, phys)
         lengths = cols.lengths()
         i = 0
         while i < n:
@@ -236,9 +234,7 @@ class CommitLog:
                 mf = self.queue.roll(seg_start)
             at = int(phys[i]) - seg_start
             self._warm(mf, int(phys[j - 1] + lengths[j - 1]) - seg_start)
-            wrote = colkernel.encode_records(mf.arr, at, rows, head_len, cols.body_buf, cols.body_start,
-                                             cols.body_len, cols.topic_buf, cols.topic_start, cols.topic_len,
-                                             cols.props_buf, cols.props_start, cols.props_len, i, j)
+            wrote = cols.encode_into(mf.arr, at, queue_offset, phys, i, j)
             mf.wrote = at + wrote
             i = j
         self.last_store_timestamp = int(cols.store_timestamp[-1])
