@@ -1,30 +1,27 @@
-"""Generate a large store fast: one template record, per-record fields patched with numpy.
+"""Generate a large store fast, through the load path: producer rows made in Arrow chunks and
+loaded as `rmqtool import` loads them (records, queues and index written by the engine).
 
-Every record is encoded by `format.message` once (the template); only fixed-width fields
-(queue id and offset, physical offset, timestamps, body bytes, body CRC, the unique key)
-vary, so whole segments are produced with vectorized writes, chunk by chunk.
+Every message has the same shape (topic, tags, keys, hosts and body size), so every record has
+the same length: a message's physical offset follows from its number and `record_len`.
 """
 
 from __future__ import annotations
 
 import os
-import zlib
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from rmqtool.format import checkpoint, consumequeue, message, properties
-from rmqtool.format.crc import POSITIVE_MASK
-from rmqtool.format.hosts import parse_host
+from rmqtool.format import consumequeue, message
 from rmqtool.store.paths import StorePaths, offset_name
 
 BENCH_TOPIC = "BenchTopic"
 BASE_TIME = 1_700_000_000_000
-_CHUNK = 1 << 18
-_HEX = np.frombuffer(b"0123456789ABCDEF", dtype=np.uint8)
-_UNIQ_PREFIX = "C0A8000100002A9F0000"  # 20 fixed hex chars, then 12 from the counter
-_V4_HEADER = message.header_dtype(False, False)
+BORN_HOST, STORE_HOST_TEXT = "10.0.0.1:40000", "10.0.0.2:10911"
+_CHUNK = 1 << 16
+_NAMES = ("topic", "queueId", "body", "tags", "keys", "bornTimestamp", "bornHost", "storeHost")
 
 
 @dataclass
@@ -36,21 +33,22 @@ class GeneratedStore:
     bytes: int
 
 
-def _template(body_size: int) -> tuple[np.ndarray, dict[str, int]]:
-    props = properties.build({properties.UNIQ_KEY: _UNIQ_PREFIX + "0" * 12, properties.TAGS: "TagA",
-                              properties.KEYS: "bench-key"})
-    msg = message.Message(topic=BENCH_TOPIC, body=bytes(body_size), properties_string=props,
-                          born_host=parse_host("10.0.0.1:40000"), store_host=parse_host("10.0.0.2:10911"))
-    rec = np.frombuffer(message.encode(msg), dtype=np.uint8)
-    where = {"body": _V4_HEADER.itemsize}
-    where["uniq"] = rec.tobytes().index(_UNIQ_PREFIX.encode()) + len(_UNIQ_PREFIX)
-    return rec, where
+def _rows(messages: int, body_size: int, queues: int, seed: int) -> Iterator:
+    import pyarrow as pa
 
-
-def _put(rows: np.ndarray, name: str, values: np.ndarray) -> None:
-    """Write one fixed field of the record layout into every row."""
-    kind, at = _V4_HEADER.fields[name]
-    rows[:, at : at + kind.itemsize] = values.astype(kind).view(np.uint8).reshape(-1, kind.itemsize)
+    rng = np.random.default_rng(seed)
+    for a in range(0, messages, _CHUNK):
+        n = min(_CHUNK, messages - a)
+        idx = np.arange(a, a + n, dtype=np.int64)
+        raw = rng.integers(0, 256, n * body_size, dtype=np.uint8)
+        offsets = np.arange(0, (n + 1) * body_size, body_size, dtype=np.int64)
+        body = pa.LargeBinaryArray.from_buffers(pa.large_binary(), n, [None, pa.py_buffer(offsets),
+                                                                        pa.py_buffer(raw)])
+        const = {name: pa.array(np.full(n, value)) for name, value in
+                 (("topic", BENCH_TOPIC), ("tags", "TagA"), ("keys", "bench-key"), ("bornHost", BORN_HOST),
+                  ("storeHost", STORE_HOST_TEXT))}
+        yield pa.RecordBatch.from_pydict({**const, "queueId": idx % queues, "body": body,
+                                          "bornTimestamp": BASE_TIME + idx // 1000})
 
 
 def generate_store(root: str | os.PathLike, messages: int, body_size: int = 100, *,
@@ -58,62 +56,19 @@ def generate_store(root: str | os.PathLike, messages: int, body_size: int = 100,
                    cq_file_size: int = consumequeue.DEFAULT_ENTRIES_PER_FILE * consumequeue.ENTRY_LEN
                    ) -> GeneratedStore:
     """Write a store of `messages` records with random `body_size`-byte bodies under `root`."""
-    paths = StorePaths(root)
-    paths.commitlog.mkdir(parents=True, exist_ok=True)
-    template, where = _template(body_size)
-    rec_len = len(template)
-    per_segment = (segment_size - message.BLANK_MARKER_LEN) // rec_len
-    rng = np.random.default_rng(seed)
-    n_segments = -(-messages // per_segment)
-    cq_offsets = np.empty(messages, dtype=np.int64)
-    done = 0
-    for s in range(n_segments):
-        count = min(per_segment, messages - done)
-        base = s * segment_size
-        with open(paths.commitlog / offset_name(base), "wb") as f:
-            f.truncate(segment_size)
-            for c0 in range(0, count, _CHUNK):
-                n = min(_CHUNK, count - c0)
-                idx = np.arange(done + c0, done + c0 + n, dtype=np.int64)
-                rows = np.tile(template, (n, 1))
-                phys = base + (idx - done) * rec_len
-                cq_offsets[idx] = phys
-                bodies = rng.integers(0, 256, size=(n, body_size), dtype=np.uint8)
-                rows[:, where["body"] : where["body"] + body_size] = bodies
-                flat = bodies.tobytes()
-                crc = np.fromiter((zlib.crc32(flat[i : i + body_size]) for i in range(0, n * body_size, body_size)),
-                                  dtype=np.int64, count=n) & POSITIVE_MASK if body_size else np.zeros(n, np.int64)
-                _put(rows, "bodyCRC", crc)
-                _put(rows, "queueId", idx % queues)
-                _put(rows, "queueOffset", idx // queues)
-                _put(rows, "physicalOffset", phys)
-                _put(rows, "bornTimestamp", BASE_TIME + idx // 1000)
-                _put(rows, "storeTimestamp", BASE_TIME + idx // 1000 + 1)
-                digits = (idx[:, None] >> (4 * np.arange(11, -1, -1))) & 0xF
-                rows[:, where["uniq"] : where["uniq"] + 12] = _HEX[digits]
-                f.seek((c0) * rec_len)
-                f.write(rows.tobytes())
-            if done + count < messages:
-                f.seek(count * rec_len)
-                f.write(message.encode_blank(segment_size - count * rec_len))
-        done += count
-    _write_queues(paths, cq_offsets, rec_len, queues, cq_file_size)
-    last_ts = BASE_TIME + (messages - 1) // 1000 + 1
-    paths.checkpoint.write_bytes(checkpoint.encode(checkpoint.Checkpoint(last_ts, last_ts, last_ts)))
-    return GeneratedStore(Path(root), messages, rec_len, n_segments, messages * rec_len)
+    from rmqtool.io.sources import TableSource
+    from rmqtool.load.records import LoadOptions
+    from rmqtool.load.writer import load
+    from rmqtool.store.config import StoreConfig
 
-
-def _write_queues(paths: StorePaths, offsets: np.ndarray, rec_len: int, queues: int, file_size: int) -> None:
-    from rmqtool.format.javahash import java_string_hash
-
-    tags = java_string_hash("TagA")
-    for q in range(queues):
-        mine = offsets[q::queues]
-        data = consumequeue.encode_entries(mine, np.full(len(mine), rec_len), np.full(len(mine), tags))
-        directory = paths.queue_dir(BENCH_TOPIC, q)
-        directory.mkdir(parents=True, exist_ok=True)
-        for start in range(0, max(len(data), 1), file_size):
-            chunk = data[start : start + file_size]
-            with open(directory / offset_name(start), "wb") as f:
-                f.write(chunk)
-                f.truncate(file_size)
+    cfg = StoreConfig()
+    cfg.mappedFileSizeCommitLog, cfg.mappedFileSizeConsumeQueue = segment_size, cq_file_size
+    store_time = BASE_TIME + messages // 1000 + 1
+    summary = load(root, TableSource(_rows(messages, body_size, queues, seed), _NAMES), LoadOptions(cfg, store_time),
+                   register_topics=False)
+    record_len = 0
+    if messages:
+        with open(StorePaths(root).commitlog / offset_name(0), "rb") as f:
+            record_len = message.decode(f.read(message.MIN_RECORD_LEN + body_size + 4096), 0).store_size
+    segments = -(-summary.end_offset // segment_size) if summary.end_offset else 0
+    return GeneratedStore(Path(root), messages, record_len, segments, summary.bytes)

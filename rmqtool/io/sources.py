@@ -14,7 +14,7 @@ from __future__ import annotations
 import io
 import json
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 import pyarrow as pa
@@ -176,6 +176,30 @@ class Source:
                     columns = {n: [] for n in types}
         if columns and columns[next(iter(columns))]:
             yield _loose_batch(columns, types)
+
+
+class TableSource:
+    """Rows already in memory (an Arrow table, or batches made on the fly with the columns `names`),
+    read as a `Source` is."""
+
+    fmt = "arrow"
+
+    def __init__(self, batches, names: Iterable[str] | None = None, name: str = "rows") -> None:
+        self._batches = batches
+        self._names = set(names) if names is not None else set(batches.schema.names)
+        self.name = name
+
+    def where(self, row: int) -> str:
+        return f"{self.name}: row {row + 1}"
+
+    def columns(self) -> set[str]:
+        return self._names
+
+    def batches(self, types: dict[str, pa.DataType], rows: int) -> Iterator[pa.RecordBatch]:
+        source = self._batches.to_batches(rows) if isinstance(self._batches, pa.Table) else self._batches
+        for batch in source:
+            keep = [n for n in batch.schema.names if n in types]
+            yield pa.RecordBatch.from_arrays([batch.column(n) for n in keep], names=keep)
 
 
 def _loose(value, kind: pa.DataType | None):

@@ -56,6 +56,7 @@ class ConsumeQueue:
             mf = self.files.writable()
             n = min(len(data), mf.room)
             mf.append(data[:n])
+            mf.release(mf.wrote)  # written: unmap, so resident memory stays bounded (the page cache keeps it)
             data = data[n:]
         self.max_physical_end = int(offsets[-1]) + int(sizes[-1])
 

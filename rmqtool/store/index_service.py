@@ -7,6 +7,7 @@ below the newest file's endPhyOffset was indexed already and is skipped.
 
 from __future__ import annotations
 
+import mmap
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -36,6 +37,13 @@ class IndexFile:
     @property
     def full(self) -> bool:
         return int(self.header["indexCount"]) >= self.index_num
+
+    def release_entries(self) -> None:
+        """Unmap the entries written so far (they are appended in order; the slot table stays mapped)."""
+        entries_at = index.HEADER_LEN + self.hash_slots * index.SLOT_LEN
+        page = mmap.PAGESIZE
+        self.mf.released = max(self.mf.released, -(-entries_at // page) * page)  # header and slots stay mapped
+        self.mf.release(entries_at + int(self.header["indexCount"]) * index.ENTRY_LEN)
 
     def put(self, hashes: np.ndarray, phys: np.ndarray, times: np.ndarray, start: int) -> int:
         """Put keys from `start` until full; returns the next key to put."""
@@ -92,6 +100,7 @@ class IndexService:
         while i < len(hashes):
             f = self.files[-1] if self.files and not self.files[-1].full else self._roll()
             i = f.put(hashes, phys, times, i)
+            f.release_entries()
 
     def flush(self) -> None:
         for f in self.files:
