@@ -225,8 +225,8 @@ def test_sysflag_helpers():
     assert sysflag.with_transaction_type(f, sysflag.TRANSACTION_COMMIT) & 0xC == 0x8
     assert sysflag.compression_name(sysflag.COMPRESSED) == "zlib"
     assert sysflag.describe(f) == ["compressed(zstd)", "multi-tags", "transaction-rollback", "inner-batch"]
-    assert not consumequeue.in_consume_queue(sysflag.TRANSACTION_PREPARED)
-    assert consumequeue.in_consume_queue(sysflag.TRANSACTION_COMMIT)
+    assert not sysflag.enters_consume_queue(sysflag.TRANSACTION_PREPARED)
+    assert sysflag.enters_consume_queue(sysflag.TRANSACTION_COMMIT)
 
 
 def test_header_dtype_agrees_with_struct_codec():

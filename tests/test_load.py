@@ -254,3 +254,43 @@ def test_load_keys_are_laid_out_as_a_producers_unique_id():
                   (0x01020304, 0x7FFFFFFF), np.array([5, 65536 + 7]))
     assert bytes(buf[3:35]) == b"0A010203" b"0000" b"01020304" b"7FFFFFFF" b"0005"
     assert bytes(buf[50:82]) == b"7F000001" b"0000" b"01020304" b"00000000" b"0007"  # time wraps in 31 bits
+
+
+@pytest.mark.parametrize("tags", [None, "TagA", "标签"])
+@pytest.mark.parametrize("keys", [None, "k1", "order-7 user-9"])
+def test_generated_properties_equal_the_producers_builder(tags, keys):
+    """The compiled builder and the per-message builder (append) write the same properties."""
+    import numpy as np
+    import pyarrow as pa
+
+    from rmqtool.format.propskernel import build_properties
+    from rmqtool.io.buffers import string_buffers
+    from rmqtool.store.producer import client_properties
+
+    def column(value):
+        arr = pa.array([value], pa.string())
+        return (*string_buffers(arr), np.array([value is not None]))
+
+    buf, off, uniq_at = build_properties(column(tags), column(keys), np.zeros(1, dtype=bool),
+                                         string_buffers(pa.array([], pa.large_string())), 32)
+    want = client_properties(tags=tags, keys=keys, uniq="0" * 32).encode()
+    assert bytes(buf[off[0]:off[1]]) == want
+    assert want[uniq_at[0] - len(b"UNIQ_KEY\x01"):uniq_at[0]] == b"UNIQ_KEY\x01"
+
+
+def test_import_reads_csv_rows_as_it_reads_their_jsonl(tmp_path):
+    rows = [{"topic": "A", "bodyText": "one, two", "tags": "t", "keys": "k1 k2", "queueId": 1},
+            {"topic": "B", "bodyText": "say \"hi\"", "properties": '{"p": "v"}'}]
+    jsonl = tmp_path / "rows.jsonl"
+    jsonl.write_text("".join(json.dumps({**r, "properties": json.loads(r["properties"])} if "properties" in r else r)
+                             + "\n" for r in rows))
+    csv = tmp_path / "rows.csv"
+    csv.write_text('topic,bodyText,tags,keys,queueId,properties\n'
+                   'A,"one, two",t,k1 k2,1,\n'
+                   'B,"say ""hi""",,,,"{""p"": ""v""}"\n')
+    for src, name in ((jsonl, "j"), (csv, "c")):
+        out = run("import", str(tmp_path / name), str(src), "--config", str(CONF), "--store-timestamp", "7")
+        assert out.returncode == 0, out.stderr
+    segment = Path("commitlog") / f"{0:020d}"
+    assert (tmp_path / "c" / segment).read_bytes() == (tmp_path / "j" / segment).read_bytes()
+    assert [m["properties"].get("p") for m in records(tmp_path / "c", CONF)] == [None, "v"]

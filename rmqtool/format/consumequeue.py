@@ -61,11 +61,6 @@ def encode_entries(offsets, sizes, tags_codes) -> bytes:
     return out.tobytes()
 
 
-def in_consume_queue(sys_flag: int) -> bool:
-    """Plain and committed records are dispatched; prepared and rolled-back ones are not."""
-    return sysflag.transaction_type(sys_flag) in (sysflag.TRANSACTION_NOT, sysflag.TRANSACTION_COMMIT)
-
-
 def tags_code(topic: str, props: Mapping[str, str], store_timestamp: int, levels_ms: list[int]) -> int:
     """The tagsCode the broker dispatches: TAGS hash, or the delivery time on the schedule topic."""
     code = 0
@@ -87,7 +82,7 @@ def record_tags_code(msg, levels_ms: list[int]) -> int | None:
     """The consume-queue tagsCode of a record (a `message.Message`), None when it is not dispatched."""
     from rmqtool.format.properties import parse_java
 
-    if not in_consume_queue(msg.sys_flag):
+    if not sysflag.enters_consume_queue(msg.sys_flag):
         return None
     return tags_code(msg.topic, parse_java(msg.properties_string), msg.store_timestamp, levels_ms)
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 from numba import njit
+from numba.extending import register_jitable
 
 from rmqtool.format import kernels, message, sysflag
 from rmqtool.format.delay import SCHEDULE_TOPIC
@@ -18,6 +19,8 @@ from rmqtool.format.index import KEY_SEPARATOR
 from rmqtool.format.nbutil import get_i32, get_i64, java_hash_step, java_hash_utf8, to_java_int
 from rmqtool.format.properties import DELAY, KEYS, NAME_VALUE_SEPARATOR, PROPERTY_SEPARATOR, TAGS, UNIQ_KEY
 from rmqtool.format.properties import KEY_SEPARATOR as WORD_SEPARATOR
+
+register_jitable(sysflag.enters_consume_queue)
 
 # columns of the rows `dispatch_fields` writes
 D_OFFSET, D_SIZE, D_QUEUE_ID, D_QUEUE_OFFSET, D_STORE_TS, D_TAGS_CODE, D_IN_CQ, D_INDEXED = range(8)
@@ -97,7 +100,7 @@ def dispatch_fields(buf, geo, n, base, levels, out, key_rec, key_hash):
         out[r, D_QUEUE_ID] = get_i32(buf, pos + message.QUEUE_ID_OFFSET)
         out[r, D_QUEUE_OFFSET] = get_i64(buf, pos + message.QUEUE_OFFSET_OFFSET)
         out[r, D_STORE_TS] = store_ts
-        out[r, D_IN_CQ] = 1 if tx == sysflag.TRANSACTION_NOT or tx == sysflag.TRANSACTION_COMMIT else 0
+        out[r, D_IN_CQ] = 1 if sysflag.enters_consume_queue(flags) else 0
         out[r, D_INDEXED] = 0 if tx == sysflag.TRANSACTION_ROLLBACK else 1
         # the last occurrence of each property that matters (Java's map keeps the last)
         tags_s = tags_e = keys_s = keys_e = uniq_s = uniq_e = delay_s = delay_e = -1

@@ -33,6 +33,13 @@ def transaction_type(sys_flag: int) -> int:
     return sys_flag & TRANSACTION_MASK
 
 
+def enters_consume_queue(sys_flag):
+    """Plain and committed records take a queue offset and are dispatched; prepared and rolled-back
+    ones are not. Takes an int or a numpy array (and compiles into kernels)."""
+    tx = sys_flag & TRANSACTION_MASK
+    return (tx == TRANSACTION_NOT) | (tx == TRANSACTION_COMMIT)
+
+
 def with_transaction_type(sys_flag: int, tx_type: int) -> int:
     return (sys_flag & ~TRANSACTION_MASK) | tx_type
 

@@ -30,9 +30,11 @@ PRODUCER_TYPES: dict[str, pa.DataType | None] = {
     "keys": None, "properties": None, "bornTimestamp": pa.int64(), "bornHost": pa.string(),
     "storeHost": pa.string(), "flag": pa.int64(), "delayLevel": pa.int64(),
 }
+# what import reads of an export: every field a record is made of, integers as int64 and text as
+# text (a JSON export's body is base64 text; a Parquet export's stays binary)
 STORED_TYPES: dict[str, pa.DataType | None] = {
-    **{n: pa.int64() for n in ("commitLogOffset", "queueId", "flag", "sysFlag", "reconsumeTimes", "bornTimestamp",
-                               "storeTimestamp", "preparedTransactionOffset")},
-    **{n: pa.string() for n in ("topic", "body", "propertiesString", "bornHost", "storeHost")},
-}
+    f.name: pa.int64() if pa.types.is_integer(f.type) else pa.string() for f in MESSAGE_SCHEMA
+    if f.name in ("commitLogOffset", "queueId", "flag", "sysFlag", "reconsumeTimes", "bornTimestamp",
+                  "storeTimestamp", "preparedTransactionOffset", "topic", "body", "propertiesString", "bornHost",
+                  "storeHost")}
 STORED_ONLY = ("propertiesString", "storeTimestamp")  # fields an export has and producer rows do not

@@ -117,7 +117,7 @@ class Source:
     def _csv(self, types, rows):
         import pyarrow.csv as pc
 
-        ints = {n: t for n, t in types.items() if pa.types.is_integer(t)}
+        ints = {n: t for n, t in types.items() if t is not None and pa.types.is_integer(t)}
         strings = {n: pa.string() for n in types if n not in ints}
         try:
             reader = pc.open_csv(self.name, read_options=pc.ReadOptions(block_size=_JSON_BLOCK),

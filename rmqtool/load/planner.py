@@ -107,12 +107,6 @@ def _plan_units(lengths: np.ndarray, start: int, segment_size: int) -> Layout:
     return Layout(out, np.array(blanks, dtype=np.int64), pos)
 
 
-def counted(sys_flag: np.ndarray) -> np.ndarray:
-    """Records that take a queue offset: not prepared, not rolled back."""
-    tx = sys_flag & sysflag.TRANSACTION_MASK
-    return (tx == sysflag.TRANSACTION_NOT) | (tx == sysflag.TRANSACTION_COMMIT)
-
-
 def _ranks(ids: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(rank of each element among equal ids in order, distinct ids, count of each)."""
     order = np.argsort(ids, kind="stable")
@@ -127,7 +121,7 @@ def _ranks(ids: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 def plan_queue_offsets(keys: list[tuple[str, int]], key_ids: np.ndarray, sys_flag: np.ndarray,
                        table: dict[tuple[str, int], int]) -> np.ndarray:
     """Each record's queue offset (key_ids index `keys`); advances `table` as the broker's would."""
-    take = counted(sys_flag)
+    take = sysflag.enters_consume_queue(sys_flag)
     out = np.zeros(len(key_ids), dtype=np.int64)
     ids = key_ids[take]
     if len(ids):

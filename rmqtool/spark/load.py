@@ -20,6 +20,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+import pyarrow as pa
+
 from rmqtool.errors import RmqError
 from rmqtool.format import checkpoint, uniqkey
 from rmqtool.format.index import file_len
@@ -42,10 +44,17 @@ from rmqtool.store.topics import register
 
 FORMATS = ("jsonl", "parquet", "csv")
 Progress = Callable[[str, int], None]  # (stage finished, rows)
-_JSON_SCHEMA = ("topic string, queueId int, body string, bodyText string, tags string, keys string, "
-                "properties map<string,string>, bornTimestamp long, bornHost string, storeHost string, flag int, "
-                "delayLevel int, _corrupt string")
-_CSV_INTS = {"queueId": "int", "bornTimestamp": "long", "flag": "int", "delayLevel": "int"}
+_INFERRED = {"properties": "map<string,string>"}  # a JSON object; keys (text or a list) are read as text
+
+
+def _spark_type(name: str, kind) -> str:
+    if kind is None:
+        return _INFERRED.get(name, "string")
+    return "long" if pa.types.is_integer(kind) else "string"
+
+
+_JSON_SCHEMA = ", ".join([*(f"{n} {_spark_type(n, t)}" for n, t in PRODUCER_TYPES.items()), "_corrupt string"])
+_CSV_INTS = {n: "long" for n, t in PRODUCER_TYPES.items() if t is not None and pa.types.is_integer(t)}
 
 
 @dataclass

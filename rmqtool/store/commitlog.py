@@ -36,7 +36,6 @@ _DELAY_MARK = properties.DELAY + properties.NAME_VALUE_SEPARATOR
 _HOST_BITS = sysflag.BORN_HOST_V6 | sysflag.STORE_HOST_V6
 _HEADER_LEN = {flags: message.header_len(flags)
                for flags in (0, sysflag.BORN_HOST_V6, sysflag.STORE_HOST_V6, _HOST_BITS)}
-_QUEUED = (sysflag.TRANSACTION_NOT, sysflag.TRANSACTION_COMMIT)
 
 
 def now_ms() -> int:
@@ -139,7 +138,7 @@ class CommitLog:
             msg.store_timestamp = time.time_ns() // 1_000_000
         msg.body_crc = zlib.crc32(msg.body) & POSITIVE_MASK
         key = (msg.topic, msg.queue_id)
-        queued = (msg.sys_flag & sysflag.TRANSACTION_MASK) in _QUEUED
+        queued = sysflag.enters_consume_queue(msg.sys_flag)
         msg.queue_offset = self.table.get(key, 0) if queued else 0
         mf = self._space_for(length)
         at = mf.wrote
@@ -294,7 +293,7 @@ def schedule(props_string: str, topic: str, queue_id: int, max_level: int) -> tu
 
 def rewrite_delay(msg: message.Message, max_level: int) -> None:
     """Move a delayed plain/commit message to the schedule topic, as the broker does."""
-    if sysflag.transaction_type(msg.sys_flag) not in _QUEUED:
+    if not sysflag.enters_consume_queue(msg.sys_flag):
         return
     moved = schedule(msg.properties_string, msg.topic, msg.queue_id, max_level)
     if moved is not None:
