@@ -7,7 +7,6 @@ checksum reads the extents that hold data and extends the CRC over each hole ari
 
 from __future__ import annotations
 
-import mmap
 import os
 from functools import cache
 from pathlib import Path
@@ -75,11 +74,17 @@ def file_crc(path: Path) -> tuple[int, int]:
         size = os.fstat(f.fileno()).st_size
         if not size:
             return 0, 0
-        with mmap.mmap(f.fileno(), size, prot=mmap.PROT_READ) as m, memoryview(m) as view:
-            extents = data_extents(f.fileno(), size)
-            for start, end in [(0, size)] if extents is None else extents:
-                value = extend_zeros(value, start - done)
-                for at in range(start, end, _READ_BLOCK):
-                    value = crc32c.crc32c(view[at : min(at + _READ_BLOCK, end)], value)
-                done = end
+        block = memoryview(bytearray(_READ_BLOCK))  # read into one buffer: memory stays flat whatever the file
+        extents = data_extents(f.fileno(), size)
+        for start, end in [(0, size)] if extents is None else extents:
+            value = extend_zeros(value, start - done)
+            f.seek(start)
+            at = start
+            while at < end:
+                n = f.readinto(block[: min(_READ_BLOCK, end - at)])
+                if not n:
+                    raise OSError(f"{path}: shorter than its size")
+                value = crc32c.crc32c(block[:n], value)
+                at += n
+            done = end
     return size, extend_zeros(value, size - done)
