@@ -106,6 +106,10 @@ def test_spark_load_writes_the_bytes_sequential_import_writes(tmp_path, spark, c
     assert_same_store(tmp_path / "loaded", want)
     assert not (tmp_path / "loaded" / "abort").exists()
     assert (tmp_path / "loaded" / "checkpoint").read_bytes() == (want / "checkpoint").read_bytes()
+    tables = [json.loads((s / "config" / "topics.json").read_text())["topicConfigTable"] for s in (tmp_path / "loaded",
+                                                                                                 want)]
+    assert tables[0] == tables[1] and set(tables[0]) == {"Orders", "Payments", "Audit"}
+    assert all(t["readQueueNums"] == t["writeQueueNums"] == 4 for t in tables[0].values())
 
 
 def test_parquet_input_with_binary_bodies_loads_like_its_jsonl(tmp_path, spark, cfg):

@@ -10,9 +10,15 @@ def string_buffers(arr: pa.Array | pa.ChunkedArray) -> tuple[np.ndarray, np.ndar
     """(bytes, n + 1 int64 offsets) of a string or binary array (nulls read as empty)."""
     if isinstance(arr, pa.ChunkedArray):
         arr = arr.combine_chunks()
-    arr = arr.cast(pa.large_binary())
+    if arr.null_count:
+        arr = arr.fill_null(b"" if pa.types.is_binary(arr.type) or pa.types.is_large_binary(arr.type) else "")
+    small = pa.types.is_binary(arr.type) or pa.types.is_string(arr.type)  # 32-bit offsets: widened, data kept
+    if not small:
+        arr = arr.cast(pa.large_binary())
     _, offsets, data = arr.buffers()
-    offs = np.frombuffer(offsets, dtype=np.int64)[arr.offset : arr.offset + len(arr) + 1]
+    offs = np.frombuffer(offsets, dtype=np.int32 if small else np.int64)[arr.offset : arr.offset + len(arr) + 1]
+    if small:
+        offs = offs.astype(np.int64)
     buf = np.frombuffer(data, dtype=np.uint8) if data is not None else np.zeros(0, dtype=np.uint8)
     return buf, offs
 

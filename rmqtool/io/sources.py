@@ -24,6 +24,7 @@ from rmqtool.errors import RmqError
 PARQUET_MAGIC = b"PAR1"
 FORMATS = ("jsonl", "parquet", "csv")
 _JSON_BLOCK = 16 << 20
+_WHOLE_ROW_GROUP = 32 << 20  # Parquet row groups up to this size are read whole
 
 
 class Source:
@@ -109,8 +110,13 @@ class Source:
         try:
             pf = pq.ParquetFile(self.name)
             present = [n for n in pf.schema_arrow.names if n in types]
-            for group in range(pf.num_row_groups):  # whole row groups read faster than batches
-                yield from pf.read_row_group(group, columns=present).to_batches(rows)
+            for group in range(pf.num_row_groups):
+                meta = pf.metadata.row_group(group)
+                if meta.total_byte_size > _WHOLE_ROW_GROUP:  # large: stream it, batches of bounded size
+                    fit = max(1, _WHOLE_ROW_GROUP * meta.num_rows // (4 * meta.total_byte_size))
+                    yield from pf.iter_batches(min(rows, fit), row_groups=[group], columns=present)
+                else:  # a whole row group reads faster than its batches
+                    yield from pf.read_row_group(group, columns=present).to_batches(rows)
         except pa.ArrowException as e:
             raise RmqError(f"{self.name}: not a readable Parquet file ({e})") from None
 

@@ -287,9 +287,11 @@ def _bodies(batch, errors: RowErrors):
             decoded = pa.LargeBinaryArray.from_buffers(pa.large_binary(), n, [None, pa.py_buffer(out_off),
                                                                                  pa.py_buffer(out)])
         else:
-            decoded = pc.cast(body, pa.large_binary())
-        parts = decoded if text is None else pc.if_else(pc.is_valid(body), decoded, parts)
-    return string_buffers(pc.fill_null(parts, b""))
+            decoded = body  # the bytes as they are (string_buffers reads them without a copy)
+        if text is not None:
+            decoded = pc.if_else(pc.is_valid(body), pc.cast(decoded, pa.large_binary()), parts)
+        parts = decoded
+    return string_buffers(parts)
 
 
 def _words(batch, errors: RowErrors) -> pa.Array:

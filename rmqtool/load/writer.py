@@ -31,6 +31,7 @@ from rmqtool.store.paths import StorePaths
 from rmqtool.store.rollback import mark, roll_back
 
 CHUNK_ROWS = 1 << 16
+CHUNK_BYTES = 16 << 20  # of input per chunk: with large bodies a chunk has fewer rows, so memory stays flat
 Progress = Callable[[int], None]  # called with the number of messages just written
 
 
@@ -107,12 +108,15 @@ def _chunks(source: Source, opts: LoadOptions, stored: bool,
             rotation: QueueRotation) -> Iterator[tuple[int, LoadChunk]]:
     """(first row, chunk) of every batch of the input, in order; the first bad rows are an RmqError."""
     base = 0
-    for batch in source.batches(STORED_TYPES if stored else PRODUCER_TYPES, CHUNK_ROWS):
-        chunk = stored_chunk(batch, opts.cfg) if stored else producer_chunk(batch, opts, rotation)
-        if isinstance(chunk, list):
-            raise RmqError(describe(source, base, chunk))
-        yield base, chunk
-        base += batch.num_rows
+    for whole in source.batches(STORED_TYPES if stored else PRODUCER_TYPES, CHUNK_ROWS):
+        rows = max(1, min(CHUNK_ROWS, CHUNK_BYTES * whole.num_rows // max(whole.nbytes, 1)))
+        for at in range(0, whole.num_rows, rows):
+            batch = whole.slice(at, rows)
+            chunk = stored_chunk(batch, opts.cfg) if stored else producer_chunk(batch, opts, rotation)
+            if isinstance(chunk, list):
+                raise RmqError(describe(source, base, chunk))
+            yield base, chunk
+            base += batch.num_rows
 
 
 def describe(source: Source, base: int, errors: list[RowError]) -> str:

@@ -37,6 +37,7 @@ from rmqtool.store.worker import Worker
 FLUSH_SYNC = "sync"
 FLUSH_ASYNC = "async"
 DISPATCH_EVERY_BYTES = 4 << 20  # the background dispatcher is woken when this much waits
+DISPATCH_MAX_BEHIND = 128 << 20  # a bulk write waits for dispatch past this: mapped pages stay bounded
 
 
 class MessageStore:
@@ -134,7 +135,10 @@ class MessageStore:
         if self.flush_mode == FLUSH_SYNC:
             self.commitlog.flush()
         self._dispatch_thread.check()
-        self._dispatch_thread.wake()
+        if self.dispatcher.behind > DISPATCH_MAX_BEHIND:
+            self.dispatcher.run()  # catch up here: written pages are unmapped only once dispatched
+        else:
+            self._dispatch_thread.wake()
         return taken
 
     def note_written(self, topic: str, queues: int) -> None:
