@@ -294,3 +294,15 @@ def test_import_reads_csv_rows_as_it_reads_their_jsonl(tmp_path):
     segment = Path("commitlog") / f"{0:020d}"
     assert (tmp_path / "c" / segment).read_bytes() == (tmp_path / "j" / segment).read_bytes()
     assert [m["properties"].get("p") for m in records(tmp_path / "c", CONF)] == [None, "v"]
+
+
+def test_a_topic_table_that_is_not_json_is_refused_before_anything_is_written(tmp_path):
+    store = tmp_path / "s"
+    assert run("append", str(store), "--config", str(CONF), "--topic", "A", "--body", "x").returncode == 0
+    topics_path(store).write_text("{not json")
+    before = tree_digest(store)
+    out = run("append", str(store), "--config", str(CONF), "--topic", "A", "--body", "y")
+    assert out.returncode == 2 and "topics.json: not JSON" in out.stderr and "--no-register-topics" in out.stderr
+    assert tree_digest(store) == before
+    out = run("append", str(store), "--config", str(CONF), "--topic", "A", "--body", "y", "--no-register-topics")
+    assert out.returncode == 0, out.stderr

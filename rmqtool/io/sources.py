@@ -23,7 +23,8 @@ from rmqtool.errors import RmqError
 
 PARQUET_MAGIC = b"PAR1"
 FORMATS = ("jsonl", "parquet", "csv")
-_JSON_BLOCK = 16 << 20
+_JSON_BLOCK = 16 << 20  # JSONL read a block at a time
+_JSON_PART = 1 << 20  # parsed in parts of this size on every core
 _WHOLE_ROW_GROUP = 32 << 20  # Parquet row groups up to this size are read whole
 
 
@@ -138,50 +139,60 @@ class Source:
             raise RmqError(f"{self.name}: not readable as CSV with a header row ({e})") from None
 
     def _jsonl(self, types, rows):
+        """Blocks of whole lines, each parsed by Arrow on every core; a block Arrow cannot type is
+        parsed line by line. Memory stays at a block whatever the file's size."""
         import pyarrow.json as pj
 
         explicit = pa.schema([(n, t) for n, t in types.items() if t is not None])
-        done = 0
-        try:
-            with self._open() as f:
-                reader = pj.open_json(f, read_options=pj.ReadOptions(block_size=_JSON_BLOCK),
-                                      parse_options=pj.ParseOptions(explicit_schema=explicit,
-                                                                    unexpected_field_behavior="infer"))
-                for batch in reader:
-                    keep = [n for n in batch.schema.names if n in types]
-                    for part in pa.Table.from_batches([batch.select(keep)]).to_batches(rows):
-                        yield part
-                        done += part.num_rows
-        except pa.ArrowInvalid:
-            yield from self._jsonl_by_line(types, rows, done)
+        unexpected = "infer" if len(explicit) < len(types) else "ignore"  # infer only fields typed None
+        parse = pj.ParseOptions(explicit_schema=explicit, unexpected_field_behavior=unexpected)
+        for at, block in self._blocks():
+            try:
+                table = pj.read_json(pa.py_buffer(block), read_options=pj.ReadOptions(block_size=_JSON_PART),
+                                     parse_options=parse)
+            except pa.ArrowInvalid:
+                table = pa.Table.from_batches([self._by_line(bytes(block), self._lines_before(at), types)])
+            keep = [n for n in table.schema.names if n in types]
+            yield from table.select(keep).combine_chunks().to_batches(rows)  # one batch, not one per part
 
-    def _jsonl_by_line(self, types, rows, skip: int):
-        """Rows from `skip` on, parsed by Python: values kept as they are where they fit their
-        type, as JSON text (lists, objects) or plain text (anything else) where they do not."""
-        columns: dict[str, list] = {n: [] for n in types}
-        seen = 0
+    def _blocks(self) -> Iterator[tuple[int, memoryview]]:
+        """(byte offset, block) of the input in blocks of about _JSON_BLOCK bytes that end at a line's end."""
         with self._open() as f:
-            for line_no, raw in enumerate(f, 1):
-                if not raw.strip():
-                    continue
-                seen += 1
-                if seen <= skip:
-                    continue
-                try:
-                    obj = json.loads(raw)
-                except ValueError as e:
-                    raise RmqError(f"{self.name}:{line_no}: malformed JSON ({e})") from None
-                except UnicodeDecodeError:
-                    raise RmqError(f"{self.name}:{line_no}: not UTF-8 text") from None
-                if not isinstance(obj, dict):
-                    raise RmqError(f"{self.name}:{line_no}: a row must be a JSON object")
-                for name, values in columns.items():
-                    values.append(_loose(obj.get(name), types[name]))
-                if len(columns[next(iter(columns))]) >= rows:
-                    yield _loose_batch(columns, types)
-                    columns = {n: [] for n in types}
-        if columns and columns[next(iter(columns))]:
-            yield _loose_batch(columns, types)
+            at = 0
+            while True:
+                data = f.read(_JSON_BLOCK)
+                if not data:
+                    return
+                cut = data.rfind(b"\n") + 1 if len(data) == _JSON_BLOCK else len(data)
+                if not cut:  # one line longer than a block: read on to its end
+                    more = f.readline()
+                    data, cut = data + more, len(data) + len(more)
+                yield at, memoryview(data)[:cut]
+                at += cut
+                f.seek(at)
+
+    def _lines_before(self, offset: int) -> int:
+        with self._open() as f:
+            return f.read(offset).count(b"\n")
+
+    def _by_line(self, block: bytes, lines_before: int, types) -> pa.RecordBatch:
+        """A block's rows parsed by Python: values kept where they fit their type, as JSON text (lists,
+        objects) or plain text (anything else) where they do not, for the rules to name."""
+        columns: dict[str, list] = {n: [] for n in types}
+        for line_no, raw in enumerate(block.split(b"\n"), lines_before + 1):
+            if not raw.strip():
+                continue
+            try:
+                obj = json.loads(raw)
+            except UnicodeDecodeError:
+                raise RmqError(f"{self.name}:{line_no}: not UTF-8 text") from None
+            except ValueError as e:
+                raise RmqError(f"{self.name}:{line_no}: malformed JSON ({e})") from None
+            if not isinstance(obj, dict):
+                raise RmqError(f"{self.name}:{line_no}: a row must be a JSON object")
+            for name, values in columns.items():
+                values.append(_loose(obj.get(name), types[name]))
+        return _loose_batch(columns, types)
 
 
 class TableSource:

@@ -40,7 +40,7 @@ from rmqtool.store.staging import (
     index_name_after,
     read_end,
 )
-from rmqtool.store.topics import register
+from rmqtool.store.topics import read_table, register, topics_path
 
 FORMATS = ("jsonl", "parquet", "csv")
 Progress = Callable[[str, int], None]  # (stage finished, rows)
@@ -129,6 +129,8 @@ def spark_load(inputs: list[Path], store: Path, opts: LoadOptions, *, fmt: str =
     load_id = load_id or default_load_id(files, fmt, opts, explicit_ts)
     paths = StorePaths(store, opts.cfg.storePathCommitLog or None)
     created = not paths.root.exists()
+    if register_topics:
+        read_table(topics_path(paths.root))  # a topic table that cannot be merged: refused before a write
     lock = claim(paths, create=True)
     failed = True
     try:

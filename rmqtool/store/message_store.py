@@ -31,7 +31,7 @@ from rmqtool.store.lock import StoreLock, create_abort, remove_abort
 from rmqtool.store.paths import StorePaths
 from rmqtool.store.results import PutResult, PutStatus
 from rmqtool.store.rules import topic_refusal
-from rmqtool.store.topics import register
+from rmqtool.store.topics import read_table, register, topics_path
 from rmqtool.store.worker import Worker
 
 FLUSH_SYNC = "sync"
@@ -53,6 +53,8 @@ class MessageStore:
         self.flush_mode = flush or (FLUSH_SYNC if self.cfg.flushDiskType == SYNC_FLUSH else FLUSH_ASYNC)
         if self.flush_mode not in (FLUSH_SYNC, FLUSH_ASYNC):
             raise RmqError(f"unknown flush mode {self.flush_mode!r}: use sync or async")
+        if register_topics:
+            read_table(topics_path(self.paths.root))  # a topic table that cannot be merged: refused before a write
         self._lock = claim(self.paths, create, recovering)
         self.register_topics = register_topics
         self.written: dict[str, int] = {}  # topic -> queues it needs (highest queue id written + 1)
@@ -195,9 +197,9 @@ class MessageStore:
             self.commitlog.discard_torn_tail()
             self.flush()
             self._close_files()
+            remove_abort(self.paths.abort)
             if self.register_topics and self.written:
                 register(self.paths.root, self.written)
-            remove_abort(self.paths.abort)
         finally:
             self._lock.release()
 
