@@ -8,6 +8,7 @@ import typer
 
 from rmqtool import __version__
 from rmqtool.cli import append, bench, decode, info, inspect_cmd, query, recover, spark, verify
+from rmqtool.cli.output import printable
 from rmqtool.errors import NotFound, RmqError
 
 app = typer.Typer(
@@ -57,10 +58,10 @@ def main(argv: list[str] | None = None) -> None:
     try:
         code = command.main(args=args, prog_name="rmqtool", standalone_mode=False)
     except NotFound as e:
-        print(f"rmqtool: not found: {e}", file=sys.stderr)
+        print(f"rmqtool: not found: {printable(e)}", file=sys.stderr)
         sys.exit(e.exit_code)
     except RmqError as e:
-        print(f"rmqtool: error: {e}", file=sys.stderr)
+        print(f"rmqtool: error: {printable(e)}", file=sys.stderr)
         sys.exit(e.exit_code)
     except click.exceptions.Exit as e:
         sys.exit(2 if e.exit_code == 0 and _bare_group(command, args) else e.exit_code)
@@ -70,7 +71,7 @@ def main(argv: list[str] | None = None) -> None:
     except click.ClickException as e:
         ctx = getattr(e, "ctx", None)
         hint = f" (see '{ctx.command_path} --help')" if ctx is not None else ""
-        print(f"rmqtool: error: {e.format_message()}{hint}", file=sys.stderr)
+        print(f"rmqtool: error: {printable(e.format_message())}{hint}", file=sys.stderr)
         sys.exit(2)
     except BrokenPipeError:
         sys.stderr.close()

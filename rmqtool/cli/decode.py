@@ -6,6 +6,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import typer
+from rich.text import Text
 
 from rmqtool.cli import output
 from rmqtool.errors import RmqError
@@ -72,8 +73,8 @@ def _commitlog_table(items, body: str) -> bool:
     for item in items:
         if isinstance(item, Finding):
             corrupt += item.severity == ERROR
-            page.add_row(str(item.offset), str(item.bytes), f"[red]{item.severity}: {item.reason}[/]", "", "", "",
-                         "", "", "")
+            page.add_row(str(item.offset), str(item.bytes),
+                         Text(output.printable(f"{item.severity}: {item.reason}"), style="red"), "", "", "", "", "", "")
             continue
         for m in item.to_pylist():
             props = dict(m["properties"])
@@ -130,7 +131,7 @@ def consumequeue(
         names = ["queueOffset", "commitLogOffset", "size", "tagsCode"]
         if rows and "storeTimestamp" in rows[0]:
             names.append("storeTimestamp")
-        page = output.table(output.terminal_text(f"{topic}/{queue}" if not single else str(store)), names)
+        page = output.table(f"{topic}/{queue}" if not single else str(store), names)
         for e in rows:
             page.add_row(*(str(e[k]) for k in names))
         output.stdout.print(page)
@@ -170,8 +171,7 @@ def timerlog_cmd(
             page.add_row(str(u["offset"]), _time(u["writeTime"]), _time(u["deliverTime"]), str(u["delayMs"]),
                          ",".join(u["flags"]) or "-", str(u["commitLogOffset"]), str(u["commitLogSize"]),
                          str(target.get("msgId", "-")),
-                         output.terminal_text(str(target.get("error") or target.get("realTopic")
-                                                  or target.get("topic") or "-")))
+                         str(target.get("error") or target.get("realTopic") or target.get("topic") or "-"))
         output.stdout.print(page)
         found = output.findings_table(findings)
         if found is not None:

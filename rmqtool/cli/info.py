@@ -7,7 +7,7 @@ from pathlib import Path
 import typer
 
 from rmqtool.cli import output
-from rmqtool.cli.output import terminal_text, utc
+from rmqtool.cli.output import utc
 
 
 def info(
@@ -30,10 +30,9 @@ def info(
         return
     log, queues, idx, cp = doc["commitlog"], doc["consumeQueues"], doc["index"], doc["checkpoint"]
     summary = {
-        "store": terminal_text(doc["store"]),
-        "kind": terminal_text(f"{doc['label']} [{doc['kind']}]"
-                              + ("" if doc["writable"] else " (read-only for rmqtool)")),
-        "evidence": terminal_text("; ".join(doc["evidence"])),
+        "store": doc["store"],
+        "kind": f"{doc['label']} [{doc['kind']}]" + ("" if doc["writable"] else " (read-only for rmqtool)"),
+        "evidence": "; ".join(doc["evidence"]),
         "commitlog": f"{log['segments']} segment(s) of {log['segmentSize']} bytes",
         "physical offsets": f"{log.get('firstOffset', '-')} .. {log.get('endOffset', '-')}",
         "first store time": utc(log.get("firstStoreTimestamp")),
@@ -57,6 +56,6 @@ def info(
     t = output.table("consume queues", ["topic", "queue", "min offset", "max offset", "messages"])
     for topic in queues["topics"]:
         for q in topic["queues"]:
-            t.add_row(terminal_text(topic["topic"]), str(q["queueId"]), str(q["minOffset"]), str(q["maxOffset"]),
+            t.add_row(topic["topic"], str(q["queueId"]), str(q["minOffset"]), str(q["maxOffset"]),
                       str(q["maxOffset"] - q["minOffset"]))
     output.stdout.print(t)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import typer
+from rich.text import Text
 
 from rmqtool.cli import output
 
@@ -43,12 +44,14 @@ def inspect(
             hexed = " ".join(f"{b:02x}" for b in raw[:32]) + (" …" if len(raw) > 32 else "")
             value = _jsonable(s.value)
             shown = value if not isinstance(value, str) or len(value) <= 80 else value[:80] + "…"
-            note = f"  [dim]{s.note}[/]" if s.note else ""
+            cell = Text(output.printable(repr(shown) if isinstance(shown, str) else shown))
+            if s.note:
+                cell.append(f"  {output.printable(s.note)}", style="dim")
             page.add_row(s.name, f"{ins.offset + s.start}..{ins.offset + s.start + s.length - 1}", str(s.length),
-                         f"{shown!r}{note}" if isinstance(shown, str) else f"{shown}{note}", hexed)
+                         cell, hexed)
         output.stdout.print(page)
         if ins.problem:
-            output.stderr.print(f"[red]problem:[/] {ins.problem}")
+            output.stderr.print(f"[red]problem:[/] {output.terminal_text(ins.problem)}")
     if ins.problem:
         raise typer.Exit(1)
 

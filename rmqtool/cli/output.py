@@ -9,6 +9,7 @@ from contextlib import contextmanager
 
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 PIPED_WIDTH = 160  # tables written to a file or a pipe are not squeezed to 80 columns
 
@@ -64,26 +65,33 @@ def emit_rows(items: Iterable, body: str, as_document: bool = False) -> bool:
     return corrupt
 
 
+class SafeTable(Table):
+    """A table whose text cells are shown as text: control characters escaped, markup inert (cells
+    that are rich `Text` objects are the caller's styling and pass as they are)."""
+
+    def add_row(self, *cells, **kwargs) -> None:
+        super().add_row(*(c if isinstance(c, Text) else terminal_text(c) for c in cells), **kwargs)
+
+
 def table(title: str | None, columns: list[str], **kwargs) -> Table:
-    t = Table(title=title, title_justify="left", **kwargs)
+    t = SafeTable(title=terminal_text(title) if title else title, title_justify="left", **kwargs)
     for c in columns:
         t.add_column(c, overflow="fold")
     return t
 
 
 def key_values(title: str, values: dict) -> Table:
-    t = Table(title=title, title_justify="left", show_header=False)
+    t = SafeTable(title=terminal_text(title), title_justify="left", show_header=False)
     t.add_column("field", style="bold")
     t.add_column("value")
     for k, v in values.items():
-        t.add_row(str(k), str(v))
+        t.add_row(k, v)
     return t
 
 
 def findings_table(findings: list, show_all: bool = False) -> Table | None:
     """Findings as a table: one row per group of consecutive findings of one kind on one file
     (`format.report`), or one row per finding with `show_all`; None when there are none."""
-    from rich.markup import escape
 
     from rmqtool.format.report import group_findings
 
@@ -92,12 +100,12 @@ def findings_table(findings: list, show_all: bool = False) -> Table | None:
     if show_all:
         t = table(None, ["severity", "structure", "file", "offset", "bytes", "reason"])
         for f in findings:
-            t.add_row(f.severity, f.structure, escape(f.file), str(f.offset), str(f.bytes), escape(f.reason))
+            t.add_row(f.severity, f.structure, f.file, f.offset, f.bytes, f.reason)
         return t
     t = table(None, ["severity", "structure", "file", "offsets", "count", "bytes", "reason"])
     for g in group_findings(findings):
         span = str(g.first_offset) if g.count == 1 else f"{g.first_offset}..{g.last_offset}"
-        t.add_row(g.severity, g.structure, escape(g.file), span, str(g.count), str(g.bytes), escape(g.reason))
+        t.add_row(g.severity, g.structure, g.file, span, g.count, g.bytes, g.reason)
     return t
 
 
@@ -150,11 +158,26 @@ def stages(labels: list[str]) -> Iterator[Callable[[str, int], None]]:
         yield done
 
 
-def terminal_text(text: str) -> str:
-    """A string from a store made safe to print: control characters as escapes, rich markup inert."""
+def printable(value: object) -> str:
+    """`value` as text a terminal shows and does not obey: every character that is not printable
+    (controls such as ESC and BEL, format characters such as bidi overrides, line separators) as
+    its Python escape; printable text in any script stays as it is."""
+    text = value if isinstance(value, str) else str(value)
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
+
+
+def terminal_text(value: object) -> str:
+    """A string from a store made safe to print in rich output: `printable`, and markup inert."""
     from rich.markup import escape
 
-    return escape(text.encode("unicode_escape").decode("ascii") if not text.isprintable() else text)
+    return escape(printable(value))
+
+
+def printable_bytes(data: bytes) -> str:
+    """Bytes (a body) for a person: UTF-8 text, each byte that is not UTF-8 as \\xNN, then `printable`."""
+    return printable(data.decode("utf-8", "backslashreplace"))
 
 
 def utc(ms: int | None) -> str:

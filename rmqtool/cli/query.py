@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 from pathlib import Path
 
 import typer
@@ -95,6 +96,8 @@ def _show(hits, body: str, as_json: bool) -> None:
         return
     for h in hits:
         doc = h.to_json(body)
+        if body == "text":  # for a person: UTF-8 text, any other byte as \xNN (never raw to the terminal)
+            doc["body"] = output.printable_bytes(base64.b64decode(h.to_json("base64")["body"]))
         doc["properties"] = ", ".join(f"{k}={v}" for k, v in doc["properties"].items())
         doc.pop("propertiesString")
         output.stdout.print(output.key_values(f"message {doc['msgId']}", doc))

@@ -50,7 +50,7 @@ def recover(
 
 def _show(doc: dict) -> None:
     if doc["refused"]:
-        output.stdout.print(f"[red]refused, nothing changed:[/] {doc['refused']}")
+        output.stdout.print(f"[red]refused, nothing changed:[/] {output.terminal_text(doc['refused'])}")
         return
     verb = "would" if doc["dryRun"] else "did"
     c = doc["commitlog"]
@@ -63,14 +63,16 @@ def _show(doc: dict) -> None:
             t.add_row(r["file"], str(r["from"]), str(r["to"]), str(r["bytes"]), r["reason"])
         output.stdout.print(t)
     for f in doc["filledSegments"]:
-        output.stdout.print(f"fill {f}: a missing segment, written back as one blank marker (its messages are lost)")
+        output.stdout.print(f"fill {output.terminal_text(f)}: a missing segment, written back as one blank marker "
+                            "(its messages are lost)")
     for d in doc["deletedFiles"]:
-        output.stdout.print(f"delete {d['file']}: {d['reason']}")
+        output.stdout.print(f"delete {output.terminal_text(d['file'])}: {output.terminal_text(d['reason'])}")
     if doc["droppedMessageCount"]:
         output.stdout.print(f"{doc['droppedMessageCount']} messages past the end are dropped, first: "
                             + ", ".join(m["msgId"] for m in doc["droppedMessages"][:5]))
     for q in doc["consumeQueues"]:
-        output.stdout.print(f"queue {q['topic']}/{q['queueId']}: {q['entriesDropped']} entries dropped, "
+        output.stdout.print(f"queue {output.terminal_text(q['topic'])}/{q['queueId']}: {q['entriesDropped']} "
+                            f"entries dropped, "
                             f"{q['entriesAdded']} added")
     idx = doc["index"]
     if idx["filesDropped"] or idx["keysAdded"]:
