@@ -188,9 +188,9 @@ def test_import_keeps_store_timestamp_hosts_and_properties_string(tmp_path):
 
 def test_append_to_a_store_locked_by_another_process_exits_2(tmp_path):
     store = tmp_path / "s"
-    assert run("append", str(store), "--config", CONF, "--topic", "T").returncode == 0
+    assert run("append", str(store), "--config", CONF, "--topic", "T", "--body", "").returncode == 0
     with lock_held_elsewhere(store / "lock"):
-        out = run("append", str(store), "--config", CONF, "--topic", "T")
+        out = run("append", str(store), "--config", CONF, "--topic", "T", "--body", "")
         assert out.returncode == 2 and "locked by another process" in out.stderr
     assert len(decoded(store)) == 1
 

@@ -25,11 +25,13 @@ REGISTER = typer.Option(True, "--register-topics/--no-register-topics", help="Me
                         "config/topics.json (the broker's topic table), so a broker started on the store serves them.")
 
 
-def load_options(cfg, store_timestamp: int | None, queues: int, queue_by: str | None):
+def load_options(cfg, store_timestamp: int | None, queues: int, queue_by: str | None, store_host: str | None = None):
+    from rmqtool.format.hosts import parse_host
     from rmqtool.load.records import LoadOptions
     from rmqtool.store.commitlog import now_ms
 
-    return LoadOptions(cfg, now_ms() if store_timestamp is None else store_timestamp, queues, queue_by)
+    return LoadOptions(cfg, now_ms() if store_timestamp is None else store_timestamp, queues, queue_by,
+                       parse_host(store_host) if store_host else None)
 
 
 def _config(path: Path | None):
@@ -63,6 +65,8 @@ def _properties(pairs: list[str]) -> dict[str, str]:
 def _body(text: str | None, file: Path | None) -> bytes:
     if text is not None and file is not None:
         raise RmqError("give --body or --body-file, not both")
+    if text is None and file is None:
+        raise RmqError("give the message's body: --body TEXT or --body-file FILE (--body '' for an empty one)")
     if file is not None:
         try:
             return file.read_bytes()
@@ -86,7 +90,8 @@ def append(
     transaction: str | None = typer.Option(None, "--transaction", help="prepared, commit or rollback."),
     flag: int = typer.Option(0, "--flag", help="The message's opaque int flag."),
     born_host: str | None = typer.Option(None, "--born-host", help="Producer address ip:port (127.0.0.1:0)."),
-    store_host: str | None = typer.Option(None, "--store-host", help="Broker address ip:port (127.0.0.1:10911)."),
+    store_host: str | None = typer.Option(None, "--store-host", help="Broker address ip:port (the msgId's address; "
+                                          "default: the store's newest record's, else 127.0.0.1:10911)."),
     batch: str | None = typer.Option(None, "--batch", help="JSONL file (or - for stdin): one message per line."),
     batch_size: int = typer.Option(64, "--batch-size", min=1, help="Most messages per broker batch (--batch)."),
     queues: int = QUEUES,
@@ -118,15 +123,15 @@ def append(
         if topic is not None or body is not None or body_file is not None or compress is not None:
             raise RmqError("--batch takes its messages from the file: drop --topic/--body/--compress "
                            "(a producer does not compress batches)")
-        if born_host or store_host:
-            raise RmqError("--batch takes bornHost and storeHost from each line: drop --born-host/--store-host")
+        if born_host:
+            raise RmqError("--batch takes bornHost from each line: drop --born-host")
         from rmqtool.io.sources import Source
         from rmqtool.load.writer import load
 
         source = Source(batch, "jsonl")
         with output.progress("append", None) as advance:
-            summary = load(store, source, load_options(cfg, None, queues, None), flush=flush, batch_size=batch_size,
-                           register_topics=register_topics, progress=advance)
+            summary = load(store, source, load_options(cfg, None, queues, None, store_host), flush=flush,
+                           batch_size=batch_size, register_topics=register_topics, progress=advance)
         output.emit(summary.to_json(), "appended", as_json)
         return
     if not topic:
@@ -140,6 +145,8 @@ def append(
     if refusal is not None:
         raise RmqError(f"{refusal.status.value}: {refusal.reason}")
     with MessageStore(store, cfg, flush=flush, register_topics=register_topics) as st:
+        if store_host is None and st.store_host is not None:
+            msg.store_host = st.store_host  # a new message names the broker the store's records name
         result = st.put_message(msg)
     if not result.ok:
         raise RmqError(f"{result.status.value}: {result.reason}")
@@ -195,6 +202,7 @@ def export(
     decompress: bool = typer.Option(False, "--decompress", help="Write compressed messages with plain bodies "
                                     "(codec bits cleared, bodyCRC and storeSize recomputed): the rows no longer "
                                     "import into the same offsets."),
+    force: bool = typer.Option(False, "--force", help="Overwrite an existing output file."),
     config: Path | None = CONFIG,
 ) -> None:
     """Write every message in the decode JSON schema, ready for `import`.
@@ -210,7 +218,7 @@ def export(
 
     reader = open_reader(store, config)
     with output.progress("export", None) as advance:
-        summary = export_store(reader, out, fmt, progress=advance, decompress=decompress)
+        summary = export_store(reader, out, fmt, progress=advance, decompress=decompress, overwrite=force)
     if summary.corrupt_regions:
         output.warn(f"{summary.corrupt_regions} corrupt regions skipped (see `rmqtool decode commitlog`)")
         raise typer.Exit(1)

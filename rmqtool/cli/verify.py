@@ -48,6 +48,7 @@ def verify(
 def salvage(
     store: Path = typer.Argument(..., help="Store root."),
     out: Path = typer.Option(..., "--out", help="JSONL file for every intact message."),
+    force: bool = typer.Option(False, "--force", help="Overwrite an existing output file."),
     as_json: bool = typer.Option(False, "--json", help="A JSON summary (with every finding) on stdout."),
     show_all: bool = ALL,
     config: Path | None = CONFIG,
@@ -62,7 +63,7 @@ def salvage(
     from rmqtool.ops.export import export_store
     from rmqtool.store.reader import open_reader
 
-    summary = export_store(open_reader(store, config), out, "jsonl")
+    summary = export_store(open_reader(store, config), out, "jsonl", overwrite=force)
     if as_json:
         output.emit_json({**summary.to_json(), "out": str(out),
                           "groups": [g.to_json() for g in group_findings(summary.findings)]})

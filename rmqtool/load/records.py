@@ -27,7 +27,7 @@ import pyarrow.compute as pc
 from rmqtool.errors import RmqError
 from rmqtool.format import properties, sysflag, uniqkey
 from rmqtool.format.columns import RecordColumns, b64decode_column
-from rmqtool.format.hosts import IPV4_LEN, IPV6_LEN, parse_host
+from rmqtool.format.hosts import IPV4_LEN, IPV6_LEN, SocketAddress, parse_host
 from rmqtool.format.javahash import java_string_hash
 from rmqtool.format.propskernel import build_properties
 from rmqtool.format.uniqkernel import put_load_keys
@@ -54,6 +54,7 @@ class LoadOptions:
     store_timestamp: int
     queues: int = 4  # a producer's default queue count for a new topic
     queue_by: str | None = None  # a column whose Java hash picks the queue of a row that names none
+    store_host: SocketAddress | None = None  # of rows that name none (None: DEFAULT_STORE_HOST)
 
 
 @dataclass(frozen=True)
@@ -396,8 +397,8 @@ def producer_chunk(batch, opts: LoadOptions, assign: Assign | None = None) -> Lo
     ints = {"flag": _ints(batch, "flag", errors, _INT32, 0),
             "bornTimestamp": _ints(batch, "bornTimestamp", errors, _INT64, opts.store_timestamp),
             "storeTimestamp": np.full(n, opts.store_timestamp, dtype=np.int64)}
-    hosts = (_hosts(batch, "bornHost", DEFAULT_BORN_HOST, errors), _hosts(batch, "storeHost", DEFAULT_STORE_HOST,
-                                                                          errors))
+    store_host = opts.store_host or DEFAULT_STORE_HOST
+    hosts = (_hosts(batch, "bornHost", DEFAULT_BORN_HOST, errors), _hosts(batch, "storeHost", store_host, errors))
     body = _bodies(batch, errors)
     tags_col = _column(batch, "tags")
     tags = pa.nulls(n, pa.string()) if tags_col is None else pc.cast(tags_col, pa.string())

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import shutil
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -66,13 +66,18 @@ def load(root, source: Source, opts: LoadOptions, *, flush: str | None = None, b
     batches of up to `batch_size` when given. A refused row is an RmqError naming it; the
     store is then as it was."""
     stored = is_export(source)
-    rotation = QueueRotation(opts.queues)
-    chunks = ahead(_chunks(source, opts, stored, rotation))
-    first = next(chunks, None)  # a bad first chunk fails before the store is touched
     created = not StorePaths(root, opts.cfg.storePathCommitLog or None).root.exists()
-    store = MessageStore(root, opts.cfg, flush=flush, register_topics=register_topics)
+    store = None
+    if not created:  # open an existing store first: rows that name no storeHost take its broker's address
+        store = MessageStore(root, opts.cfg, flush=flush, register_topics=register_topics)
+        if opts.store_host is None and store.store_host is not None:
+            opts = replace(opts, store_host=store.store_host)
     summary = LoadSummary(as_stored=stored)
     try:
+        chunks = ahead(_chunks(source, opts, stored, QueueRotation(opts.queues)))
+        first = next(chunks, None)  # a bad first chunk fails before a new store is made
+        if store is None:
+            store = MessageStore(root, opts.cfg, flush=flush, register_topics=register_topics)
         log = store.commitlog
         summary.first_offset = log.max_offset
         planner = LoadPlanner(log.max_offset, opts.cfg.mappedFileSizeCommitLog, opts.queues, log.table,
@@ -90,9 +95,10 @@ def load(root, source: Source, opts: LoadOptions, *, flush: str | None = None, b
         summary.end_offset = log.max_offset
         summary.bytes = summary.end_offset - summary.first_offset
     except BaseException:
-        store.close()
-        if created:
-            shutil.rmtree(store.paths.root, ignore_errors=True)
+        if store is not None:
+            store.close()
+            if created:
+                shutil.rmtree(store.paths.root, ignore_errors=True)
         raise
     store.close()
     return summary

@@ -50,12 +50,15 @@ def export_format(out: str | Path | None, fmt: str | None) -> str:
 
 
 def export_store(reader: StoreReader, out: str | Path | None, fmt: str | None = None, *,
-                 progress: Progress | None = None, decompress: bool = False) -> ExportSummary:
+                 progress: Progress | None = None, decompress: bool = False, overwrite: bool = True) -> ExportSummary:
     """Write every intact message of the store as JSONL (stdout when `out` is None) or Parquet.
 
     Bodies are kept as stored; with `decompress` compressed records are written as if their
     producer had not compressed them (plain body, codec bits cleared, bodyCRC and storeSize to match).
+    Without `overwrite` an existing `out` is refused before the store is read.
     """
+    if out is not None and not overwrite and Path(out).exists():
+        raise RmqError(f"{out} exists: pass --force to overwrite it")
     fmt = export_format(out, fmt)
     summary = ExportSummary()
     if fmt == "parquet" and out is None:

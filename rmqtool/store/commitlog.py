@@ -59,6 +59,7 @@ class CommitLog:
         self.table: dict[tuple[str, int], int] = {}  # topic-queueId -> next queue offset
         self.max_delay_level = len(cfg.delay_levels_ms)
         self.last_store_timestamp = 0
+        self.store_host: SocketAddress | None = None  # the broker address of the newest record on open
         self._topics: dict[str, bytes] = {}
         self._walk_rows = np.empty((_WALK_ROWS, kernels.GEO_COLUMNS), dtype=np.int64)
         self.warmer: Worker | None = None  # runs warm_ahead in the background when set
@@ -80,8 +81,8 @@ class CommitLog:
             n, stop, _, _ = kernels.walk(last.arr, pos, last.size, last.from_offset, self._walk_rows,
                                          kernels.POLICY_SCAN, False)
             if n:
-                self.last_store_timestamp = message.decode(last.map, int(self._walk_rows[n - 1, 0]),
-                                                           verify_crc=False).store_timestamp
+                newest = message.decode(last.map, int(self._walk_rows[n - 1, 0]), verify_crc=False)
+                self.last_store_timestamp, self.store_host = newest.store_timestamp, newest.store_host
             if stop == pos or n < _WALK_ROWS:
                 pos = stop
                 break

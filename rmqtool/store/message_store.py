@@ -143,6 +143,11 @@ class MessageStore:
             self._dispatch_thread.wake()
         return taken
 
+    @property
+    def store_host(self) -> SocketAddress | None:
+        """The broker address the newest record names (None in an empty store): new messages name it too."""
+        return self.commitlog.store_host
+
     def note_written(self, topic: str, queues: int) -> None:
         """Remember that `topic` was written with queue ids below `queues` (for the topic table)."""
         if queues > self.written.get(topic, 0):
