@@ -420,10 +420,11 @@ def test_sync_flush_acknowledges_after_fdatasync(root, cfg, monkeypatch):
         assert synced and store.commitlog.queue.last.flushed == store.commitlog.queue.last.wrote
 
 
-def test_full_disk_at_segment_creation_is_an_error_and_leaves_no_file(root, cfg, monkeypatch):
+def test_full_disk_at_preallocated_segment_creation_is_an_error_and_leaves_no_file(root, cfg, monkeypatch):
     def no_space(fd, offset, length):
         raise OSError(errno.ENOSPC, "No space left on device")
 
+    cfg.warmMapedFileEnable = True  # --preallocate: every block allocated when the file is made
     with MessageStore(root, cfg) as store:
         monkeypatch.setattr(os, "posix_fallocate", no_space)
         with pytest.raises(RmqError, match="disk full"):

@@ -59,3 +59,51 @@ def test_append_without_a_body_is_refused_and_creates_nothing(tmp_path):
     assert not (tmp_path / "s").exists()
     assert run("append", str(tmp_path / "s"), "--config", CONF, "--topic", "T", "--body", "").returncode == 0
     assert last_record(tmp_path / "s")["body"] == ""
+
+
+def allocated(path: Path) -> int:
+    return path.stat().st_blocks * 512
+
+
+def test_new_files_are_sparse_by_default_and_whole_with_preallocate(tmp_path):
+    conf = tmp_path / "b.conf"
+    conf.write_text("mappedFileSizeCommitLog=4194304\nmappedFileSizeConsumeQueue=200000\nmaxHashSlotNum=4000\n"
+                    "maxIndexNum=16000\n")  # 4 MiB, 195 KiB and 336 KiB files
+    for name, extra in (("sparse", []), ("whole", ["--preallocate"])):
+        store = tmp_path / name
+        assert run("append", str(store), "--config", str(conf), "--topic", "T", "--keys", "k", "--body", "x",
+                   *extra).returncode == 0
+        files = [p for p in store.rglob("*") if p.is_file() and p.parent.name in ("commitlog", "0", "index")]
+        assert {p.parent.name for p in files} == {"commitlog", "0", "index"}
+        for p in files:
+            if extra:
+                assert allocated(p) >= p.stat().st_size, p
+            else:
+                ahead = (1 << 20) if p.parent.name == "commitlog" else 0  # pages mapped ahead of the writer
+                assert allocated(p) <= ahead + 16 * 4096, p  # the pages written, not the file
+
+
+def test_a_file_system_without_room_for_a_new_file_is_refused_and_nothing_is_half_made(tmp_path, monkeypatch):
+    import os
+
+    import pytest
+
+    from rmqtool.errors import RmqError
+    from rmqtool.store import mappedfile
+    from rmqtool.store.config import StoreConfig
+    from rmqtool.store.message_store import MessageStore
+    from rmqtool.store.producer import build_message
+
+    cfg = StoreConfig.from_file(CONF)[0]
+    store = tmp_path / "s"
+    with MessageStore(store, cfg) as st:
+        assert st.put_message(build_message("T", b"x")).ok
+    before = sorted(str(p.relative_to(store)) for p in store.rglob("*"))
+    monkeypatch.setattr(mappedfile, "free_bytes", lambda directory: 1000)
+    with pytest.raises(RmqError, match=r"not enough free space for .*0+65536: it needs 65536 bytes, the file "
+                                       r"system has 1000"), MessageStore(store, cfg) as st:
+        for _ in range(100):  # fills the first 64 KiB segment, then needs a second one
+            assert st.put_message(build_message("T", b"y" * 1000)).ok
+    assert not any(os.path.basename(p).endswith(".tmp") for p in map(str, store.rglob("*")))
+    assert not (store / "commitlog" / f"{65536:020d}").exists()
+    assert set(before) <= {str(p.relative_to(store)) for p in store.rglob("*")}

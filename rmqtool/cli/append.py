@@ -25,6 +25,11 @@ REGISTER = typer.Option(True, "--register-topics/--no-register-topics", help="Me
                         "config/topics.json (the broker's topic table), so a broker started on the store serves them.")
 
 
+PREALLOCATE = typer.Option(False, "--preallocate", help="Allocate every new segment, queue and index file whole "
+                           "(broker.conf warmMapedFileEnable): more disk at once, and a full disk is refused when a "
+                           "file is made rather than met by a later write. Default: sparse files, as the broker's.")
+
+
 def load_options(cfg, store_timestamp: int | None, queues: int, queue_by: str | None, store_host: str | None = None):
     from rmqtool.format.hosts import parse_host
     from rmqtool.load.records import LoadOptions
@@ -34,10 +39,12 @@ def load_options(cfg, store_timestamp: int | None, queues: int, queue_by: str | 
                        parse_host(store_host) if store_host else None)
 
 
-def _config(path: Path | None):
+def _config(path: Path | None, preallocate: bool = False):
     from rmqtool.store.config import StoreConfig
 
-    return StoreConfig.from_file(path)[0] if path else StoreConfig()
+    cfg = StoreConfig.from_file(path)[0] if path else StoreConfig()
+    cfg.warmMapedFileEnable = cfg.warmMapedFileEnable or preallocate
+    return cfg
 
 
 def _hosts(born_host: str | None, store_host: str | None):
@@ -98,6 +105,7 @@ def append(
     flush: str | None = FLUSH,
     config: Path | None = CONFIG,
     register_topics: bool = REGISTER,
+    preallocate: bool = PREALLOCATE,
     as_json: bool = typer.Option(False, "--json", help="One JSON object."),
 ) -> None:
     """Append a message (or a JSONL file of them) as the broker's putMessage/putMessages would.
@@ -118,7 +126,7 @@ def append(
     from rmqtool.store.message_store import MessageStore
     from rmqtool.store.producer import build_message
 
-    cfg = _config(config)
+    cfg = _config(config, preallocate)
     if batch is not None:
         if topic is not None or body is not None or body_file is not None or compress is not None:
             raise RmqError("--batch takes its messages from the file: drop --topic/--body/--compress "
@@ -164,6 +172,7 @@ def import_(
     queues: int = QUEUES,
     queue_by: str | None = QUEUE_BY,
     register_topics: bool = REGISTER,
+    preallocate: bool = PREALLOCATE,
     as_json: bool = typer.Option(False, "--json", help="One JSON object."),
 ) -> None:
     """Replay an export, writing every record as it was stored; or load producer rows.
@@ -185,7 +194,7 @@ def import_(
     from rmqtool.io.sources import Source
     from rmqtool.load.writer import load
 
-    cfg = _config(config)
+    cfg = _config(config, preallocate)
     opts = load_options(cfg, store_timestamp, queues, queue_by)
     if str(source) == "-":
         raise RmqError("import reads a file, not stdin (use append --batch - for lines on stdin)")

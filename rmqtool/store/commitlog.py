@@ -30,7 +30,8 @@ from rmqtool.store.results import PutResult, PutStatus, refused
 from rmqtool.store.rules import ENCODER_HEADROOM, Refusal, size_refusal, topic_refusal
 from rmqtool.store.worker import Worker
 
-WARM_AHEAD = 64 << 20  # pages kept mapped ahead of the writer
+WARM_AHEAD = 64 << 20  # pages kept mapped ahead of the writer, once it has written as much
+WARM_FIRST = 1 << 20  # ... and at first: a store of one message stays a few pages of a sparse segment
 _WALK_ROWS = 1 << 20
 _DELAY_MARK = properties.DELAY + properties.NAME_VALUE_SEPARATOR
 _HOST_BITS = sysflag.BORN_HOST_V6 | sysflag.STORE_HOST_V6
@@ -55,7 +56,7 @@ class CommitLog:
     def __init__(self, directory: Path, cfg: StoreConfig) -> None:
         self.cfg = cfg
         self.segment_size = cfg.mappedFileSizeCommitLog
-        self.queue = FileQueue(directory, self.segment_size)
+        self.queue = FileQueue(directory, self.segment_size, cfg.warmMapedFileEnable)
         self.table: dict[tuple[str, int], int] = {}  # topic-queueId -> next queue offset
         self.max_delay_level = len(cfg.delay_levels_ms)
         self.last_store_timestamp = 0
@@ -245,7 +246,7 @@ class CommitLog:
         files = self.queue.files
         if files:
             mf = files[-1]
-            mf.prefault(min(mf.wrote + WARM_AHEAD, mf.size))
+            mf.prefault(min(mf.wrote + min(WARM_AHEAD, max(WARM_FIRST, mf.wrote)), mf.size))
 
     def _warm(self, mf: MappedFile, need: int) -> None:
         """Have pages mapped ahead of the writer: by the warmer thread, or here when it falls behind."""

@@ -34,6 +34,7 @@ class StoreConfig:
     fileReservedTime: int = 72
     maxMsgsNumBatch: int = 64
     brokerRole: str = "ASYNC_MASTER"
+    warmMapedFileEnable: bool = False  # allocate every new file whole (rmqtool: --preallocate); sparse otherwise
 
     @property
     def delay_levels_ms(self) -> list[int]:

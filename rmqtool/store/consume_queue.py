@@ -19,9 +19,9 @@ PRE_BLANK_SIZE = 2**31 - 1
 
 
 class ConsumeQueue:
-    def __init__(self, directory: Path, topic: str, queue_id: int, file_size: int) -> None:
+    def __init__(self, directory: Path, topic: str, queue_id: int, file_size: int, preallocate: bool = False) -> None:
         self.topic, self.queue_id = topic, queue_id
-        self.files = FileQueue(directory, file_size)
+        self.files = FileQueue(directory, file_size, preallocate)
         self.max_physical_end = 0  # commitlog offset + size of the last entry
         for mf in self.files.files[:-1]:
             mf.wrote = mf.flushed = mf.size

@@ -16,9 +16,10 @@ from rmqtool.store.paths import offset_name, parse_offset_name
 
 
 class FileQueue:
-    def __init__(self, directory: Path, file_size: int) -> None:
+    def __init__(self, directory: Path, file_size: int, preallocate: bool = False) -> None:
         self.directory = Path(directory)
         self.file_size = file_size
+        self.preallocate = preallocate  # new files allocated whole rather than sparse
         self.files: list[MappedFile] = []
         if self.directory.is_dir():
             starts = sorted(s for s in (parse_offset_name(p.name) for p in self.directory.iterdir()) if s is not None)
@@ -55,7 +56,7 @@ class FileQueue:
             start = self.files[-1].from_offset + self.file_size
         else:
             start = (start_offset or 0) - (start_offset or 0) % self.file_size
-        mf = MappedFile(self.directory / offset_name(start), self.file_size, create=True)
+        mf = MappedFile(self.directory / offset_name(start), self.file_size, create=True, preallocate=self.preallocate)
         self.files.append(mf)
         return mf
 

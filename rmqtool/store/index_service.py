@@ -56,6 +56,7 @@ class IndexService:
         self.directory = Path(directory)
         self.clock = clock or (lambda: time.time_ns() // 1_000_000)  # names new files
         self.hash_slots, self.index_num = cfg.maxHashSlotNum, cfg.maxIndexNum
+        self.preallocate = cfg.warmMapedFileEnable
         self.file_len = index.file_len(self.hash_slots, self.index_num)
         self.files: list[IndexFile] = []
         self.last_full_end_timestamp = 0  # the checkpoint's indexMsgTimestamp: set when a full file is left
@@ -82,7 +83,7 @@ class IndexService:
         while (prev is not None and name <= prev.name) or (self.directory / name).exists():
             stamp += 1
             name = index.file_name(stamp)
-        mf = MappedFile(self.directory / name, self.file_len, create=True)
+        mf = MappedFile(self.directory / name, self.file_len, create=True, preallocate=self.preallocate)
         mf.map[: index.HEADER_LEN] = indexkernel.new_header(end_phy, end_ts)
         f = IndexFile(mf, self.hash_slots, self.index_num)
         self.files.append(f)

@@ -1,9 +1,13 @@
-"""One preallocated, memory-mapped store file and its write and flush positions.
+"""One memory-mapped store file and its write and flush positions.
 
-A new file gets its full size from `posix_fallocate`, so a full disk is an error at
-creation time, never a SIGBUS on a later write into the map. `wrote` is where the next
-append goes, `flushed` how far `fdatasync` has made the bytes durable (nothing is staged
-outside the map, so the broker's separate committed position equals `wrote`).
+A new file is sparse, as the broker's are until written: a store of one message takes a few
+pages of disk, not 1.4 GB. Its creation is refused when the file system has less room than the
+file's full size, so it can be filled; a disk that fills up anyway (another writer) makes a
+later write into the map fail with SIGBUS. `preallocate` (broker.conf `warmMapedFileEnable`,
+`--preallocate`) allocates every block with `posix_fallocate` instead: more disk at once, and
+a full disk is an error at creation, never later. `wrote` is where the next append goes,
+`flushed` how far `fdatasync` has made the bytes durable (nothing is staged outside the map, so
+the broker's separate committed position equals `wrote`).
 """
 
 from __future__ import annotations
@@ -30,12 +34,12 @@ _libc.madvise.argtypes = (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int)
 class MappedFile:
     """A read-write map of `path` (exactly `size` bytes); `arr` is a uint8 view for kernels."""
 
-    def __init__(self, path: Path, size: int, *, create: bool = False) -> None:
+    def __init__(self, path: Path, size: int, *, create: bool = False, preallocate: bool = False) -> None:
         self.path = Path(path)
         self.size = size
         start = parse_offset_name(self.path.name)
         self.from_offset = start if start is not None else 0
-        self.fd = _create(self.path, size) if create else os.open(self.path, os.O_RDWR)
+        self.fd = _create(self.path, size, preallocate) if create else os.open(self.path, os.O_RDWR)
         try:
             actual = os.fstat(self.fd).st_size
             if actual != size:
@@ -51,14 +55,16 @@ class MappedFile:
         self.released = 0  # bytes below this were unmapped after use
 
     def prefault(self, end: int) -> None:
-        """Map pages for writing up to `end` ahead of the writer, a window at a time.
+        """Map pages for writing up to `end` ahead of the writer, a window at a time (never past
+        `end`'s page: a populated page is a dirty page, which a sparse file then stores).
 
         One madvise(MADV_POPULATE_WRITE) per window costs a fraction of a page fault per
         page; kernels without it (before 5.14) fault page by page as before.
         """
+        end = min(self.size, -(-end // PAGE) * PAGE)
         while self.populated < end:
             start = self.populated
-            length = min(PREFAULT_WINDOW, self.size - start)
+            length = min(PREFAULT_WINDOW, end - start)
             if length <= 0 or not self._advise(start, length, MADV_POPULATE_WRITE):
                 self.populated = self.size
                 return
@@ -117,19 +123,30 @@ class MappedFile:
         self.path.unlink(missing_ok=True)
 
 
-def _create(path: Path, size: int) -> int:
-    """Create `path` at its full size, atomically: it is allocated under a temporary name and
-    renamed into place, so a crash never leaves a short file under a segment's name."""
+def free_bytes(directory: Path) -> int:
+    st = os.statvfs(directory)
+    return st.f_bavail * st.f_frsize
+
+
+def _create(path: Path, size: int, preallocate: bool) -> int:
+    """Create `path` at its full size (sparse, or allocated), atomically: it is sized under a
+    temporary name and renamed into place, so a crash never leaves a short file under a segment's name."""
     path.parent.mkdir(parents=True, exist_ok=True)
     if path.exists():
         raise RmqError(f"{path} already exists")
+    room = free_bytes(path.parent)
+    if room < size:
+        raise RmqError(f"not enough free space for {path}: it needs {size} bytes, the file system has {room}")
     tmp = path.with_name(temporary_name(path.name))
     try:
         fd = os.open(tmp, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o644)
     except OSError as e:
         raise RmqError(f"cannot create {path}: {e.strerror}") from None
     try:
-        os.posix_fallocate(fd, 0, size)
+        if preallocate:
+            os.posix_fallocate(fd, 0, size)
+        else:
+            os.ftruncate(fd, size)
         os.rename(tmp, path)
     except OSError as e:
         os.close(fd)

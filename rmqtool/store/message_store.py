@@ -97,7 +97,8 @@ class MessageStore:
         self.dispatcher.run()
 
     def _open_queue(self, topic: str, queue_id: int) -> ConsumeQueue:
-        cq = ConsumeQueue(self.paths.queue_dir(topic, queue_id), topic, queue_id, self.cfg.mappedFileSizeConsumeQueue)
+        cq = ConsumeQueue(self.paths.queue_dir(topic, queue_id), topic, queue_id, self.cfg.mappedFileSizeConsumeQueue,
+                          self.cfg.warmMapedFileEnable)
         self.queues[(topic, queue_id)] = cq
         return cq
 
