@@ -13,8 +13,8 @@ CONFIG = typer.Option(None, "--config", help="broker.conf with the store's setti
 FLUSH = typer.Option(None, "--flush", help="sync: acknowledge after fdatasync; async: page cache, flushed at close "
                      "(default: flushDiskType of the config, else async).")
 
-STORE_TIMESTAMP = typer.Option(None, "--store-timestamp", help="Producer rows: the storeTimestamp (ms) of every "
-                               "message (default: now).")
+STORE_TIMESTAMP = typer.Option(None, "--store-timestamp", help="Producer rows: the storeTimestamp of every "
+                               "message, epoch ms or ISO 8601 (default: now).")
 QUEUES = typer.Option(4, "--queues", min=1, help="Producer rows without queueId: spread round-robin per topic over "
                       "this many queues.")
 QUEUE_BY = typer.Option(None, "--queue-by", help="Producer rows without queueId: pick the queue by the Java hash of "
@@ -30,11 +30,13 @@ PREALLOCATE = typer.Option(False, "--preallocate", help="Allocate every new segm
                            "file is made rather than met by a later write. Default: sparse files, as the broker's.")
 
 
-def load_options(cfg, store_timestamp: int | None, queues: int, queue_by: str | None, store_host: str | None = None):
+def load_options(cfg, store_timestamp: str | None, queues: int, queue_by: str | None, store_host: str | None = None):
+    from rmqtool.cli.times import epoch_ms
     from rmqtool.format.hosts import parse_host
     from rmqtool.load.records import LoadOptions
     from rmqtool.store.commitlog import now_ms
 
+    store_timestamp = epoch_ms(store_timestamp, "--store-timestamp")
     return LoadOptions(cfg, now_ms() if store_timestamp is None else store_timestamp, queues, queue_by,
                        parse_host(store_host) if store_host else None)
 
@@ -168,7 +170,7 @@ def import_(
                                   "(JSONL, Parquet or CSV)."),
     flush: str | None = FLUSH,
     config: Path | None = CONFIG,
-    store_timestamp: int | None = STORE_TIMESTAMP,
+    store_timestamp: str | None = STORE_TIMESTAMP,
     queues: int = QUEUES,
     queue_by: str | None = QUEUE_BY,
     register_topics: bool = REGISTER,

@@ -8,6 +8,7 @@ from pathlib import Path
 import typer
 
 from rmqtool.cli import output
+from rmqtool.cli.times import epoch_ms
 from rmqtool.errors import NotFound, RmqError
 
 LONG_MAX = 2**63 - 1
@@ -20,16 +21,17 @@ def query(
     key: str | None = typer.Option(None, "--key", help="A KEYS word, looked up in the index."),
     unique_key: str | None = typer.Option(None, "--unique-key", help="A UNIQ_KEY, looked up in the index."),
     real_topic: bool = typer.Option(False, "--real-topic", help="Also find delayed messages by REAL_TOPIC."),
-    begin: int = typer.Option(0, "--begin", help="Keys: stored at or after this time (ms)."),
-    end: int = typer.Option(LONG_MAX, "--end", help="Keys: stored at or before this time (ms)."),
+    begin: str | None = typer.Option(None, "--begin", help="Keys: stored at or after this time (epoch ms or "
+                                     "ISO 8601)."),
+    end: str | None = typer.Option(None, "--end", help="Keys: stored at or before this time (epoch ms or ISO 8601)."),
     max_hits: int = typer.Option(64, "--max", min=1, help="Keys: index hits examined at most (the broker's maxNum)."),
     scan: bool = typer.Option(False, "--scan", help="Keys: scan the commitlog instead of the index."),
     queue: int | None = typer.Option(None, "--queue", help="Queue id (with --offset or --time)."),
     offset: int | None = typer.Option(None, "--offset", min=0, help="Queue offset of the message."),
     count: int = typer.Option(1, "--count", min=1, help="With --offset: this many messages."),
     phy_offset: int | None = typer.Option(None, "--phy-offset", min=0, help="Physical (commitlog) offset."),
-    at_time: int | None = typer.Option(None, "--time", help="Queue offset of the first message stored at or "
-                                       "after this time (ms)."),
+    at_time: str | None = typer.Option(None, "--time", help="Queue offset of the first message stored at or "
+                                       "after this time (epoch ms, or ISO 8601: 2026-11-25, 2026-11-25T10:30:00Z)."),
     body: str | None = typer.Option(None, "--body", help="Body rendering: text, hex, base64 or none."),
     as_json: bool = typer.Option(False, "--json", help="One JSON document."),
     config: Path | None = typer.Option(None, "--config", help="broker.conf of the store."),
@@ -46,6 +48,10 @@ def query(
     from rmqtool.store.lock import lock_holder
     from rmqtool.store.reader import open_reader
 
+    at_time = epoch_ms(at_time, "--time")
+    begin = epoch_ms(begin, "--begin") or 0
+    end = epoch_ms(end, "--end")
+    end = LONG_MAX if end is None else end
     if body is None:
         body = "base64" if as_json else "text"
     if body not in BODY_FORMATS:
@@ -100,4 +106,6 @@ def _show(hits, body: str, as_json: bool) -> None:
             doc["body"] = output.printable_bytes(base64.b64decode(h.to_json("base64")["body"]))
         doc["properties"] = ", ".join(f"{k}={v}" for k, v in doc["properties"].items())
         doc.pop("propertiesString")
+        for name in ("bornTimestamp", "storeTimestamp"):
+            doc[name] = output.utc(doc[name])
         output.stdout.print(output.key_values(f"message {doc['msgId']}", doc))

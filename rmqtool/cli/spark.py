@@ -23,7 +23,7 @@ def spark_load(
     config: Path | None = CONFIG,
     load_id: str | None = typer.Option(None, "--load-id", help="Names the load; a load id already adopted is not "
                                        "loaded again (default: derived from the inputs and settings)."),
-    store_timestamp: int | None = STORE_TIMESTAMP,
+    store_timestamp: str | None = STORE_TIMESTAMP,
     queues: int = QUEUES,
     queue_by: str | None = QUEUE_BY,
     register_topics: bool = REGISTER,

@@ -1,0 +1,27 @@
+"""Times as people type them: epoch milliseconds, or ISO 8601 (a date alone is its midnight UTC;
+a time without a zone is UTC)."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+from rmqtool.errors import RmqError
+
+EXAMPLES = "e.g. 1700000000000, 2026-11-25, 2026-11-25T10:30:00Z or 2026-11-25T11:30:00+01:00"
+
+
+def epoch_ms(text: str | None, option: str) -> int | None:
+    """`text` as epoch milliseconds; None stays None; anything else is one clear error."""
+    if text is None:
+        return None
+    value = text.strip()
+    if value.lstrip("-").isdigit():
+        return int(value)
+    iso = value[:-1] + "+00:00" if value.endswith(("Z", "z")) else value
+    try:
+        when = datetime.fromisoformat(iso)
+    except ValueError:
+        raise RmqError(f"{option} {text!r} is neither epoch milliseconds nor an ISO 8601 time ({EXAMPLES})") from None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=timezone.utc)
+    return int(when.timestamp() * 1000)
