@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from rmqtool.errors import NoSuchQueue, NotFound, RmqError
-from rmqtool.format import consumequeue, index, message, msgid, properties, sysflag
+from rmqtool.format import consumequeue, index, message, msgid, properties, sysflag, uniqkey
 from rmqtool.format.delay import SCHEDULE_TOPIC
 from rmqtool.store.queues import MapCache
 from rmqtool.store.reader import StoreReader
@@ -31,6 +31,12 @@ _I64 = struct.Struct(">q")
 
 
 Hit = message.DecodedMessage  # what every query returns
+
+
+def _client_msg_id(text: str) -> bool:
+    """Whether `text` has the shape of a client msgId (UNIQ_KEY): 32 hex digits."""
+    text = text.strip()
+    return len(text) == uniqkey.LEN and all(c in "0123456789abcdefABCDEF" for c in text)
 
 
 class StoreQuery:
@@ -61,12 +67,25 @@ class StoreQuery:
         return Hit(msg, consumequeue.record_tags_code(msg, self.levels))
 
     def by_msg_id(self, msg_id: str) -> Hit:
-        host, offset = msgid.decode(msg_id)
-        msg = self.record(offset)
-        if msg.store_host != host:
-            raise NotFound(f"msgId {msg_id} names broker {host}, but the message at offset {offset} was stored by "
-                           f"{msg.store_host}")
-        return self.hit(msg)
+        """The message an offset msgId names; a client msgId (the producer's SendResult.msgId, the
+        UNIQ_KEY) that is not one is looked up in every topic's index instead."""
+        try:
+            host, offset = msgid.decode(msg_id)
+            msg = self.record(offset)
+            if msg.store_host != host:
+                raise NotFound(f"msgId {msg_id} names broker {host}, but the message at offset {offset} was stored "
+                               f"by {msg.store_host}")
+            return self.hit(msg)
+        except RmqError as e:
+            if not _client_msg_id(msg_id):
+                raise
+            reason = str(e)
+        for topic in self.reader.queues.topics():
+            hits = self.by_key(topic, msg_id.strip().upper(), unique=True) if self._index_files() else []
+            if hits:
+                return hits[0]
+        raise NotFound(f"{msg_id} is not an offset msgId of this store ({reason}); as a client msgId (UNIQ_KEY) no "
+                       f"topic's index holds it: try --unique-key {msg_id.strip()} --topic TOPIC --scan")
 
     # ---- index -----------------------------------------------------------------------------------
     def _index_files(self) -> list[tuple[Path, int, int]]:

@@ -1,0 +1,35 @@
+"""A producer's msgId (SendResult.msgId, the UNIQ_KEY) given to --msg-id is found through the index."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+RMQTOOL = str(Path(sys.executable).with_name("rmqtool"))
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURE = str(ROOT / "fixtures" / "store")
+CONF = str(ROOT / "fixtures" / "broker.conf")
+
+
+def run(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([RMQTOOL, *args], capture_output=True, text=True, timeout=120)
+
+
+def test_a_client_msgid_finds_the_message_that_carries_it():
+    records = [json.loads(line) for line in run("decode", "commitlog", FIXTURE, "--config", CONF,
+                                                "--jsonl").stdout.splitlines()]
+    target = next(m for m in records[100:] if m["properties"].get("UNIQ_KEY") and m["topic"] != "SCHEDULE_TOPIC_XXXX")
+    for given in (target["properties"]["UNIQ_KEY"], target["properties"]["UNIQ_KEY"].lower()):
+        out = run("query", FIXTURE, "--config", CONF, "--msg-id", given, "--json")
+        assert out.returncode == 0, out.stderr
+        (m,) = json.loads(out.stdout)["messages"]
+        assert (m["commitLogOffset"], m["msgId"]) == (target["commitLogOffset"], target["msgId"])
+
+
+def test_an_unknown_client_msgid_says_what_to_pass():
+    out = run("query", FIXTURE, "--config", CONF, "--msg-id", "C0A8000100002A9F0000000000ABCDEF")
+    assert out.returncode == 1 and out.stderr.count("\n") == 1
+    assert "is not an offset msgId of this store" in out.stderr
+    assert "--unique-key C0A8000100002A9F0000000000ABCDEF --topic TOPIC --scan" in out.stderr
