@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from cli_helpers import CONF, FIXTURE, run
 
 from rmqtool.errors import RmqError
 from rmqtool.format import message
@@ -21,16 +22,8 @@ from rmqtool.load.records import LoadOptions
 from rmqtool.store.config import StoreConfig
 from rmqtool.store.topics import topics_path
 
-RMQTOOL = str(Path(sys.executable).with_name("rmqtool"))
-ROOT = Path(__file__).resolve().parent.parent
-FIXTURE = ROOT / "fixtures" / "store"
-CONF = ROOT / "fixtures" / "broker.conf"
 SEGMENT = 4096
 SLOTS, ENTRIES = 16, 64
-
-
-def run(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([RMQTOOL, *args], capture_output=True, text=True, timeout=120, input=stdin)
 
 
 @pytest.fixture

@@ -3,18 +3,8 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
-from pathlib import Path
 
-RMQTOOL = str(Path(sys.executable).with_name("rmqtool"))
-ROOT = Path(__file__).resolve().parent.parent
-FIXTURE = str(ROOT / "fixtures" / "store")
-CONF = str(ROOT / "fixtures" / "broker.conf")
-
-
-def run(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([RMQTOOL, *args], capture_output=True, text=True, timeout=120)
+from cli_helpers import CONF, FIXTURE, run
 
 
 def test_a_client_msgid_finds_the_message_that_carries_it():

@@ -4,21 +4,12 @@ empty message by omission."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
+
+from cli_helpers import CONF, FIXTURE, run
 
 from rmqtool.format import msgid
 from rmqtool.format.hosts import parse_host
-
-RMQTOOL = str(Path(sys.executable).with_name("rmqtool"))
-ROOT = Path(__file__).resolve().parent.parent
-FIXTURE = ROOT / "fixtures" / "store"
-CONF = str(ROOT / "fixtures" / "broker.conf")
-
-
-def run(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([RMQTOOL, *args], capture_output=True, text=True, timeout=120, input=stdin)
 
 
 def last_record(store: Path) -> dict:

@@ -3,22 +3,19 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from cli_helpers import CONF
+from cli_helpers import run as run_cli
 
-RMQTOOL = str(Path(sys.executable).with_name("rmqtool"))
-ROOT = Path(__file__).resolve().parent.parent
-CONF = str(ROOT / "fixtures" / "broker.conf")
 EVIL_BODY = b"evil\x1b]0;PWNED\x07\x1b[31mred"
 EVIL_TOPIC = "T\x1b[2J\u202e"
 CONTROL_BYTES = (b"\x1b", b"\x07", "\u202e".encode(), "\x9b".encode())
 
 
-def run(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([RMQTOOL, *args], capture_output=True, timeout=120)
+def run(*args: str):
+    return run_cli(*args, text=False)
 
 
 @pytest.fixture(scope="module")

@@ -3,21 +3,10 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from datetime import datetime, timezone
-from pathlib import Path
 
 import pytest
-
-RMQTOOL = str(Path(sys.executable).with_name("rmqtool"))
-ROOT = Path(__file__).resolve().parent.parent
-FIXTURE = str(ROOT / "fixtures" / "store")
-CONF = str(ROOT / "fixtures" / "broker.conf")
-
-
-def run(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([RMQTOOL, *args], capture_output=True, text=True, timeout=120)
+from cli_helpers import CONF, FIXTURE, run
 
 
 def ms(iso: str) -> int:

@@ -1,0 +1,16 @@
+"""Running the installed `rmqtool` as a user does, and the fixture store it is run on."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+RMQTOOL = str(Path(sys.executable).with_name("rmqtool"))
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURE = ROOT / "fixtures" / "store"
+CONF = ROOT / "fixtures" / "broker.conf"
+
+
+def run(*args: str, stdin: str | None = None, text: bool = True) -> subprocess.CompletedProcess:
+    return subprocess.run([RMQTOOL, *map(str, args)], capture_output=True, text=text, timeout=120, input=stdin)
