@@ -65,12 +65,6 @@ def size_refusal(cfg: StoreConfig, props: str, body_len: int, props_len: int, le
     return next((r for mask, r in size_refusals(cfg, body_len, props_len, length, chars) if mask), None)
 
 
-def record_refusal(cfg: StoreConfig, topic: str, props: str, body_len: int, props_len: int,
-                   length: int) -> Refusal | None:
-    """The first rule one record breaks, or None."""
-    return topic_refusal(topic) or size_refusal(cfg, props, body_len, props_len, length)
-
-
 def bad_property(name: str, value: str) -> bool:
     """A user property a producer cannot send: an empty name, or a separator in name or value."""
     return not name or any(s in name or s in value for s in SEPARATORS)
