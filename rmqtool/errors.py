@@ -1,17 +1,31 @@
-"""Exceptions the CLI turns into one line on stderr: bad input (exit 2) and not found (exit 1)."""
+"""What every command's exit code means, and the exceptions the CLI turns into one line on stderr."""
+
+EXIT_OK = 0  # done; for a search, also when it found nothing (the answer is an empty list)
+EXIT_PROBLEM = 1  # the command ran and found damage: corruption, verify findings, corrupt regions skipped
+EXIT_BAD_INPUT = 2  # refused before doing anything: bad arguments, not a store, a contradicting config, locked
+EXIT_NOT_FOUND = 3  # the one thing asked for does not exist: a msgId, an offset, a queue
 
 
 class RmqError(Exception):
     """A request rmqtool refuses: a wrong path, a malformed msgId, a locked store, ..."""
 
-    exit_code = 2
+    exit_code = EXIT_BAD_INPUT
 
 
 class NotFound(RmqError):
-    """The request was sound and its answer is: nothing (a query found no message)."""
+    """The request was sound and names something the store does not hold (a msgId, an offset)."""
 
-    exit_code = 1
+    exit_code = EXIT_NOT_FOUND
 
 
-class NoSuchQueue(RmqError):
-    """A topic/queue the store holds no consume queue for (bad input to decode; a query answers NotFound)."""
+class NoSuchQueue(NotFound):
+    """A topic/queue the store holds no consume queue for."""
+
+
+def warn(text: str) -> None:
+    """One warning line on stderr, for the layers below the CLI (the text made safe for a terminal)."""
+    import sys
+
+    from rmqtool.cli.output import printable
+
+    print(f"rmqtool: warning: {printable(text)}", file=sys.stderr)

@@ -53,7 +53,7 @@ def test_decode_commitlog_jsonl_text_bodies_and_topic_filter():
 
 def test_decode_commitlog_from_offset_hex_and_none_bodies():
     size, raw = _first_record()
-    out = run("decode", "commitlog", STORE, "--from", str(size), "--count", "1", "--json", "--body", "hex")
+    out = run("decode", "commitlog", STORE, "--phy-offset", str(size), "--count", "1", "--json", "--body", "hex")
     doc = json.loads(out.stdout)["messages"]
     assert len(doc) == 1 and doc[0]["commitLogOffset"] == size
     body_len = struct.unpack_from(">i", raw, size + 84)[0]
@@ -117,7 +117,7 @@ def test_decode_checkpoint_and_msgid():
 
 def test_inspect_shows_fields_with_byte_ranges_and_raw_hex():
     size, raw = _first_record()
-    doc = json.loads(run("inspect", STORE, "--offset", "0", "--json").stdout)
+    doc = json.loads(run("inspect", STORE, "--phy-offset", "0", "--json").stdout)
     names = [f["name"] for f in doc["fields"]]
     assert names == ["totalSize", "magicCode", "bodyCRC", "queueId", "flag", "queueOffset", "physicalOffset",
                      "sysFlag", "bornTimestamp", "bornHost", "storeTimestamp", "storeHost", "reconsumeTimes",
@@ -126,7 +126,7 @@ def test_inspect_shows_fields_with_byte_ranges_and_raw_hex():
     for f in doc["fields"]:
         assert bytes.fromhex(f["hex"]) == raw[f["start"] : f["end"]]
     assert doc["fields"][-1]["end"] == size and doc["problem"] is None
-    table = run("inspect", STORE, "--offset", "0")
+    table = run("inspect", STORE, "--phy-offset", "0")
     assert table.returncode == 0 and "bornHost" in table.stdout
 
 
@@ -135,7 +135,7 @@ def test_inspect_corrupt_record_names_the_problem(store_copy):
     raw = bytearray(seg.read_bytes())
     raw[115] ^= 0xFF  # inside the first record's body (IPv6 hosts: the body starts at byte 112)
     seg.write_bytes(bytes(raw))
-    out = run("inspect", str(store_copy), "--offset", "0", "--json")
+    out = run("inspect", str(store_copy), "--phy-offset", "0", "--json")
     assert out.returncode == 1
     doc = json.loads(out.stdout)
     assert doc["problem"].startswith("body CRC mismatch: stored")
@@ -155,10 +155,8 @@ def test_every_command_help_shows_an_example(cmd):
     ["decode", "commitlog", str(ROOT / "fixtures")],
     ["decode", "msgid", "C6336407"],
     ["decode", "msgid", "X633640700002A9F0000000000000206"],
-    ["decode", "commitlog", STORE, "--from", "abc"],
-    ["decode", "consumequeue", STORE, "--topic", "NoSuchTopic", "--queue", "0"],
+    ["decode", "commitlog", STORE, "--phy-offset", "abc"],
     ["decode", "commitlog", STORE, "--body", "rot13"],
-    ["inspect", STORE, "--offset", "999999999"],
     ["decode", "index", str(ROOT / "fixtures" / "broker.conf")],
 ])
 def test_bad_input_is_one_line_and_exit_2(args):
@@ -166,6 +164,18 @@ def test_bad_input_is_one_line_and_exit_2(args):
     assert out.returncode == 2
     assert len(out.stderr.strip().splitlines()) == 1 and out.stderr.startswith("rmqtool: error:")
     assert "Traceback" not in out.stderr
+
+
+@pytest.mark.parametrize("args", [
+    ["decode", "consumequeue", STORE, "--topic", "NoSuchTopic", "--queue", "0"],
+    ["inspect", STORE, "--phy-offset", "999999999"],
+    ["query", STORE, "--phy-offset", "999999999"],
+    ["query", STORE, "--topic", "NoSuchTopic", "--queue", "0", "--queue-offset", "0"],
+])
+def test_what_the_store_does_not_hold_is_one_line_and_exit_3(args):
+    out = run(*args)
+    assert out.returncode == 3, out.stderr
+    assert out.stderr.startswith("rmqtool: not found: ") and out.stderr.count("\n") == 1
 
 
 def test_truncated_checkpoint_and_zero_index_file(tmp_path):
@@ -197,7 +207,7 @@ def test_read_only_commands_touch_nothing(store_copy):
     before = {p: p.stat().st_mtime_ns for p in store_copy.rglob("*")}
     for args in (["decode", "commitlog", str(store_copy), "--jsonl"], ["decode", "index", str(store_copy), "--json"],
                  ["decode", "consumequeue", str(store_copy), "--topic", "OrderTopic", "--queue", "0"],
-                 ["decode", "checkpoint", str(store_copy)], ["inspect", str(store_copy), "--offset", "0"]):
+                 ["decode", "checkpoint", str(store_copy)], ["inspect", str(store_copy), "--phy-offset", "0"]):
         assert run(*args).returncode == 0
     assert {p: p.stat().st_mtime_ns for p in store_copy.rglob("*")} == before
     assert not (store_copy / "abort").exists()

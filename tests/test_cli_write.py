@@ -211,7 +211,7 @@ def test_golden_import_through_the_cli_is_byte_identical(golden_basic, golden_ex
 
 
 def test_bench_append_reports_the_bench_schema():
-    out = run("bench", "append", "--messages", "3000", "--batch", "32", "--body-size", "64", "--json")
+    out = run("bench", "append", "--messages", "3000", "--batch-size", "32", "--body-size", "64", "--json")
     assert out.returncode == 0, out.stderr
     doc = json.loads(out.stdout)
     assert doc["mode"] == "append-batch-32-async" and doc["messages"] == 3000

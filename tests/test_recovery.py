@@ -72,19 +72,19 @@ def test_query_msgid_returns_the_message_and_checks_its_host(store):
     host, offset = msgid.decode(m["msgId"])
     other = msgid.create(host._replace(port=host.port + 1), offset)
     out = run("query", str(store), "--config", CONF, "--msg-id", other)
-    assert out.returncode == 1 and "names broker" in out.stderr
+    assert out.returncode == 3 and "names broker" in out.stderr
 
 
 @pytest.mark.parametrize(("args", "code"), [
     (["--msg-id", "XYZ"], 2),
-    (["--msg-id", "C0A80001" + "00002A9F" + "7FFFFFFFFFFFFFF0"], 1),
-    (["--phy-offset", "3"], 1),
-    (["--topic", "Nope", "--queue", "0", "--offset", "0"], 1),
-    (["--topic", "OrderTopic", "--queue", "0", "--offset", "99999"], 1),
-    (["--topic", "OrderTopic", "--key", "no-such-key"], 1),
+    (["--msg-id", "C0A80001" + "00002A9F" + "7FFFFFFFFFFFFFF0"], 3),
+    (["--phy-offset", "3"], 3),
+    (["--topic", "Nope", "--queue", "0", "--queue-offset", "0"], 3),
+    (["--topic", "OrderTopic", "--queue", "0", "--queue-offset", "99999"], 3),
+    (["--topic", "OrderTopic", "--key", "no-such-key"], 0),
     (["--topic", "OrderTopic"], 2),
 ])
-def test_query_bad_input_is_2_and_not_found_is_1(store, args, code):
+def test_query_bad_input_is_2_not_found_is_3_and_an_empty_search_is_0(store, args, code):
     out = run("query", str(store), "--config", CONF, *args)
     assert out.returncode == code, out.stderr
     assert out.stderr.count("\n") == 1 and "Traceback" not in out.stderr
@@ -102,7 +102,7 @@ def test_query_key_unique_key_and_queue_offset(store):
     out = run("query", str(store), "--config", CONF, "--topic", keyed["topic"], "--unique-key", uniq, "--json")
     assert [m["commitLogOffset"] for m in json.loads(out.stdout)["messages"]] == [keyed["commitLogOffset"]]
     out = run("query", str(store), "--config", CONF, "--topic", keyed["topic"], "--queue", str(keyed["queueId"]),
-              "--offset", str(keyed["queueOffset"]), "--json")
+              "--queue-offset", str(keyed["queueOffset"]), "--json")
     assert json.loads(out.stdout)["messages"][0]["commitLogOffset"] == keyed["commitLogOffset"]
 
 

@@ -37,7 +37,7 @@ def evil_store(tmp_path_factory) -> Path:
     ["query", "{s}", "--topic", EVIL_TOPIC, "--key", "k\x1b[2J"],
     ["decode", "commitlog", "{s}"],
     ["decode", "commitlog", "{s}", "--body", "text"],
-    ["inspect", "{s}", "--offset", "0"],
+    ["inspect", "{s}", "--phy-offset", "0"],
     ["info", "{s}"],
     ["decode", "consumequeue", "{s}", "--topic", EVIL_TOPIC, "--queue", "0"],
 ])

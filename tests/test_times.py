@@ -20,7 +20,8 @@ def first_of_queue(args: list[str]) -> dict:
 
 
 def test_query_time_takes_epoch_ms_and_the_same_instant_in_iso_8601():
-    out = run("query", FIXTURE, "--config", CONF, "--topic", "OrderTopic", "--queue", "0", "--offset", "3", "--json")
+    out = run("query", FIXTURE, "--config", CONF, "--topic", "OrderTopic", "--queue", "0", "--queue-offset", "3",
+              "--json")
     stored = json.loads(out.stdout)["messages"][0]["storeTimestamp"]
     iso = datetime.fromtimestamp(stored / 1000, tz=timezone.utc).isoformat(timespec="milliseconds")
     by_ms = first_of_queue(["--time", str(stored)])
@@ -45,8 +46,8 @@ def test_a_time_that_is_neither_ms_nor_iso_is_one_line_exit_2(value):
 
 
 def test_the_query_card_shows_stored_times_in_utc_beside_the_number():
-    out = run("query", FIXTURE, "--config", CONF, "--topic", "OrderTopic", "--queue", "0", "--offset", "0")
-    doc = json.loads(run("query", FIXTURE, "--config", CONF, "--topic", "OrderTopic", "--queue", "0", "--offset",
+    out = run("query", FIXTURE, "--config", CONF, "--topic", "OrderTopic", "--queue", "0", "--queue-offset", "0")
+    doc = json.loads(run("query", FIXTURE, "--config", CONF, "--topic", "OrderTopic", "--queue", "0", "--queue-offset",
                          "0", "--json").stdout)["messages"][0]
     utc = datetime.fromtimestamp(doc["storeTimestamp"] / 1000, tz=timezone.utc).strftime("%Y-%m-%d %H:%M:%S")
     assert f"{doc['storeTimestamp']} ({utc}" in out.stdout

@@ -220,7 +220,7 @@ def test_reading_commands_leave_the_rocksdb_store_byte_identical(kinds):
     before = tree_digest(kinds["rocksdb"])
     for args in (["info", store], ["verify", store], ["decode", "consumequeue", store, "--topic", "PaymentTopic",
                                                       "--queue", "0"],
-                 ["query", store, "--topic", "OrderTopic", "--queue", "0", "--offset", "3"]):
+                 ["query", store, "--topic", "OrderTopic", "--queue", "0", "--queue-offset", "3"]):
         assert run(*args).returncode == 0, args
     assert tree_digest(kinds["rocksdb"]) == before
 

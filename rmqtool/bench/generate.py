@@ -7,15 +7,20 @@ the same length: a message's physical offset follows from its number and `record
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from rmqtool.format import consumequeue, message
 from rmqtool.store.paths import StorePaths, offset_name
+
+if TYPE_CHECKING:
+    from rmqtool.store.config import StoreConfig
 
 BENCH_TOPIC = "BenchTopic"
 BASE_TIME = 1_700_000_000_000
@@ -53,15 +58,16 @@ def _rows(messages: int, body_size: int, queues: int, seed: int) -> Iterator:
 
 def generate_store(root: str | os.PathLike, messages: int, body_size: int = 100, *,
                    segment_size: int = 1 << 30, queues: int = 8, seed: int = 0,
-                   cq_file_size: int = consumequeue.DEFAULT_ENTRIES_PER_FILE * consumequeue.ENTRY_LEN
-                   ) -> GeneratedStore:
-    """Write a store of `messages` records with random `body_size`-byte bodies under `root`."""
+                   cq_file_size: int = consumequeue.DEFAULT_ENTRIES_PER_FILE * consumequeue.ENTRY_LEN,
+                   config: StoreConfig | None = None) -> GeneratedStore:
+    """Write a store of `messages` records with random `body_size`-byte bodies under `root` (with
+    `config`'s other settings, such as the index geometry, when given)."""
     from rmqtool.io.sources import TableSource
     from rmqtool.load.records import LoadOptions
     from rmqtool.load.writer import load
     from rmqtool.store.config import StoreConfig
 
-    cfg = StoreConfig()
+    cfg = dataclasses.replace(config) if config else StoreConfig()
     cfg.mappedFileSizeCommitLog, cfg.mappedFileSizeConsumeQueue = segment_size, cq_file_size
     store_time = BASE_TIME + messages // 1000 + 1
     summary = load(root, TableSource(_rows(messages, body_size, queues, seed), _NAMES), LoadOptions(cfg, store_time),

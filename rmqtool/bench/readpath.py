@@ -20,6 +20,7 @@ from pathlib import Path
 
 from rmqtool.bench.scan import peak_rss_bytes, reset_peak_rss, scan_once, throughput
 from rmqtool.errors import RmqError
+from rmqtool.store.config import StoreConfig
 from rmqtool.store.reader import StoreReader, open_reader
 
 EXPORT_FORMATS = ("parquet", "jsonl")
@@ -28,7 +29,8 @@ EXPORT_FORMATS = ("parquet", "jsonl")
 @contextmanager
 def bench_store(store: Path | None, config: Path | None, messages: int, body_size: int,
                 progress=None) -> Iterator[StoreReader]:
-    """A reader of `store`, or of a generated store with consume queues and index (removed after)."""
+    """A reader of `store`, or of a generated store with consume queues and index (removed after),
+    written with `config`'s settings (its index geometry, say) when given."""
     if store is not None:
         yield open_reader(store, config)
         return
@@ -37,26 +39,26 @@ def bench_store(store: Path | None, config: Path | None, messages: int, body_siz
         if progress:
             progress.print(f"generating {messages} messages of {body_size} B (queues and index by recovery) ...")
         root = tmp / "store"
-        indexed_store(root, messages, body_size)
-        yield open_reader(root)
+        indexed_store(root, messages, body_size, StoreConfig.from_file(config)[0] if config else None)
+        yield open_reader(root, config)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def indexed_store(root: Path, messages: int, body_size: int) -> None:
+def indexed_store(root: Path, messages: int, body_size: int, config: StoreConfig | None = None) -> None:
     """A generated store whose consume queues and index the crash recovery rebuilt from the log."""
     from rmqtool.bench.generate import generate_store
     from rmqtool.format import checkpoint
     from rmqtool.ops.recovery import apply_recovery, plan_recovery
-    from rmqtool.store.config import StoreConfig
     from rmqtool.store.paths import StorePaths
 
-    generate_store(root, messages, body_size)
+    cfg = config or StoreConfig()
+    generate_store(root, messages, body_size, segment_size=cfg.mappedFileSizeCommitLog,
+                   cq_file_size=cfg.mappedFileSizeConsumeQueue, config=cfg)
     paths = StorePaths(root)
     shutil.rmtree(paths.consumequeue)
     paths.checkpoint.write_bytes(checkpoint.encode(checkpoint.Checkpoint()))
     paths.abort.touch()
-    cfg = StoreConfig()
     apply_recovery(root, cfg, plan_recovery(root, cfg, count_dispatch=False))
 
 
@@ -116,7 +118,8 @@ def run_verify_bench(store: Path | None, *, messages: int, body_size: int, repea
 
     with bench_store(store, config, messages, body_size, progress) as reader:
         doc = _with_scan(reader, "verify", run, repeat)
-    return {**doc, "problems": problems[-1]}
+        files = len(reader.index_paths())
+    return {**doc, "problems": problems[-1], "indexFiles": files}
 
 
 _SPARK_CHILD = """

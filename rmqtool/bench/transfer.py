@@ -4,7 +4,7 @@ The input is made before the clock starts: producer rows (topic, binary body, ta
 rows `bench spark-load` loads) or an export of a generated store, as Parquet or JSONL. The
 import runs in a fresh process so its peak RSS is its own; the clock covers what `rmqtool
 import` does: read, check, plan, write, dispatch into consume queues and the index, close.
-The same run measures `bench append --batch 256` with the same message count and body size,
+The same run measures `bench append --batch-size 256` with the same message count and body size,
 and reports the ratio.
 """
 

@@ -7,13 +7,14 @@ import sys
 import typer
 
 from rmqtool import __version__
-from rmqtool.cli import append, bench, decode, info, inspect_cmd, query, recover, spark, verify
+from rmqtool.cli import append, bench, decode, helptext, info, inspect_cmd, output, query, recover, spark, verify
 from rmqtool.cli.output import printable
 from rmqtool.errors import NotFound, RmqError
 
 app = typer.Typer(
     name="rmqtool",
-    help="Read, query, verify and write Apache RocketMQ 4.9.x message stores (and read 5.x stores) without a broker.",
+    help="Read, query, verify and write Apache RocketMQ 4.9.x message stores (and read 5.x stores) without a broker."
+    "\n\nExample: [bold]rmqtool info fixtures/store[/]",
     no_args_is_help=True,
     add_completion=True,
     pretty_exceptions_enable=False,
@@ -34,6 +35,7 @@ app.command("export")(append.export)
 app.command("spark-load")(spark.spark_load)
 app.command("spark-export")(spark.spark_export)
 app.add_typer(bench.app, name="bench")
+helptext.reflow_app(app)  # paragraphs of docstrings re-flow to the terminal
 
 
 def _version(value: bool) -> None:
@@ -56,7 +58,8 @@ def main(argv: list[str] | None = None) -> None:
     command = typer.main.get_command(app)
     args = sys.argv[1:] if argv is None else argv
     try:
-        code = command.main(args=args, prog_name="rmqtool", standalone_mode=False)
+        with output.scan_progress(" ".join(a for a in args[:2] if not a.startswith("-"))):
+            code = command.main(args=args, prog_name="rmqtool", standalone_mode=False)
     except NotFound as e:
         print(f"rmqtool: not found: {printable(e)}", file=sys.stderr)
         sys.exit(e.exit_code)

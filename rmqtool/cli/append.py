@@ -4,21 +4,24 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import click
 import typer
 
 from rmqtool.cli import output
-from rmqtool.errors import RmqError
+from rmqtool.errors import EXIT_PROBLEM, RmqError
 
-CONFIG = typer.Option(None, "--config", help="broker.conf with the store's settings (segment sizes, index, delays).")
+CONFIG = typer.Option(None, "--config", help="broker.conf with the store's settings (segment sizes, index, delays).",
+                      show_default=False)
 FLUSH = typer.Option(None, "--flush", help="sync: acknowledge after fdatasync; async: page cache, flushed at close "
-                     "(default: flushDiskType of the config, else async).")
+                     "(default: flushDiskType of the config, else async).", show_default=False,
+                     click_type=click.Choice(["sync", "async"]))
 
 STORE_TIMESTAMP = typer.Option(None, "--store-timestamp", help="Producer rows: the storeTimestamp of every "
-                               "message, epoch ms or ISO 8601 (default: now).")
+                               "message, epoch ms or ISO 8601 (default: now).", show_default=False)
 QUEUES = typer.Option(4, "--queues", min=1, help="Producer rows without queueId: spread round-robin per topic over "
                       "this many queues.")
 QUEUE_BY = typer.Option(None, "--queue-by", help="Producer rows without queueId: pick the queue by the Java hash of "
-                        "this column instead.")
+                        "this column instead.", show_default=False)
 
 
 REGISTER = typer.Option(True, "--register-topics/--no-register-topics", help="Merge the topics written into "
@@ -85,23 +88,32 @@ def _body(text: str | None, file: Path | None) -> bytes:
 
 
 def append(
-    store: Path = typer.Argument(..., help="Store root (created when missing)."),
-    topic: str | None = typer.Option(None, "--topic", help="Topic of the message."),
+    store: Path = typer.Argument(..., help="Store root (created when missing).", show_default=False),
+    topic: str | None = typer.Option(None, "--topic", help="Topic of the message.", show_default=False),
     queue: int = typer.Option(0, "--queue", min=0, help="Queue id."),
-    body: str | None = typer.Option(None, "--body", help="Body as UTF-8 text."),
-    body_file: Path | None = typer.Option(None, "--body-file", help="Body read from this file, as bytes."),
-    tags: str | None = typer.Option(None, "--tags", help="TAGS property (the consume queue's tagsCode)."),
-    keys: str | None = typer.Option(None, "--keys", help="Space-separated KEYS (indexed)."),
+    body: str | None = typer.Option(None, "--body", help="Body as UTF-8 text.", show_default=False),
+    body_file: Path | None = typer.Option(None, "--body-file", help="Body read from this file, as bytes.",
+                                          show_default=False),
+    tags: str | None = typer.Option(None, "--tags", help="TAGS property (the consume queue's tagsCode).",
+                                    show_default=False),
+    keys: str | None = typer.Option(None, "--keys", help="Space-separated KEYS (indexed).", show_default=False),
     prop: list[str] = typer.Option([], "--property", help="User property NAME=VALUE (repeatable)."),
-    compress: str | None = typer.Option(None, "--compress", help="Compress the body as a producer does: zlib, lz4 "
-                                        "or zstd (sysFlag COMPRESSED plus the codec bits), whatever its size."),
+    compress: str | None = typer.Option(None, "--compress", help="Compress the body with this codec as a "
+                                        "producer does (sysFlag COMPRESSED plus the codec bits), whatever its size.",
+                                        show_default=False, click_type=click.Choice(["zlib", "lz4", "zstd"])),
     delay_level: int = typer.Option(0, "--delay-level", help="Delay level (1..18 by default; higher is clamped)."),
-    transaction: str | None = typer.Option(None, "--transaction", help="prepared, commit or rollback."),
+    transaction: str | None = typer.Option(None, "--transaction", help="Store it as a transactional message: "
+                                           "prepared (half), commit or rollback; not: an ordinary one.",
+                                           show_default=False, click_type=click.Choice(
+                                               ["prepared", "commit", "rollback", "not"], case_sensitive=False)),
     flag: int = typer.Option(0, "--flag", help="The message's opaque int flag."),
-    born_host: str | None = typer.Option(None, "--born-host", help="Producer address ip:port (127.0.0.1:0)."),
+    born_host: str | None = typer.Option(None, "--born-host", help="Producer address ip:port (default: "
+                                         "127.0.0.1:0).", show_default=False),
     store_host: str | None = typer.Option(None, "--store-host", help="Broker address ip:port (the msgId's address; "
-                                          "default: the store's newest record's, else 127.0.0.1:10911)."),
-    batch: str | None = typer.Option(None, "--batch", help="JSONL file (or - for stdin): one message per line."),
+                                          "default: the store's newest record's, else 127.0.0.1:10911).",
+                                          show_default=False),
+    batch: str | None = typer.Option(None, "--batch", help="JSONL file (or - for stdin): one message per line.",
+                                     show_default=False),
     batch_size: int = typer.Option(64, "--batch-size", min=1, help="Most messages per broker batch (--batch)."),
     queues: int = QUEUES,
     flush: str | None = FLUSH,
@@ -165,9 +177,9 @@ def append(
 
 
 def import_(
-    store: Path = typer.Argument(..., help="Store root (created when missing)."),
+    store: Path = typer.Argument(..., help="Store root (created when missing).", show_default=False),
     source: Path = typer.Argument(..., help="An export (JSONL or Parquet, decode schema) or producer rows "
-                                  "(JSONL, Parquet or CSV)."),
+                                  "(JSONL, Parquet or CSV).", show_default=False),
     flush: str | None = FLUSH,
     config: Path | None = CONFIG,
     store_timestamp: str | None = STORE_TIMESTAMP,
@@ -191,7 +203,9 @@ def import_(
     the same config reproduces the commitlog, consume queues and index entries byte for byte.
     A refused row is an error naming its line (JSONL) or row, and the store is left as it was.
 
-    Example: [bold]rmqtool import /tmp/copy export.jsonl --config fixtures/broker.conf[/]
+    Example: [bold]rmqtool import /tmp/loaded fixtures/rows.jsonl --config fixtures/broker.conf[/]
+    Example: [bold]rmqtool export fixtures/store --out /tmp/export.jsonl --force[/]
+    Example: [bold]rmqtool import /tmp/copy /tmp/export.jsonl --config fixtures/broker.conf[/]
     """
     from rmqtool.io.sources import Source
     from rmqtool.load.writer import load
@@ -206,10 +220,12 @@ def import_(
 
 
 def export(
-    store: Path = typer.Argument(..., help="Store root."),
-    out: Path | None = typer.Option(None, "--out", help="Output file (default: JSONL on stdout)."),
-    fmt: str | None = typer.Option(None, "--format", help="jsonl or parquet (default: from the --out suffix, "
-                                   ".parquet or .pq for Parquet; JSONL otherwise)."),
+    store: Path = typer.Argument(..., help="Store root.", show_default=False),
+    out: Path | None = typer.Option(None, "--out", help="Output file (default, or -: JSONL on stdout).",
+                                    show_default=False),
+    fmt: str | None = typer.Option(None, "--format", help="Output format (default: from the --out suffix, "
+                                   ".parquet or .pq for Parquet; JSONL otherwise).", show_default=False,
+                                   click_type=click.Choice(["jsonl", "parquet"])),
     decompress: bool = typer.Option(False, "--decompress", help="Write compressed messages with plain bodies "
                                     "(codec bits cleared, bodyCRC and storeSize recomputed): the rows no longer "
                                     "import into the same offsets."),
@@ -228,10 +244,10 @@ def export(
     from rmqtool.store.reader import open_reader
 
     reader = open_reader(store, config)
-    with output.progress("export", None) as advance:
-        summary = export_store(reader, out, fmt, progress=advance, decompress=decompress, overwrite=force)
+    out = None if out == Path("-") else out
+    summary = export_store(reader, out, fmt, decompress=decompress, overwrite=force)
     if summary.corrupt_regions:
         output.warn(f"{summary.corrupt_regions} corrupt regions skipped (see `rmqtool decode commitlog`)")
-        raise typer.Exit(1)
+        raise typer.Exit(EXIT_PROBLEM)
     if out is not None:
         output.stderr.print(f"{summary.messages} messages written to {out}")

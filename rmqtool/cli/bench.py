@@ -4,28 +4,37 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import click
 import typer
 
 from rmqtool.cli import output
+from rmqtool.errors import EXIT_PROBLEM
 
-app = typer.Typer(help="Measure throughput (messages/s, MB/s, peak RSS).", no_args_is_help=True)
+app = typer.Typer(help="Measure throughput (messages/s, MB/s, peak RSS)."
+                  "\n\nExample: [bold]rmqtool bench scan fixtures/store --config fixtures/broker.conf[/]",
+                  no_args_is_help=True)
 
 
 @app.command("scan")
 def scan(
-    store: Path | None = typer.Argument(None, help="Store to scan; omitted: generate one in a temp dir."),
+    store: Path | None = typer.Argument(None, help="Store to scan; omitted: generate one in a temp dir.",
+                                        show_default=False),
     messages: int = typer.Option(1_000_000, "--messages", min=1, help="Messages to generate."),
     body_size: int = typer.Option(100, "--body-size", min=0, help="Body bytes of generated messages."),
-    mode: str = typer.Option("full", "--mode", help="full (every field, every CRC) or headers (fixed fields)."),
+    mode: str = typer.Option("full", "--mode", help="full: every field, every CRC; headers: the fixed fields; "
+                             "consumequeue: every consume queue instead of the commitlog.",
+                             click_type=click.Choice(["full", "headers", "consumequeue"])),
     repeat: int = typer.Option(3, "--repeat", min=1, help="Runs; the best is reported."),
-    layout: str = typer.Option("plain", "--layout", help="Generated store's layout: plain, dledger (the log "
-                               "in DLedger entries) or rocksdb (the queues in a RocksDB database)."),
+    layout: str = typer.Option("plain", "--layout", help="Generated store's layout: plain; dledger: the log "
+                               "in DLedger entries; rocksdb: the queues in a RocksDB database.",
+                               click_type=click.Choice(["plain", "dledger", "rocksdb"])),
     as_json: bool = typer.Option(False, "--json", help="One JSON object."),
-    config: Path | None = typer.Option(None, "--config", help="broker.conf of STORE."),
+    config: Path | None = typer.Option(None, "--config", help="broker.conf of STORE.", show_default=False),
 ) -> None:
     """Scan a commitlog (or, with --mode consumequeue, every consume queue) and report messages/s and MB/s.
 
-    Example: [bold]rmqtool bench scan --messages 2000000 --body-size 100 --mode full --json[/]
+    Example: [bold]rmqtool bench scan --messages 200000 --mode headers --json[/]
+    Example: [bold]rmqtool bench scan fixtures/store --config fixtures/broker.conf --mode full[/]
     """
     from rmqtool.bench.layouts import LAYOUTS
     from rmqtool.bench.scan import MODES, run_scan_bench
@@ -43,13 +52,15 @@ def scan(
 def append(
     messages: int = typer.Option(1_000_000, "--messages", min=1, help="Messages to append."),
     body_size: int = typer.Option(100, "--body-size", min=0, help="Body bytes per message."),
-    batch: int = typer.Option(1, "--batch", min=1, help="Messages per put (1: single putMessage; K: putMessages)."),
-    flush: str = typer.Option("async", "--flush", help="async (page cache) or sync (fdatasync per put)."),
+    batch: int = typer.Option(1, "--batch-size", min=1,
+                               help="Messages per put (1: single putMessage; K: putMessages)."),
+    flush: str = typer.Option("async", "--flush", help="async: page cache; sync: fdatasync per put.",
+                              click_type=click.Choice(["async", "sync"])),
     as_json: bool = typer.Option(False, "--json", help="One JSON object."),
 ) -> None:
     """Append to a fresh store (1 GiB segments, queues and index dispatched) and report messages/s.
 
-    Example: [bold]rmqtool bench append --messages 2000000 --batch 256 --body-size 100 --json[/]
+    Example: [bold]rmqtool bench append --messages 200000 --batch-size 256 --json[/]
     """
     from rmqtool.bench.append import run_append_bench
 
@@ -62,15 +73,19 @@ def append(
 def import_(
     messages: int = typer.Option(1_000_000, "--messages", min=1, help="Rows to make and import."),
     body_size: int = typer.Option(100, "--body-size", min=0, help="Body bytes per message."),
-    fmt: str = typer.Option("parquet", "--format", help="Input format: parquet or jsonl."),
+    fmt: str = typer.Option("parquet", "--format", help="Input format.",
+                            click_type=click.Choice(["parquet", "jsonl"])),
     rows: str = typer.Option("producer", "--rows", help="producer: producer rows (binary bodies, tags, keys); "
-                             "export: an export of a generated store, replayed as stored."),
+                             "export: an export of a generated store, replayed as stored.",
+                             click_type=click.Choice(["producer", "export"])),
     as_json: bool = typer.Option(False, "--json", help="One JSON object."),
 ) -> None:
-    """Import a file into a fresh store (read, check, plan, write, dispatch) and report messages/s,
-    next to `bench append --batch 256` of the same messages in the same run.
+    """Import a file into a fresh store and report messages/s, next to `bench append`.
 
-    Example: [bold]rmqtool bench import --messages 1000000 --format parquet --json[/]
+    The import reads, checks, plans, writes and dispatches; `bench append --batch-size 256` of the
+    same messages runs beside it in the same run.
+
+    Example: [bold]rmqtool bench import --messages 100000 --format jsonl --json[/]
     """
     from rmqtool.bench.transfer import run_import_bench
 
@@ -81,17 +96,20 @@ def import_(
 
 @app.command("export")
 def export(
-    store: Path | None = typer.Argument(None, help="Store to export; omitted: generate one (queues and index too)."),
-    fmt: str = typer.Option("parquet", "--format", help="parquet or jsonl."),
+    store: Path | None = typer.Argument(None, help="Store to export; omitted: generate one (queues and index too).",
+                                        show_default=False),
+    fmt: str = typer.Option("parquet", "--format", help="Output format.",
+                            click_type=click.Choice(["parquet", "jsonl"])),
     messages: int = typer.Option(1_000_000, "--messages", min=1, help="Messages to generate."),
     body_size: int = typer.Option(100, "--body-size", min=0, help="Body bytes of generated messages."),
     as_json: bool = typer.Option(False, "--json", help="One JSON object."),
-    config: Path | None = typer.Option(None, "--config", help="broker.conf of STORE."),
+    config: Path | None = typer.Option(None, "--config", help="broker.conf of STORE.", show_default=False),
 ) -> None:
-    """Export a store (to a temporary file) and report messages/s, peak RSS and the ratio to a full
-    scan of the same store in the same run.
+    """Export a store (to a temporary file) and report messages/s, peak RSS and the ratio to a scan.
 
-    Example: [bold]rmqtool bench export --messages 1000000 --format jsonl --json[/]
+    The full scan of the same store runs beside it in the same run.
+
+    Example: [bold]rmqtool bench export fixtures/store --config fixtures/broker.conf --format jsonl --json[/]
     """
     from rmqtool.bench.readpath import run_export_bench
 
@@ -102,15 +120,18 @@ def export(
 
 @app.command("verify")
 def verify(
-    store: Path | None = typer.Argument(None, help="Store to verify; omitted: generate one (queues and index too)."),
+    store: Path | None = typer.Argument(None, help="Store to verify; omitted: generate one (queues and index too).",
+                                        show_default=False),
     messages: int = typer.Option(1_000_000, "--messages", min=1, help="Messages to generate."),
     body_size: int = typer.Option(100, "--body-size", min=0, help="Body bytes of generated messages."),
     as_json: bool = typer.Option(False, "--json", help="One JSON object."),
-    config: Path | None = typer.Option(None, "--config", help="broker.conf of STORE."),
+    config: Path | None = typer.Option(None, "--config", help="broker.conf of STORE, or the settings of the "
+                                       "generated store (maxHashSlotNum=64 and maxIndexNum=256: many small "
+                                       "index files).", show_default=False),
 ) -> None:
     """Verify a store and report messages/s, peak RSS and the ratio to a full scan in the same run.
 
-    Example: [bold]rmqtool bench verify --messages 4000000 --json[/]
+    Example: [bold]rmqtool bench verify fixtures/store --config fixtures/broker.conf --json[/]
     """
     from rmqtool.bench.readpath import run_verify_bench
 
@@ -121,16 +142,16 @@ def verify(
 
 @app.command("spark-export")
 def spark_export(
-    store: Path | None = typer.Argument(None, help="Store to export; omitted: generate one."),
+    store: Path | None = typer.Argument(None, help="Store to export; omitted: generate one.", show_default=False),
     master: list[str] = typer.Option(["local[1]", "local[2]"], "--master", help="Spark masters to run (repeat)."),
     messages: int = typer.Option(1_000_000, "--messages", min=1, help="Messages to generate."),
     body_size: int = typer.Option(100, "--body-size", min=0, help="Body bytes of generated messages."),
     as_json: bool = typer.Option(False, "--json", help="One JSON object."),
-    config: Path | None = typer.Option(None, "--config", help="broker.conf of STORE."),
+    config: Path | None = typer.Option(None, "--config", help="broker.conf of STORE.", show_default=False),
 ) -> None:
     """spark-export (Parquet) on each master, after a warm-up export; messages/s and ratios.
 
-    Example: [bold]rmqtool bench spark-export --messages 1000000 --master local[1] --master local[2] --json[/]
+    Example: [bold]rmqtool bench spark-export --messages 100000 --master local[1] --master local[2] --json[/]
     """
     from rmqtool.bench.readpath import run_spark_export_bench
 
@@ -153,7 +174,7 @@ def spark_load(
 ) -> None:
     """Load generated rows with `import` and with spark-load on each master; rows/s and ratios.
 
-    Example: [bold]rmqtool bench spark-load --messages 1000000 --json[/]
+    Example: [bold]rmqtool bench spark-load --messages 100000 --json[/]
     """
     from rmqtool.bench.sparkload import run_spark_load_bench
 
@@ -165,20 +186,22 @@ def spark_load(
 @app.command("crash")
 def crash(
     rounds: int = typer.Option(20, "--rounds", min=1, help="Writer processes to kill."),
-    flush: str = typer.Option("sync", "--flush", help="sync or async."),
-    seed: int | None = typer.Option(None, "--seed", help="Random seed for the kill moments."),
+    flush: str = typer.Option("sync", "--flush", help="The writers' flush mode.",
+                              click_type=click.Choice(["sync", "async"])),
+    seed: int | None = typer.Option(None, "--seed", help="Random seed for the kill moments (default: a fresh one).",
+                                    show_default=False),
     as_json: bool = typer.Option(False, "--json", help="One JSON object."),
 ) -> None:
     """Kill appending writers with SIGKILL at random moments, recover, and count lost acknowledged messages.
 
-    Example: [bold]rmqtool bench crash --rounds 50 --flush sync --json[/]
+    Example: [bold]rmqtool bench crash --rounds 5 --flush sync --json[/]
     """
     from rmqtool.bench.crash import run_crash_rounds
 
     result = run_crash_rounds(rounds, flush, seed)
     output.emit(result, "bench crash", as_json)
     if result["lost"] or result["problems"]:
-        raise typer.Exit(1)
+        raise typer.Exit(EXIT_PROBLEM)
 
 
 @app.command("recover")
@@ -188,10 +211,12 @@ def recover(
     lookups: int = typer.Option(2000, "--lookups", min=10, help="msgId and unique-key lookups to time."),
     as_json: bool = typer.Option(False, "--json", help="One JSON object."),
 ) -> None:
-    """Crash-recover a generated store (every queue and index key rebuilt), then time msgId and
-    key lookups (p50/p99, in process) and verify on it.
+    """Crash-recover a generated store, then time lookups and verify on it.
 
-    Example: [bold]rmqtool bench recover --messages 1000000 --body-size 1024 --json[/]
+    Recovery rebuilds every queue and index key; msgId and key lookups are timed in process
+    (p50/p99).
+
+    Example: [bold]rmqtool bench recover --messages 100000 --body-size 1024 --json[/]
     """
     from rmqtool.bench.recovery import run_recovery_bench
 

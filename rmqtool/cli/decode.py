@@ -2,40 +2,48 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+import sys
 from pathlib import Path
 
+import click
 import typer
-from rich.text import Text
 
 from rmqtool.cli import output
-from rmqtool.errors import RmqError
-from rmqtool.format.message import render_body
+from rmqtool.cli.grid import Column
+from rmqtool.cli.messages import message_table
+from rmqtool.errors import EXIT_PROBLEM, RmqError
 
-app = typer.Typer(help="Decode store files: commitlog, consume queues, index, checkpoint, msgIds.",
+app = typer.Typer(help="Decode store files: commitlog, consume queues, index, checkpoint, msgIds."
+                  "\n\nExample: [bold]rmqtool decode commitlog fixtures/store --count 5[/]",
                   no_args_is_help=True)
 
-CONFIG = typer.Option(None, "--config", help="broker.conf with the store's settings (sizes, delay levels).")
+CONFIG = typer.Option(None, "--config", help="broker.conf with the store's settings (sizes, delay levels).",
+                      show_default=False)
 JSON = typer.Option(False, "--json", help="One JSON document.")
 JSONL = typer.Option(False, "--jsonl", help="One JSON object per line.")
 
 
 def _time(ms: int) -> str:
+    """A stored time as the tables show it: ISO 8601 UTC to the millisecond."""
+    from rmqtool.cli.messages import iso_utc
+
     try:
-        return datetime.fromtimestamp(ms / 1000, tz=timezone.utc).strftime("%Y-%m-%d %H:%M:%S.%f")[:-3]
-    except (OverflowError, OSError, ValueError):
+        return iso_utc(ms)
+    except (OverflowError, ValueError):
         return str(ms)
 
 
 @app.command("commitlog")
 def commitlog(
-    store: Path = typer.Argument(..., help="Store root, or one commitlog segment file."),
-    from_offset: int = typer.Option(0, "--from", min=0, help="Start at this physical offset."),
-    count: int | None = typer.Option(None, "--count", min=0, help="Stop after this many messages."),
-    topic: str | None = typer.Option(None, "--topic", help="Only messages of this topic."),
+    store: Path = typer.Argument(..., help="Store root, or one commitlog segment file.", show_default=False),
+    from_offset: int = typer.Option(0, "--phy-offset", min=0, help="Start at this physical offset."),
+    count: int | None = typer.Option(None, "--count", min=0, help="Stop after this many messages.",
+                                     show_default=False),
+    topic: str | None = typer.Option(None, "--topic", help="Only messages of this topic.", show_default=False),
     verify_crc: bool = typer.Option(True, "--verify-crc/--no-verify-crc", help="Check every body CRC."),
-    body: str | None = typer.Option(None, "--body", help="Body rendering: text, hex, base64 or none "
-                                    "(default: base64 in JSON, text in the table)."),
+    body: str | None = typer.Option(None, "--body", help="Body rendering (default: base64 in JSON, text in the "
+                                    "table).", show_default=False,
+                                    click_type=click.Choice(["text", "hex", "base64", "none", "stored"])),
     as_json: bool = JSON,
     as_jsonl: bool = JSONL,
     config: Path | None = CONFIG,
@@ -60,53 +68,17 @@ def commitlog(
     if as_jsonl or as_json:
         corrupt = output.emit_rows(log_lines(reader, body, **selection), body, as_document=as_json)
     else:
-        corrupt = _commitlog_table(log_rows(reader, **selection), body)
+        end = reader.segments[-1].start + reader.segments[-1].size if reader.segments else 0
+        corrupt = message_table(log_rows(reader, **selection), body, len(str(end)))
     if corrupt:
-        raise typer.Exit(1)
-
-
-def _commitlog_table(items, body: str) -> bool:
-    from rmqtool.format.finding import ERROR, Finding
-    corrupt = shown = 0
-    cols = ["offset", "size", "topic", "queue", "qoffset", "storeTime (UTC)", "tags", "keys", "body"]
-    page = output.table(None, cols)
-    for item in items:
-        if isinstance(item, Finding):
-            corrupt += item.severity == ERROR
-            page.add_row(str(item.offset), str(item.bytes),
-                         Text(output.printable(f"{item.severity}: {item.reason}"), style="red"), "", "", "", "", "", "")
-            continue
-        for m in item.to_pylist():
-            props = dict(m["properties"])
-            text = _preview(m["body"][:64], body)
-            page.add_row(str(m["commitLogOffset"]), str(m["storeSize"]), m["topic"], str(m["queueId"]),
-                         str(m["queueOffset"]), _time(m["storeTimestamp"]), props.get("TAGS", ""),
-                         props.get("KEYS", ""), (text or "") + ("…" if len(m["body"]) > 64 else ""))
-            shown += 1
-            if page.row_count >= 500:
-                output.stdout.print(page)
-                page = output.table(None, cols)
-    if page.row_count or not shown:
-        output.stdout.print(page)
-    output.stderr.print(f"{shown} messages" + (f", [red]{corrupt} corrupt regions[/]" if corrupt else ""))
-    return bool(corrupt)
-
-
-def _preview(body: bytes, how: str) -> str:
-    """A table cell for a body: text when it is printable UTF-8, else as asked (hex for text)."""
-    if how == "none":
-        return ""
-    if how == "text":
-        text = body.decode("utf-8", "replace")
-        return text if text.isprintable() else body.hex()
-    return render_body(body, how) or ""
+        raise typer.Exit(EXIT_PROBLEM)
 
 
 @app.command("consumequeue")
 def consumequeue(
-    store: Path = typer.Argument(..., help="Store root, or one consume-queue file."),
-    topic: str | None = typer.Option(None, "--topic", help="Topic of the queue."),
-    queue: int | None = typer.Option(None, "--queue", min=0, help="Queue id."),
+    store: Path = typer.Argument(..., help="Store root, or one consume-queue file.", show_default=False),
+    topic: str | None = typer.Option(None, "--topic", help="Topic of the queue.", show_default=False),
+    queue: int | None = typer.Option(None, "--queue", min=0, help="Queue id.", show_default=False),
     as_json: bool = JSON,
     as_jsonl: bool = JSONL,
     config: Path | None = CONFIG,
@@ -127,30 +99,50 @@ def consumequeue(
     elif as_json:
         output.emit_json({"topic": topic, "queueId": queue, "entries": list(entries)})
     else:
-        rows = list(entries)
-        names = ["queueOffset", "commitLogOffset", "size", "tagsCode"]
-        if rows and "storeTimestamp" in rows[0]:
-            names.append("storeTimestamp")
-        page = output.table(f"{topic}/{queue}" if not single else str(store), names)
-        for e in rows:
-            page.add_row(*(str(e[k]) for k in names))
-        output.stdout.print(page)
+        _entries_table(f"{topic}/{queue}" if not single else str(store), entries)
+
+
+def _entries_table(title: str, entries) -> None:
+    """Consume-queue entries as a streaming table, 4096 rows at a time."""
+    from itertools import islice
+
+    from rmqtool.cli.grid import paged, write_table
+
+    first = next(entries, None)
+    names = ["queueOffset", "commitLogOffset", "size", "tagsCode"]
+    if first is not None and "storeTimestamp" in first:
+        names.append("storeTimestamp")
+
+    def parts():
+        chunk = [first] if first is not None else []
+        while chunk:
+            yield [[e[n] for e in chunk] for n in names]
+            chunk = list(islice(entries, 4096))
+
+    output.note(title)
+    with paged() as out:
+        shown = write_table(out, [Column(n, 4, right=True) for n in names], parts())
+    output.note(f"{shown} entries")
 
 
 @app.command("timerlog")
 def timerlog_cmd(
-    store: Path = typer.Argument(..., help="Store root (a 5.x store with a timer/ wheel and timerlog/)."),
+    store: Path = typer.Argument(..., help="Store root (a 5.x store with a timer/ wheel and timerlog/).",
+                                 show_default=False),
     resolve: bool = typer.Option(True, "--resolve/--no-resolve",
                                  help="Read the commitlog record each unit points at (msgId, topics)."),
     as_json: bool = JSON,
     as_jsonl: bool = JSONL,
     config: Path | None = CONFIG,
 ) -> None:
-    """Decode the 5.x timer log: every unit (write time, delay, delivery time, the commitlog
-    record it holds, roll/delete flags) and what it points at. Exit 1 when a segment holds bytes
-    that are not units.
+    """Decode the 5.x timer log: every unit and the message it points at.
 
-    Example: [bold]rmqtool decode timerlog /data/rocketmq/store --jsonl[/]
+    Each unit's write time, delay, delivery time, the commitlog record it holds and its
+    roll/delete flags, and what that record is (--resolve). Exit 1 when a segment holds bytes
+    that are not units. The example reads a 5.x broker's store at its default root, ~/store
+    (fixtures/store is a 4.x store without a timer log).
+
+    Example: [bold]rmqtool decode timerlog ~/store --jsonl[/]
     """
     from rmqtool.format.finding import Finding
     from rmqtool.ops.timerlog import timer_units
@@ -177,20 +169,22 @@ def timerlog_cmd(
         if found is not None:
             output.stderr.print(found)
     if any(f.severity == "error" for f in findings):
-        raise typer.Exit(1)
+        raise typer.Exit(EXIT_PROBLEM)
 
 
 def _file_reader(path: Path, config: Path | None):
     from rmqtool.store.config import StoreConfig
-    from rmqtool.store.reader import StoreReader
+    from rmqtool.store.reader import IndexFiles
+    from rmqtool.store.recognition import require_file
 
+    require_file(path, "index file")
     cfg, given = StoreConfig.from_file(config) if config else (StoreConfig(), set())
-    return StoreReader(path, cfg, given)
+    return IndexFiles(cfg, given)
 
 
 @app.command("index")
 def index_cmd(
-    store: Path = typer.Argument(..., help="Store root, or one index file."),
+    store: Path = typer.Argument(..., help="Store root, or one index file.", show_default=False),
     entries: bool = typer.Option(True, "--entries/--no-entries", help="List the entries too."),
     as_json: bool = JSON,
     as_jsonl: bool = JSONL,
@@ -215,14 +209,19 @@ def index_cmd(
                     yield {"file": r["file"], **e}
         output.emit_jsonl(lines())
         return
+    from rmqtool.cli.grid import write_table
+
+    columns = [Column(n, 4, right=True) for n in ("entry", "keyHash", "slot", "phyOffset", "timestamp (UTC)",
+                                                  "prevIndex")]
     for r in reports:
-        output.stdout.print(output.key_values(r["name"], {**r["header"], **r["slots"]}))
+        header = {k: output.utc(v) if k.endswith("Timestamp") else v for k, v in r["header"].items()}
+        output.stdout.print(output.key_values(r["name"], {**header, **r["slots"]}))
         if entries:
-            page = output.table(None, ["entry", "keyHash", "slot", "phyOffset", "timestamp", "prevIndex"])
-            for e in r["entries"]:
-                page.add_row(str(e["entry"]), str(e["keyHash"]), str(e["slot"]), str(e["phyOffset"]),
-                             _time(e["timestamp"]), str(e["prevIndex"]))
-            output.stdout.print(page)
+            rows = r["entries"]
+            output.stdout.file.flush()
+            write_table(sys.stdout, columns, [[[e["entry"] for e in rows], [e["keyHash"] for e in rows],
+                                            [e["slot"] for e in rows], [e["phyOffset"] for e in rows],
+                                            [_time(e["timestamp"]) for e in rows], [e["prevIndex"] for e in rows]]])
 
 
 def _store_reader(store: Path, config: Path | None):
@@ -233,7 +232,7 @@ def _store_reader(store: Path, config: Path | None):
 
 @app.command("checkpoint")
 def checkpoint_cmd(
-    store: Path = typer.Argument(..., help="Store root (or the checkpoint file)."),
+    store: Path = typer.Argument(..., help="Store root (or the checkpoint file).", show_default=False),
     as_json: bool = JSON,
 ) -> None:
     """Decode the checkpoint: the flush times recovery starts from.
@@ -241,14 +240,14 @@ def checkpoint_cmd(
     Example: [bold]rmqtool decode checkpoint fixtures/store --json[/]
     """
     from rmqtool.format import checkpoint
+    from rmqtool.store.recognition import require_file
     from rmqtool.store.segments import read_file
 
     path = store if store.is_file() else store / "checkpoint"
     if not path.is_file():
         raise RmqError(f"{store}: no checkpoint file")
+    require_file(path, "checkpoint")
     buf = read_file(path)
-    if len(buf) < 24:
-        raise RmqError(f"{path}: {len(buf)} bytes is too small for a checkpoint")
     doc = checkpoint.decode(buf).to_json()
     if as_json:
         output.emit_json(doc)
@@ -259,7 +258,8 @@ def checkpoint_cmd(
 
 @app.command("msgid")
 def msgid_cmd(
-    msg_id: str = typer.Argument(..., help="An offset msgId (32 hex chars for IPv4, 56 for IPv6)."),
+    msg_id: str = typer.Argument(..., help="An offset msgId (32 hex chars for IPv4, 56 for IPv6).",
+                                 show_default=False),
     as_json: bool = JSON,
 ) -> None:
     """Decode an offset msgId into the broker address and the physical offset.

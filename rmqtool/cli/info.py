@@ -11,14 +11,16 @@ from rmqtool.cli.output import utc
 
 
 def info(
-    store: Path = typer.Argument(..., help="Store root."),
+    store: Path = typer.Argument(..., help="Store root.", show_default=False),
     as_json: bool = typer.Option(False, "--json", help="One JSON document."),
-    config: Path | None = typer.Option(None, "--config", help="broker.conf of the store."),
+    config: Path | None = typer.Option(None, "--config", help="broker.conf of the store.", show_default=False),
 ) -> None:
-    """Show what kind of store this is (and why), its commitlog extent and store times, every
-    consume queue's offset range, the index files, the checkpoint against the data, and whether
-    an abort file is present or a process holds the lock. Reads the first and last segment, the
-    queue bounds and the index headers only.
+    """Show a store at a glance: its kind, commitlog extent, consume queues, index and checkpoint.
+
+    What kind of store this is (and why), its commitlog extent and store times, every consume
+    queue's offset range, the index files, the checkpoint against the data, and whether an abort
+    file is present or a process holds the lock. Reads the first and last segment, the queue
+    bounds and the index headers only.
 
     Example: [bold]rmqtool info fixtures/store[/]
     """

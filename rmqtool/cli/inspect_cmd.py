@@ -1,4 +1,4 @@
-"""`rmqtool inspect STORE --offset N`: one record, field by field, with byte ranges and raw hex."""
+"""`rmqtool inspect STORE --phy-offset N`: one record, field by field, with byte ranges and raw hex."""
 
 from __future__ import annotations
 
@@ -8,20 +8,23 @@ import typer
 from rich.text import Text
 
 from rmqtool.cli import output
+from rmqtool.errors import EXIT_PROBLEM
 
 
 def inspect(
-    store: Path = typer.Argument(..., help="Store root, or one commitlog segment file."),
-    offset: int = typer.Option(..., "--offset", min=0, help="Physical offset of the record."),
+    store: Path = typer.Argument(..., help="Store root, or one commitlog segment file.", show_default=False),
+    offset: int = typer.Option(..., "--phy-offset", min=0, help="Physical offset of the record.",
+                               show_default=False),
     as_json: bool = typer.Option(False, "--json", help="One JSON document."),
-    config: Path | None = typer.Option(None, "--config", help="broker.conf with the store's settings."),
+    config: Path | None = typer.Option(None, "--config", help="broker.conf with the store's settings.",
+                                       show_default=False),
 ) -> None:
     """Show one record field by field with its byte range and raw hex, as a hex-editor template would.
 
     Fields are read as far as the bytes allow, so a corrupt record shows where it goes wrong;
     the exit code is 1 when it does.
 
-    Example: [bold]rmqtool inspect fixtures/store --offset 0[/]
+    Example: [bold]rmqtool inspect fixtures/store --phy-offset 0[/]
     """
     from rmqtool.ops.views import inspect_record
     from rmqtool.store.reader import open_reader
@@ -53,7 +56,7 @@ def inspect(
         if ins.problem:
             output.stderr.print(f"[red]problem:[/] {output.terminal_text(ins.problem)}")
     if ins.problem:
-        raise typer.Exit(1)
+        raise typer.Exit(EXIT_PROBLEM)
 
 
 def _jsonable(value: object) -> object:

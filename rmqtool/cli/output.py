@@ -109,6 +109,11 @@ def findings_table(findings: list, show_all: bool = False) -> Table | None:
     return t
 
 
+def note(text: str) -> None:
+    """One plain line on stderr, never wrapped."""
+    sys.stderr.write(printable(text) + "\n")
+
+
 def warn(text: str) -> None:
     stderr.print(f"[yellow]warning:[/] {text}", markup=True)
 
@@ -137,9 +142,30 @@ def progress(label: str, total: int | None) -> Iterator[Callable[[int], None]]:
 
 
 @contextmanager
-def stages(labels: list[str]) -> Iterator[Callable[[str, int], None]]:
+def scan_progress(label: str) -> Iterator[None]:
+    """A bar on stderr (a terminal only) for every commitlog scan in this block: bytes, rate, time left."""
+    if not sys.stderr.isatty():
+        yield
+        return
+    from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn, TransferSpeedColumn
+
+    from rmqtool.store.reader import scan_observed
+
+    with Progress(TextColumn("{task.description}"), BarColumn(), DownloadColumn(), TransferSpeedColumn(),
+                  TimeRemainingColumn(), console=stderr, transient=True) as bar:
+        task = bar.add_task(terminal_text(label), total=None)
+
+        def observe(done: int, total: int) -> None:
+            bar.update(task, completed=done, total=total)
+
+        with scan_observed(observe):
+            yield
+
+
+@contextmanager
+def stages(labels: list[str]) -> Iterator[Callable[[str, int | None], None]]:
     """A `done(stage, rows)` callable showing a multi-stage job on stderr (terminal only): the
-    running stage spins, finished ones show their rows."""
+    running stage spins, finished ones show their rows (None: a stage without rows)."""
     if not sys.stderr.isatty():
         yield lambda stage, rows: None
         return
@@ -150,7 +176,7 @@ def stages(labels: list[str]) -> Iterator[Callable[[str, int], None]]:
         bar.start_task(tasks[labels[0]])
 
         def done(stage: str, rows: int) -> None:
-            bar.update(tasks[stage], completed=1, description=f"{stage}: {rows:,} rows")
+            bar.update(tasks[stage], completed=1, description=stage if rows is None else f"{stage}: {rows:,} rows")
             later = labels[labels.index(stage) + 1 :]
             if later:
                 bar.start_task(tasks[later[0]])
@@ -190,3 +216,16 @@ def utc(ms: int | None) -> str:
         return f"{ms} ({datetime.fromtimestamp(ms / 1000, tz=timezone.utc).strftime('%Y-%m-%d %H:%M:%S.%f')[:-3]}Z)"
     except (OverflowError, OSError, ValueError):
         return str(ms)
+
+
+_BYTE_UNITS = ("KiB", "MiB", "GiB", "TiB", "PiB")
+
+
+def size(n: int) -> str:
+    """A byte count for a glance, exact beside it: "1.2 GiB (1288490188 bytes)"; "512 bytes" below 1 KiB."""
+    if abs(n) < 1024:
+        return f"{n} byte" + ("" if n == 1 else "s")
+    value, unit = n / 1024, 0
+    while abs(value) >= 1024 and unit < len(_BYTE_UNITS) - 1:
+        value, unit = value / 1024, unit + 1
+    return f"{value:.1f} {_BYTE_UNITS[unit]} ({n} bytes)"

@@ -5,43 +5,59 @@ from __future__ import annotations
 import base64
 from pathlib import Path
 
+import click
 import typer
 
 from rmqtool.cli import output
 from rmqtool.cli.times import epoch_ms
-from rmqtool.errors import NotFound, RmqError
+from rmqtool.errors import RmqError
 
 LONG_MAX = 2**63 - 1
 
 
 def query(
-    store: Path = typer.Argument(..., help="Store root."),
-    msg_id: str | None = typer.Option(None, "--msg-id", help="Offset msgId (or a comma-separated list)."),
-    topic: str | None = typer.Option(None, "--topic", help="Topic (for --key, --unique-key, --queue)."),
-    key: str | None = typer.Option(None, "--key", help="A KEYS word, looked up in the index."),
-    unique_key: str | None = typer.Option(None, "--unique-key", help="A UNIQ_KEY, looked up in the index."),
+    store: Path = typer.Argument(..., help="Store root.", show_default=False),
+    msg_id: str | None = typer.Option(None, "--msg-id", help="Offset msgId (or a comma-separated list).",
+                                      show_default=False),
+    topic: str | None = typer.Option(None, "--topic", help="Topic (for --key, --unique-key, --queue).",
+                                     show_default=False),
+    key: str | None = typer.Option(None, "--key", help="A KEYS word, looked up in the index.", show_default=False),
+    unique_key: str | None = typer.Option(None, "--unique-key", help="A UNIQ_KEY, looked up in the index.",
+                                          show_default=False),
     real_topic: bool = typer.Option(False, "--real-topic", help="Also find delayed messages by REAL_TOPIC."),
     begin: str | None = typer.Option(None, "--begin", help="Keys: stored at or after this time (epoch ms or "
-                                     "ISO 8601)."),
-    end: str | None = typer.Option(None, "--end", help="Keys: stored at or before this time (epoch ms or ISO 8601)."),
+                                     "ISO 8601; default: the first message).", show_default=False),
+    end: str | None = typer.Option(None, "--end", help="Keys: stored at or before this time (epoch ms or ISO 8601; "
+                                   "default: the end of the store).", show_default=False),
     max_hits: int = typer.Option(64, "--max", min=1, help="Keys: index hits examined at most (the broker's maxNum)."),
     scan: bool = typer.Option(False, "--scan", help="Keys: scan the commitlog instead of the index."),
-    queue: int | None = typer.Option(None, "--queue", help="Queue id (with --offset or --time)."),
-    offset: int | None = typer.Option(None, "--offset", min=0, help="Queue offset of the message."),
-    count: int = typer.Option(1, "--count", min=1, help="With --offset: this many messages."),
-    phy_offset: int | None = typer.Option(None, "--phy-offset", min=0, help="Physical (commitlog) offset."),
+    queue: int | None = typer.Option(None, "--queue", help="Queue id (with --queue-offset or --time).",
+                                     show_default=False),
+    offset: int | None = typer.Option(None, "--queue-offset", min=0, help="Queue offset of the message.",
+                                      show_default=False),
+    count: int = typer.Option(1, "--count", min=1, help="With --queue-offset: this many messages."),
+    phy_offset: int | None = typer.Option(None, "--phy-offset", min=0, help="Physical (commitlog) offset.",
+                                          show_default=False),
     at_time: str | None = typer.Option(None, "--time", help="Queue offset of the first message stored at or "
-                                       "after this time (epoch ms, or ISO 8601: 2026-11-25, 2026-11-25T10:30:00Z)."),
-    body: str | None = typer.Option(None, "--body", help="Body rendering: text, hex, base64 or none."),
+                                       "after this time (epoch ms, or ISO 8601: 2026-11-25, 2026-11-25T10:30:00Z).",
+                                       show_default=False),
+    body: str | None = typer.Option(None, "--body", help="Body rendering (default: base64 in JSON, text otherwise).",
+                                    show_default=False,
+                                    click_type=click.Choice(["text", "hex", "base64", "none", "stored"])),
     as_json: bool = typer.Option(False, "--json", help="One JSON document."),
-    config: Path | None = typer.Option(None, "--config", help="broker.conf of the store."),
+    as_jsonl: bool = typer.Option(False, "--jsonl", help="One JSON object per message."),
+    full: bool = typer.Option(False, "--full", help="Every field of every hit (one card each) instead of one line "
+                              "per hit."),
+    config: Path | None = typer.Option(None, "--config", help="broker.conf of the store.", show_default=False),
 ) -> None:
     """Find messages by msgId, key, unique key, queue offset, physical offset, or a queue offset by time.
 
     Read-only; works while a broker runs (with a warning). Index hits are confirmed by
-    reading each record, so a hash collision never comes back. Not found: exit 1.
+    reading each record, so a hash collision never comes back. Several hits are one line each
+    (--full: every field). A msgId, offset or queue the store does not hold: exit 3; a key
+    search that finds nothing prints "0 messages" and exits 0.
 
-    Example: [bold]rmqtool query fixtures/store --config fixtures/broker.conf --topic OrderTopic --key order-1[/]
+    Example: [bold]rmqtool query fixtures/store --config fixtures/broker.conf --topic OrderTopic --key order-3[/]
     """
     from rmqtool.format.message import BODY_FORMATS
     from rmqtool.ops.query import StoreQuery
@@ -53,13 +69,14 @@ def query(
     end = epoch_ms(end, "--end")
     end = LONG_MAX if end is None else end
     if body is None:
-        body = "base64" if as_json else "text"
+        body = "base64" if as_json or as_jsonl else "text"
     if body not in BODY_FORMATS:
         raise RmqError(f"--body must be one of {', '.join(BODY_FORMATS)}, not {body!r}")
-    kinds = [k for k, v in (("--msg-id", msg_id), ("--key", key), ("--unique-key", unique_key),
-                            ("--offset", offset), ("--phy-offset", phy_offset), ("--time", at_time)) if v is not None]
+    asked = (("--msg-id", msg_id), ("--key", key), ("--unique-key", unique_key), ("--queue-offset", offset),
+             ("--phy-offset", phy_offset), ("--time", at_time))
+    kinds = [k for k, v in asked if v is not None]
     if len(kinds) != 1:
-        raise RmqError("give exactly one of --msg-id, --key, --unique-key, --offset, --phy-offset, --time"
+        raise RmqError("give exactly one of --msg-id, --key, --unique-key, --queue-offset, --phy-offset, --time"
                        + (f" (got {', '.join(kinds)})" if kinds else ""))
     reader = open_reader(store, config)
     holder = lock_holder(reader.paths)
@@ -83,9 +100,10 @@ def query(
             hits = find(_need(topic, "--topic"), wanted, unique=unique_key is not None, begin=begin, end=end,
                         max_hits=max_hits, real_topic=real_topic)
             if not hits:
-                raise NotFound(f"no message of topic {topic} carries {'unique key' if unique_key else 'key'} "
-                               f"{wanted!r}")
-        _show(hits, body, as_json)
+                output.stderr.print(output.terminal_text(
+                    f"0 messages: no message of topic {topic} carries {'unique key' if unique_key else 'key'} "
+                    f"{wanted!r}"))
+        _show(hits, body, "json" if as_json else "jsonl" if as_jsonl else "full" if full else "lines")
     finally:
         q.close()
 
@@ -96,16 +114,35 @@ def _need(value, flag: str):
     return value
 
 
-def _show(hits, body: str, as_json: bool) -> None:
-    if as_json:
+def _show(hits, body: str, how: str) -> None:
+    """Hits as one JSON document, JSON lines, one line each (one hit: its card), or cards."""
+    if how == "json":
         output.emit_json({"messages": [h.to_json(body) for h in hits]})
-        return
-    for h in hits:
-        doc = h.to_json(body)
-        if body == "text":  # for a person: UTF-8 text, any other byte as \xNN (never raw to the terminal)
-            doc["body"] = output.printable_bytes(base64.b64decode(h.to_json("base64")["body"]))
-        doc["properties"] = ", ".join(f"{k}={v}" for k, v in doc["properties"].items())
-        doc.pop("propertiesString")
-        for name in ("bornTimestamp", "storeTimestamp"):
-            doc[name] = output.utc(doc[name])
-        output.stdout.print(output.key_values(f"message {doc['msgId']}", doc))
+    elif how == "jsonl":
+        output.emit_jsonl(h.to_json(body) for h in hits)
+    elif how == "lines" and len(hits) > 1:
+        from rmqtool.cli.messages import message_table
+
+        message_table([[h.to_json("base64") for h in hits]], body)
+    else:
+        for h in hits:
+            card = _card(h, body)
+            output.stdout.print(output.key_values(f"message {card['msgId']}", card))
+
+
+def _card(hit, body: str) -> dict:
+    """Every field of a hit for a person: body as text or as asked, times with UTC, sysFlag in words."""
+    from rmqtool.format import sysflag
+
+    doc = hit.to_json(body)
+    if body == "text":  # UTF-8 text, any other byte as \xNN (never raw to the terminal)
+        doc["body"] = output.printable_bytes(base64.b64decode(hit.to_json("base64")["body"]))
+    elif doc.get("body") is None:
+        doc["body"] = f"({body}: not shown)"
+    doc["properties"] = ", ".join(f"{k}={v}" for k, v in doc["properties"].items())
+    doc.pop("propertiesString")
+    words = sysflag.describe(doc["sysFlag"])
+    doc["sysFlag"] = f"{doc['sysFlag']} ({', '.join(words)})" if words else doc["sysFlag"]
+    for name in ("bornTimestamp", "storeTimestamp"):
+        doc[name] = output.utc(doc[name])
+    return doc

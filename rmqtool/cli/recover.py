@@ -1,4 +1,8 @@
-"""`rmqtool recover STORE [--dry-run]`: the broker's start-up recovery, shown before it is done."""
+"""`rmqtool recover STORE [--dry-run]` and `rmqtool clean STORE [--dry-run]`: a summary first (what
+is lost, dropped, removed or freed), then the details grouped by kind, every item with `--all`.
+
+The numbers come from the plans (`ops.recovery`, `ops.clean`); this module only renders them.
+"""
 
 from __future__ import annotations
 
@@ -8,21 +12,32 @@ import typer
 
 from rmqtool.cli import output
 
+ALL = typer.Option(False, "--all", help="List every item (cut, file, message, queue) instead of one line per kind.")
+LISTED_QUEUES = 5  # queues named on their details line without --all
+LISTED_MESSAGES = 5  # msgIds named on the dropped messages' details line without --all
+LISTED_FILES = 20  # clean lists its files one per line up to this many without --all
+
 
 def recover(
-    store: Path = typer.Argument(..., help="Store root."),
+    store: Path = typer.Argument(..., help="Store root.", show_default=False),
     dry_run: bool = typer.Option(False, "--dry-run", help="Report what recovery would do; change nothing."),
     thorough: bool = typer.Option(False, "--thorough", help="Beyond the broker: CRC-check every segment, rebuild "
                                   "queues missing entries and an index missing keys."),
-    as_json: bool = typer.Option(False, "--json", help="One JSON document."),
-    config: Path | None = typer.Option(None, "--config", help="broker.conf of the store (sizes, CRC check, index)."),
+    as_json: bool = typer.Option(False, "--json", help="One JSON document (the summary fields and every item)."),
+    show_all: bool = ALL,
+    config: Path | None = typer.Option(None, "--config", help="broker.conf of the store (sizes, CRC check, index).",
+                                       show_default=False),
 ) -> None:
-    """Recover a store as the broker does at start-up: clean (from the third-last segment) or after
-    a crash (abort present: from the checkpoint), CRC-checked; cut what follows the last good
-    record, drop consume-queue entries past it, drop index files newer than the checkpoint,
-    and re-dispatch. The report lists every cut byte range, dropped message and queue entry.
+    """Recover a store as the broker does at start-up, and report what was cut and dropped.
 
-    Example: [bold]rmqtool recover /data/store --config broker.conf --dry-run[/]
+    Clean shutdown: from the third-last segment; after a crash (abort present): from the
+    checkpoint. CRC-checked; cut what follows the last good record, drop consume-queue entries
+    past it, drop index files newer than the checkpoint, and re-dispatch. The output leads with a
+    summary (the recovery point; messages and bytes lost; queue and index entries dropped and
+    re-added; files removed), then one line per kind of change; --all lists every cut byte range,
+    removed file, dropped message and queue.
+
+    Example: [bold]rmqtool recover fixtures/store --config fixtures/broker.conf --dry-run[/]
     """
     from rmqtool.errors import RmqError
     from rmqtool.ops.recovery import apply_recovery, plan_recovery
@@ -43,54 +58,178 @@ def recover(
     if as_json:
         output.emit_json(doc)
     else:
-        _show(doc)
+        _show_recovery(doc, store, show_all)
     if plan.refused:
         raise typer.Exit(2)
 
 
-def _show(doc: dict) -> None:
+def _say(lines: list[str]) -> None:
+    for line in lines:
+        output.stdout.print(line, markup=False, soft_wrap=True)
+
+
+def _name(store: Path, file: str) -> str:
+    """A store file as a person reads it: relative to the store root when inside it, made printable."""
+    try:
+        return output.printable(Path(file).relative_to(store))
+    except ValueError:
+        return output.printable(file)
+
+
+def _span(store: Path, group: dict) -> str:
+    """The files of a group: the one file, or the first .. last."""
+    if group["count"] == 1:
+        return _name(store, group["first"])
+    return f"{_name(store, group['first'])} .. {_name(store, group['last'])}"
+
+
+def _show_recovery(doc: dict, store: Path, show_all: bool) -> None:
     if doc["refused"]:
         output.stdout.print(f"[red]refused, nothing changed:[/] {output.terminal_text(doc['refused'])}")
         return
-    verb = "would" if doc["dryRun"] else "did"
-    c = doc["commitlog"]
-    kind = f"{doc['mode']} shutdown" + (", thorough" if doc["thorough"] else "")
-    output.stdout.print(f"recovery ({kind}), {verb}: commitlog from {c['startSegment']} "
-                        f"ends at {c['end']} ({c['stop']}); data ended at {c['dataEnd']}")
-    if doc["truncated"]:
-        t = output.table("bytes cut", ["file", "from", "to", "bytes", "reason"])
-        for r in doc["truncated"]:
-            t.add_row(r["file"], str(r["from"]), str(r["to"]), str(r["bytes"]), r["reason"])
-        output.stdout.print(t)
+    _say(_recovery_summary(doc))
+    details = _recovery_items(doc, store) if show_all else _recovery_groups(doc, store)
+    if details:
+        _say(["details:" if show_all else "details (--all lists every item):", *details])
+
+
+_FILE_NOUNS = {"commitlog": "segment", "consumequeue": "consume-queue file", "index": "index file"}
+
+
+def _files(count: int, structure: str) -> str:
+    return _count(count, _FILE_NOUNS.get(structure, "file"))
+
+
+def _count(n: int, noun: str, plural: str = "") -> str:
+    """"1 file", "3 files"."""
+    return f"{n} {noun if n == 1 else plural or noun + 's'}"
+
+
+def _recovery_summary(doc: dict) -> list[str]:
+    """The answers at a glance: a headline, then one aligned line per answer."""
+    dry = doc["dryRun"]
+
+    def did(verb: str, past: str) -> str:
+        return f"would {verb}" if dry else past
+
+    c, point = doc["commitlog"], doc["recoveryPoint"]
+    answers = [
+        ("recovery point", _point(point, c["stop"])),
+        ("last record", _stored(point["lastStoreTimestamp"] if point else None)),
+        (did("lose", "lost"), _lost(doc)),
+        ("consume queues", f"{did('drop', 'dropped')} {_count(doc['queueEntriesDropped'], 'entry', 'entries')}, "
+                           f"re-dispatch {did('add', 'added')} {doc['queueEntriesAdded']} "
+                           f"({_count(doc['queuesChanged'], 'queue')} changed)"),
+        ("index", f"{did('drop', 'dropped')} {_count(doc['indexEntriesDropped'], 'entry', 'entries')} in "
+                  f"{_count(doc['indexFilesDropped'], 'file')}, re-dispatch {did('add', 'added')} "
+                  f"{_count(doc['indexKeysAdded'], 'key')}"),
+        ("files", _removed(doc, did)),
+    ]
+    width = max(len(label) for label, _ in answers) + 2
+    return [_headline(doc), *(f"  {label + ':':{width}}{value}" for label, value in answers)]
+
+
+def _headline(doc: dict) -> str:
+    head = "recover --dry-run (nothing changed)" if doc["dryRun"] else "recovered"
+    how = "after a crash (abort present)" if doc["mode"] == "crash" else "after a clean shutdown"
+    thorough = ", thorough" if doc["thorough"] else ""
+    start = doc["commitlog"]["startSegment"]
+    return f"{head}: {how}{thorough}" + (f", records checked from segment {output.printable(start)}" if start else "")
+
+
+def _lost(doc: dict) -> str:
+    if not (doc["bytesLost"] or doc["messagesLost"]):
+        return "nothing (0 messages, 0 bytes)"
+    return (f"{_count(doc['messagesLost'], 'message')}; {output.size(doc['bytesLost'])} past the recovery point: "
+            f"{output.size(doc['messageBytesLost'])} of records, {output.size(doc['tornBytes'])} torn or garbage")
+
+
+def _removed(doc: dict, did) -> str:
+    by = ", ".join(_files(n, s) for s, n in doc["filesRemovedByStructure"].items())
+    text = f"{did('remove', 'removed')} {doc['filesRemoved']}" + (f" ({by})" if by else "")
+    if doc["segmentsFilled"]:
+        text += (f"; {did('fill', 'filled')} {doc['segmentsFilled']} missing segments with a blank marker "
+                 "(their messages were gone before recovery)")
+    return text
+
+
+def _point(point: dict | None, stop: str) -> str:
+    if point is None:
+        return "none: the commitlog holds no segment"
+    return (f"commitlog offset {point['offset']} = segment {output.printable(point['segment'])} + "
+            f"{point['position']} ({output.printable(stop)} there)")
+
+
+def _stored(ms: int | None) -> str:
+    return f"stored at {output.utc(ms)}" if ms is not None else "none intact from the start segment on"
+
+
+def _recovery_groups(doc: dict, store: Path) -> list[str]:
+    """One line per kind of change (bounded: the kinds are few)."""
+    lines = []
+    for g in doc["cutGroups"]:
+        if g["structure"] == "commitlog" and g["count"] == 1:
+            r = next(t for t in doc["truncated"] if t["file"] == g["first"])
+            lines.append(f"  cut {_name(store, g['first'])} at {r['from']}..{r['to']} ({output.size(g['bytes'])}): "
+                         f"{output.printable(g['reason'])}")
+        else:
+            lines.append(f"  cut {_files(g['count'], g['structure'])} ({_span(store, g)}), "
+                         f"{output.size(g['bytes'])}: {output.printable(g['reason'])}")
     for f in doc["filledSegments"]:
-        output.stdout.print(f"fill {output.terminal_text(f)}: a missing segment, written back as one blank marker "
-                            "(its messages are lost)")
-    for d in doc["deletedFiles"]:
-        output.stdout.print(f"delete {output.terminal_text(d['file'])}: {output.terminal_text(d['reason'])}")
-    if doc["droppedMessageCount"]:
-        output.stdout.print(f"{doc['droppedMessageCount']} messages past the end are dropped, first: "
-                            + ", ".join(m["msgId"] for m in doc["droppedMessages"][:5]))
-    for q in doc["consumeQueues"]:
-        output.stdout.print(f"queue {output.terminal_text(q['topic'])}/{q['queueId']}: {q['entriesDropped']} "
-                            f"entries dropped, "
-                            f"{q['entriesAdded']} added")
-    idx = doc["index"]
-    if idx["filesDropped"] or idx["keysAdded"]:
-        output.stdout.print(f"index: {len(idx['filesDropped'])} files dropped, {idx['keysAdded']} keys added")
+        lines.append(f"  fill {_name(store, f)}: a missing segment, written back as one blank marker")
+    for g in doc["deletedGroups"]:
+        lines.append(f"  delete {_files(g['count'], g['structure'])} ({_span(store, g)}): "
+                     f"{output.printable(g['reason'])}")
+    if doc["messagesLost"]:
+        first = ", ".join(output.printable(m["msgId"]) for m in doc["droppedMessages"][:LISTED_MESSAGES])
+        lines.append(f"  drop {doc['messagesLost']} messages past the recovery point, first: {first}")
+    changed = doc["consumeQueues"]
+    if changed:
+        shown = ", ".join(_queue_change(q) for q in changed[:LISTED_QUEUES])
+        more = f" and {len(changed) - LISTED_QUEUES} more" if len(changed) > LISTED_QUEUES else ""
+        lines.append(f"  queues: {shown}{more}")
+    return lines
+
+
+def _queue_change(q: dict) -> str:
+    return f"{output.printable(q['topic'])}/{q['queueId']} -{q['entriesDropped']} +{q['entriesAdded']}"
+
+
+def _recovery_items(doc: dict, store: Path) -> list[str]:
+    """Every item, one line each."""
+    lines = [f"  cut {_name(store, t['file'])} at {t['from']}..{t['to']} ({output.size(t['bytes'])}): "
+             f"{output.printable(t['reason'])}" for t in doc["truncated"]]
+    lines += [f"  fill {_name(store, f)}: a missing segment, written back as one blank marker"
+              for f in doc["filledSegments"]]
+    lines += [f"  delete {_name(store, d['file'])}: {output.printable(d['reason'])}" for d in doc["deletedFiles"]]
+    lines += [f"  drop message {m['msgId']} at {m['commitLogOffset']} ({output.printable(m['topic'])}/{m['queueId']})"
+              for m in doc["droppedMessages"]]
+    unlisted = doc["messagesLost"] - len(doc["droppedMessages"])
+    if unlisted > 0:
+        lines.append(f"  ... and {unlisted} more messages past the recovery point (not listed)")
+    lines += [f"  queue {output.printable(q['topic'])}/{q['queueId']}: "
+              f"{_count(q['entriesDropped'], 'entry', 'entries')} dropped, {q['entriesAdded']} added"
+              for q in doc["consumeQueues"]]
+    return lines
 
 
 def clean(
-    store: Path = typer.Argument(..., help="Store root."),
+    store: Path = typer.Argument(..., help="Store root.", show_default=False),
     reserved_hours: float | None = typer.Option(None, "--reserved-hours", help="Keep segments modified within this "
-                                                "many hours (default: fileReservedTime of the config, 72)."),
+                                                "many hours (default: fileReservedTime of the config, 72).",
+                                                show_default=False),
     dry_run: bool = typer.Option(False, "--dry-run", help="List what would be deleted; delete nothing."),
     as_json: bool = typer.Option(False, "--json", help="One JSON document."),
-    config: Path | None = typer.Option(None, "--config", help="broker.conf of the store."),
+    show_all: bool = typer.Option(False, "--all", help="List every file, however many."),
+    config: Path | None = typer.Option(None, "--config", help="broker.conf of the store.", show_default=False),
 ) -> None:
     """Delete expired commitlog segments (never the newest) and the consume-queue and index
     files they orphan, as the broker's cleanup does.
 
-    Example: [bold]rmqtool clean /data/store --reserved-hours 48 --dry-run[/]
+    The output leads with the files and bytes freed per structure and where the commitlog starts
+    after; the files follow (a line per kind when there are many; --all lists each).
+
+    Example: [bold]rmqtool clean fixtures/store --reserved-hours 48 --dry-run[/]
     """
     from rmqtool.ops.clean import apply_clean, plan_clean
     from rmqtool.store.config import StoreConfig
@@ -106,7 +245,43 @@ def clean(
     if as_json:
         output.emit_json(doc)
         return
-    verb = "would delete" if dry_run else "deleted"
-    for d in doc["deletedFiles"]:
-        output.stdout.print(f"{verb} {d['file']}: {d['reason']}")
-    output.stdout.print(f"{len(doc['deletedFiles'])} files; the commitlog now starts at {doc['minOffset']}")
+    _say(_clean_summary(doc))
+    _say(_clean_details(doc, store, show_all))
+
+
+_STRUCTURE_NAMES = {"commitlog": "commitlog", "consumequeue": "consume queues", "index": "index"}
+
+
+def _clean_summary(doc: dict) -> list[str]:
+    n, dry = doc["filesDeleted"], doc["dryRun"]
+    if not n:
+        return [f"nothing to delete: no segment but the newest is older than {doc['reservedHours']} h; "
+                f"the commitlog starts at {doc['minOffset']}"]
+    freed = output.size(doc["bytesFreed"])
+    head = (f"would delete {n} files, {freed}; the commitlog would then start at {doc['minOffset']} "
+            f"(now at {doc['minOffsetBefore']}); nothing changed (dry run)" if dry else
+            f"deleted {n} files, freed {freed}; the commitlog now starts at {doc['minOffset']} "
+            f"(was at {doc['minOffsetBefore']})")
+    lines = [head]
+    for structure, f in doc["freed"].items():
+        name = _STRUCTURE_NAMES.get(structure, structure)
+        lines.append(f"  {name + ':':16} {_count(f['files'], 'file')}, {output.size(f['bytes'])}" + _on_disk(f))
+    return lines
+
+
+def _on_disk(f: dict) -> str:
+    """The bytes on disk, when they differ from the files' sizes (sparse files)."""
+    return f"; {output.size(f['diskBytes'])} on disk" if f["diskBytes"] != f["bytes"] else ""
+
+
+def _clean_details(doc: dict, store: Path, show_all: bool) -> list[str]:
+    """Every file when asked or when few; else one line per structure and reason."""
+    verb = "would delete" if doc["dryRun"] else "deleted"
+    if not doc["deletedFiles"]:
+        return []
+    if show_all or len(doc["deletedFiles"]) <= LISTED_FILES:
+        return ["details:", *(f"  {verb} {_name(store, d['file'])}, {output.size(d['bytes'])}: "
+                              f"{output.printable(d['reason'])}" for d in doc["deletedFiles"])]
+    return ["details (--all lists every file):",
+            *(f"  {verb} {_files(g['count'], g['structure'])} ({_span(store, g)}), {output.size(g['bytes'])}: "
+              f"{output.printable(g['reason'])}" for g in doc["groups"])]

@@ -7,13 +7,14 @@ from pathlib import Path
 import typer
 
 from rmqtool.cli import output
+from rmqtool.errors import EXIT_PROBLEM
 
-CONFIG = typer.Option(None, "--config", help="broker.conf of the store.")
+CONFIG = typer.Option(None, "--config", help="broker.conf of the store.", show_default=False)
 ALL = typer.Option(False, "--all", help="One row per finding instead of one per group of alike findings.")
 
 
 def verify(
-    store: Path = typer.Argument(..., help="Store root."),
+    store: Path = typer.Argument(..., help="Store root.", show_default=False),
     as_json: bool = typer.Option(False, "--json", help="One JSON document (every finding, and their groups)."),
     show_all: bool = ALL,
     config: Path | None = CONFIG,
@@ -42,22 +43,23 @@ def verify(
                             f"{report.index_entries} index entries: {report.problems} problems, "
                             f"{len(report.findings) - report.problems} warnings")
     if report.problems:
-        raise typer.Exit(1)
+        raise typer.Exit(EXIT_PROBLEM)
 
 
 def salvage(
-    store: Path = typer.Argument(..., help="Store root."),
-    out: Path = typer.Option(..., "--out", help="JSONL file for every intact message."),
+    store: Path = typer.Argument(..., help="Store root.", show_default=False),
+    out: Path = typer.Option(..., "--out", help="JSONL file for every intact message.", show_default=False),
     force: bool = typer.Option(False, "--force", help="Overwrite an existing output file."),
     as_json: bool = typer.Option(False, "--json", help="A JSON summary (with every finding) on stdout."),
     show_all: bool = ALL,
     config: Path | None = CONFIG,
 ) -> None:
-    """Export every intact message, reading past corrupt regions (each record names its own
-    offset: the scan resynchronizes on the next one). The corrupt regions skipped are listed on
-    stderr; exit 1 when there were any, 0 when the store was clean.
+    """Export every intact message of a damaged store, reading past corrupt regions.
 
-    Example: [bold]rmqtool salvage /data/broken-store --out /tmp/salvaged.jsonl[/]
+    Each record names its own offset, so the scan resynchronizes on the next one. The corrupt
+    regions skipped are listed on stderr; exit 1 when there were any, 0 when the store was clean.
+
+    Example: [bold]rmqtool salvage fixtures/store --out /tmp/salvaged.jsonl --force[/]
     """
     from rmqtool.format.report import group_findings
     from rmqtool.ops.export import export_store
@@ -74,4 +76,4 @@ def salvage(
         output.stderr.print(f"{summary.messages} intact messages written to {out}; "
                             f"{summary.corrupt_regions} corrupt regions skipped")
     if summary.corrupt_regions:
-        raise typer.Exit(1)
+        raise typer.Exit(EXIT_PROBLEM)

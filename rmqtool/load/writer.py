@@ -60,24 +60,26 @@ def is_export(source: Source) -> bool:
 
 
 def load(root, source: Source, opts: LoadOptions, *, flush: str | None = None, batch_size: int | None = None,
-         register_topics: bool = True, progress: Progress | None = None) -> LoadSummary:
+         register_topics: bool = True, progress: Progress | None = None, delayed: bool = True,
+         clock: Callable[[], int] | None = None) -> LoadSummary:
     """Write every row of `source` into the store at `root` (created when missing). An export's
     records go back as they were stored; producer rows become a producer's messages, in broker
     batches of up to `batch_size` when given. A refused row is an RmqError naming it; the
-    store is then as it was."""
+    store is then as it was. `delayed=False` refuses delayed producer rows (spark-load's rule);
+    `clock` names new index files (default: now)."""
     stored = is_export(source)
     created = not StorePaths(root, opts.cfg.storePathCommitLog or None).root.exists()
     store = None
     if not created:  # open an existing store first: rows that name no storeHost take its broker's address
-        store = MessageStore(root, opts.cfg, flush=flush, register_topics=register_topics)
+        store = MessageStore(root, opts.cfg, flush=flush, register_topics=register_topics, clock=clock)
         if opts.store_host is None and store.store_host is not None:
             opts = replace(opts, store_host=store.store_host)
     summary = LoadSummary(as_stored=stored)
     try:
-        chunks = ahead(_chunks(source, opts, stored, QueueRotation(opts.queues)))
+        chunks = ahead(_chunks(source, opts, stored, QueueRotation(opts.queues) if delayed else None))
         first = next(chunks, None)  # a bad first chunk fails before a new store is made
         if store is None:
-            store = MessageStore(root, opts.cfg, flush=flush, register_topics=register_topics)
+            store = MessageStore(root, opts.cfg, flush=flush, register_topics=register_topics, clock=clock)
         log = store.commitlog
         summary.first_offset = log.max_offset
         planner = LoadPlanner(log.max_offset, opts.cfg.mappedFileSizeCommitLog, opts.queues, log.table,
@@ -111,7 +113,7 @@ def _with(first, rest: Iterator) -> Iterator:
 
 
 def _chunks(source: Source, opts: LoadOptions, stored: bool,
-            rotation: QueueRotation) -> Iterator[tuple[int, LoadChunk]]:
+            rotation: QueueRotation | None) -> Iterator[tuple[int, LoadChunk]]:
     """(first row, chunk) of every batch of the input, in order; the first bad rows are an RmqError."""
     base = 0
     for whole in source.batches(STORED_TYPES if stored else PRODUCER_TYPES, CHUNK_ROWS):

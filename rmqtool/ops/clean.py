@@ -4,42 +4,127 @@ A commitlog segment other than the newest one expires when its modification time
 than `fileReservedTime` hours old. Deleting expired segments moves the commitlog's minimum
 offset; a consume-queue file whose last entry points below it, and an index file whose
 endPhyOffset is below it, are orphaned and go too (never a queue's or the index's newest
-file, as in the broker).
+file, as in the broker). The plan measures every file it would delete (size, and the bytes
+it takes on disk: files are sparse) before a byte changes, so a dry run and the real run
+report the same numbers.
 """
 
 from __future__ import annotations
 
 import os
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from rmqtool.format import consumequeue, index
+from rmqtool.format.finding import COMMITLOG, CONSUMEQUEUE, INDEX, structure_of
 from rmqtool.store.config import StoreConfig
 from rmqtool.store.paths import StorePaths, parse_offset_name
 from rmqtool.store.segments import list_segments, open_read_only
 
 MS_PER_HOUR = 3_600_000
+STRUCTURES = (COMMITLOG, CONSUMEQUEUE, INDEX)  # the summary shows each, in this order, even when nothing goes
+
+
+@dataclass(frozen=True)
+class FileSize:
+    """A file's size and the bytes it takes on disk (less for a sparse file)."""
+
+    bytes: int = 0
+    disk_bytes: int = 0
+
+    @classmethod
+    def of(cls, path: str | os.PathLike) -> FileSize:
+        try:
+            st = os.stat(path)
+        except FileNotFoundError:
+            return cls()
+        return cls(st.st_size, st.st_blocks * 512)
+
+
+@dataclass
+class FileGroup:
+    """Files of one structure that go for one reason, in the order they were planned."""
+
+    structure: str
+    reason: str
+    files: list[str] = field(default_factory=list)
+    bytes: int = 0
+    disk_bytes: int = 0
+
+    def to_json(self, sizes: bool = True) -> dict:
+        """The group as data: its files as count, first and last (and their bytes with `sizes`)."""
+        out = {"structure": self.structure, "reason": self.reason, "count": len(self.files),
+               "first": self.files[0], "last": self.files[-1]}
+        return {**out, "bytes": self.bytes, "diskBytes": self.disk_bytes} if sizes else out
+
+
+def group_files(items: Iterable[tuple[str, str]], sizes: dict[str, FileSize] | None = None) -> list[FileGroup]:
+    """(file, reason) pairs as one group per structure and reason, in order of first appearance."""
+    groups: dict[tuple[str, str], FileGroup] = {}
+    for file, reason in items:
+        key = (structure_of(file), reason)
+        g = groups.setdefault(key, FileGroup(*key))
+        g.files.append(file)
+        size = (sizes or {}).get(file, FileSize())
+        g.bytes += size.bytes
+        g.disk_bytes += size.disk_bytes
+    return list(groups.values())
 
 
 @dataclass
 class CleanPlan:
     deleted: list[tuple[str, str]] = field(default_factory=list)
-    min_offset: int = 0
+    min_offset: int = 0  # where the commitlog starts after the deletion
+    min_offset_before: int = 0
+    reserved_hours: float = 0
+    sizes: dict[str, FileSize] = field(default_factory=dict)  # of each file to delete, measured when planned
+
+    @property
+    def bytes_freed(self) -> int:
+        return sum(self.sizes[f].bytes for f, _ in self.deleted)
+
+    @property
+    def disk_bytes_freed(self) -> int:
+        return sum(self.sizes[f].disk_bytes for f, _ in self.deleted)
+
+    def freed(self) -> dict[str, FileGroup]:
+        """Files and bytes per structure (commitlog, consumequeue, index; others after them when any)."""
+        out = {s: FileGroup(s, "") for s in STRUCTURES}
+        for g in group_files(self.deleted, self.sizes):
+            total = out.setdefault(g.structure, FileGroup(g.structure, ""))
+            total.files += g.files
+            total.bytes += g.bytes
+            total.disk_bytes += g.disk_bytes
+        return out
 
     def to_json(self) -> dict:
-        return {"minOffset": self.min_offset, "deletedFiles": [{"file": f, "reason": r} for f, r in self.deleted]}
+        return {
+            "minOffset": self.min_offset,
+            "minOffsetBefore": self.min_offset_before,
+            "reservedHours": self.reserved_hours,
+            "filesDeleted": len(self.deleted),
+            "bytesFreed": self.bytes_freed,
+            "diskBytesFreed": self.disk_bytes_freed,
+            "freed": {s: {"files": len(g.files), "bytes": g.bytes, "diskBytes": g.disk_bytes}
+                      for s, g in self.freed().items()},
+            "groups": [g.to_json() for g in group_files(self.deleted, self.sizes)],
+            "deletedFiles": [{"file": f, "reason": r, "bytes": self.sizes[f].bytes,
+                              "diskBytes": self.sizes[f].disk_bytes} for f, r in self.deleted],
+        }
 
 
 def plan_clean(root: str | os.PathLike, cfg: StoreConfig, reserved_hours: float | None = None,
                now_ms: int | None = None) -> CleanPlan:
+    """What the broker's cleanup would delete from the store at `root` now, nothing changed."""
     from rmqtool.store.kind import require_writable
 
     paths = StorePaths(root, cfg.storePathCommitLog or None)
     require_writable(paths, "clean")
     hours = cfg.fileReservedTime if reserved_hours is None else reserved_hours
     now = time.time_ns() // 1_000_000 if now_ms is None else now_ms
-    plan = CleanPlan()
+    plan = CleanPlan(reserved_hours=hours)
     segments = list_segments(paths.commitlog)
     kept = list(segments)
     for seg in segments[:-1]:
@@ -48,9 +133,11 @@ def plan_clean(root: str | os.PathLike, cfg: StoreConfig, reserved_hours: float 
             break  # the broker deletes from the oldest and stops at the first file it keeps
         plan.deleted.append((str(seg.path), f"older than fileReservedTime={hours} h"))
         kept.remove(seg)
+    plan.min_offset_before = segments[0].start if segments else 0
     plan.min_offset = kept[0].start if kept else 0
     if plan.deleted:
         plan.deleted += orphaned_files(paths, plan.min_offset)
+    plan.sizes = {f: FileSize.of(f) for f, _ in plan.deleted}
     return plan
 
 

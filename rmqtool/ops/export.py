@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import sys
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -22,8 +21,6 @@ from rmqtool.store.reader import StoreReader
 
 EXPORT_FORMATS = ("jsonl", "parquet")
 _SUFFIX_FORMATS = {".parquet": "parquet", ".pq": "parquet", ".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "jsonl"}
-
-Progress = Callable[[int], None]
 
 
 @dataclass
@@ -50,7 +47,7 @@ def export_format(out: str | Path | None, fmt: str | None) -> str:
 
 
 def export_store(reader: StoreReader, out: str | Path | None, fmt: str | None = None, *,
-                 progress: Progress | None = None, decompress: bool = False, overwrite: bool = True) -> ExportSummary:
+                 decompress: bool = False, overwrite: bool = True) -> ExportSummary:
     """Write every intact message of the store as JSONL (stdout when `out` is None) or Parquet.
 
     Bodies are kept as stored; with `decompress` compressed records are written as if their
@@ -71,8 +68,6 @@ def export_store(reader: StoreReader, out: str | Path | None, fmt: str | None = 
             rows, payload = item
             write(payload)
             summary.messages += rows
-            if progress:
-                progress(rows)
     return summary
 
 

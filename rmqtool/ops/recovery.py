@@ -12,6 +12,11 @@ dispatched again into consume queues and the index. `apply` then does exactly th
 
 The broker only moves its in-memory write positions over a cut tail and overwrites it
 later; rmqtool also zeroes those bytes, so the files on disk say where the store ends.
+
+The plan also says what the recovery costs, for the summary a person reads first: the
+recovery point (the end of the last intact record and that record's store time), the records
+past it and their bytes, the torn or garbage bytes around them, the queue entries and index
+entries dropped and what the re-dispatch adds back, and the files removed.
 """
 
 from __future__ import annotations
@@ -35,6 +40,11 @@ from rmqtool.store.segments import SegmentFile, data_end, list_segments, open_re
 RECOVER_FROM_LAST = 3  # clean recovery starts at the third-last file
 MAX_LISTED_MESSAGES = 10_000
 
+
+SEGMENT_PAST_END = "segment after the end of the recovered log"
+QUEUE_FILE_PAST_END = "consume-queue file past the recovered end"
+INDEX_NEWER = "index file newer than the checkpoint's index time"
+UNFINISHED = "unfinished file creation (the writer stopped while allocating it)"
 
 CUT = "cut"  # the finding kind of bytes recovery zeroes: a commitlog tail, consume-queue entries past the end
 
@@ -72,17 +82,23 @@ class RecoveryPlan:
     mode: str  # "clean" or "crash"
     start_segment: str = ""
     start_offset: int = 0
-    end: int = 0  # where the commitlog ends after recovery
+    end: int = 0  # where the commitlog ends after recovery: the recovery point
+    end_segment: str = ""  # the segment holding the recovery point
+    end_segment_start: int = 0
+    last_store_timestamp: int | None = None  # of the last intact record (None: no record was walked)
     stop_reason: str = ""
     data_end: int = 0  # where data ended before recovery
     cuts: list[Finding] = field(default_factory=list)
     deleted: list[tuple[str, str]] = field(default_factory=list)
     dropped_messages: list[dict] = field(default_factory=list)
     dropped_count: int = 0
+    dropped_bytes: int = 0  # totalSize of the dropped records
+    bytes_lost: int = 0  # every byte past the recovery point that held data: records, torn and garbage bytes
     queues: list[QueuePlan] = field(default_factory=list)
     index_dropped: list[str] = field(default_factory=list)
     index_keys_added: int = 0
     index_keys_before: int = 0  # entries in the index files recovery keeps
+    index_entries_dropped: int = 0  # entries in the index files recovery drops
     thorough: bool = False
     refused: str | None = None
     filled: list[str] = field(default_factory=list)  # missing segments written back as one blank marker
@@ -92,8 +108,64 @@ class RecoveryPlan:
         return bool(self.cuts or self.deleted or self.filled or self.index_dropped or self.index_keys_added
                     or any(q.dropped or q.added for q in self.queues) or self.mode == "crash")
 
+    @property
+    def torn_bytes(self) -> int:
+        """Bytes lost that belong to no intact record: a torn record, garbage, end-of-segment markers."""
+        return self.bytes_lost - self.dropped_bytes
+
+    @property
+    def queue_entries_dropped(self) -> int:
+        return sum(q.dropped for q in self.queues)
+
+    @property
+    def queue_entries_added(self) -> int:
+        return sum(q.added for q in self.queues)
+
+    def removed_by_structure(self) -> dict[str, int]:
+        """Files removed per structure (commitlog, consumequeue, index, ...)."""
+        from rmqtool.ops.clean import group_files
+
+        out: dict[str, int] = {}
+        for g in group_files(self.deleted):
+            out[g.structure] = out.get(g.structure, 0) + len(g.files)
+        return out
+
+    def cut_groups(self) -> list[dict]:
+        """The cuts as one group per structure and reason: files, bytes, first and last file."""
+        from rmqtool.ops.clean import FileSize, group_files
+
+        sizes = {c.file: FileSize(c.bytes) for c in self.cuts}  # one cut per file: where its data ends
+        groups = group_files(((c.file, c.reason) for c in self.cuts), sizes)
+        return [{**g.to_json(sizes=False), "bytes": g.bytes} for g in groups]
+
+    def summary(self) -> dict:
+        """The answers at a glance: the recovery point, what is lost, dropped, re-added and removed."""
+        from rmqtool.ops.clean import group_files
+
+        return {
+            "recoveryPoint": None if self.refused or not self.end_segment else {
+                "offset": self.end, "segment": self.end_segment, "position": self.end - self.end_segment_start,
+                "lastStoreTimestamp": self.last_store_timestamp},
+            "messagesLost": self.dropped_count,
+            "bytesLost": self.bytes_lost,
+            "messageBytesLost": self.dropped_bytes,
+            "tornBytes": self.torn_bytes,
+            "queueEntriesDropped": self.queue_entries_dropped,
+            "queueEntriesAdded": self.queue_entries_added,
+            "queuesChanged": sum(1 for q in self.queues if q.dropped or q.added),
+            "indexEntriesDropped": self.index_entries_dropped,
+            "indexFilesDropped": len(self.index_dropped),
+            "indexKeysAdded": self.index_keys_added,
+            "filesRemoved": len(self.deleted),
+            "filesRemovedByStructure": self.removed_by_structure(),
+            "segmentsFilled": len(self.filled),
+            "deletedGroups": [g.to_json(sizes=False) for g in group_files(self.deleted)],
+            "cutGroups": self.cut_groups(),
+        }
+
     def to_json(self) -> dict:
         return {
+            **self.summary(),
             "mode": self.mode,
             "thorough": self.thorough,
             "refused": self.refused,
@@ -201,7 +273,7 @@ def plan_recovery(root: str | os.PathLike, cfg: StoreConfig, *, count_dispatch: 
     _queue_plans(reader, cfg, plan)
     for directory in (paths.commitlog, paths.consumequeue, paths.index):
         if directory.is_dir():
-            plan.deleted += [(str(p), "unfinished file creation (the writer stopped while allocating it)")
+            plan.deleted += [(str(p), UNFINISHED)
                              for p in sorted(directory.rglob(temporary_name("*"))) if is_temporary(p.name)]
     _plan_holes(reader, plan, thorough)
     if plan.refused or not segments:
@@ -218,14 +290,16 @@ def plan_recovery(root: str | os.PathLike, cfg: StoreConfig, *, count_dispatch: 
     plan.start_segment, plan.start_offset = segments[k].path.name, segments[k].start
     end = segments[k].start
     rows = walk_rows(_WALK_WINDOW)  # the broker's walk keeps no rows; the walker writes them anyway
+    last_ts = -1
     while True:
         seg = segments[k]
         with open_read_only(seg.path) as buf:
             arr = np.frombuffer(buf, dtype=np.uint8) if len(buf) else np.zeros(0, dtype=np.uint8)
             pos = 0 if seg.start != end else end - seg.start
             while True:  # a window at a time, unmapping what was read: memory stays bounded
-                _, stop, why, _ = walk(arr, pos, pos + _WALK_WINDOW, seg.start, rows, POLICY_BROKER,
-                                       cfg.checkCRCOnRecover)
+                _, stop, why, ts = walk(arr, pos, pos + _WALK_WINDOW, seg.start, rows, POLICY_BROKER,
+                                        cfg.checkCRCOnRecover)
+                last_ts = int(ts) if ts >= 0 else last_ts
                 if why != STOP_WINDOW:
                     break
                 _unmap(buf, pos, stop)
@@ -238,15 +312,12 @@ def plan_recovery(root: str | os.PathLike, cfg: StoreConfig, *, count_dispatch: 
             continue
         plan.stop_reason = STOP_REASONS[why]
         break
-    plan.end = end
+    plan.end, plan.end_segment, plan.end_segment_start = end, seg.path.name, seg.start
+    plan.last_store_timestamp = last_ts if last_ts >= 0 else None
     _plan_cuts(reader, cfg, plan)
     if plan.mode == "crash":
         _plan_index(reader, cfg, cp, plan)
-    for path in reader.index_paths():
-        if str(path) not in plan.index_dropped:
-            with open_read_only(path) as buf:
-                count = int(index.decode_header(buf)["indexCount"]) if len(buf) >= index.HEADER_LEN else 1
-            plan.index_keys_before += max(count - index.FIRST_INDEX, 0)
+    plan.index_keys_before = sum(_index_entries(p) for p in reader.index_paths() if str(p) not in plan.index_dropped)
     if thorough:
         _plan_rebuilds(reader, plan)
     if count_dispatch:
@@ -296,7 +367,7 @@ def _plan_rebuilds(reader: StoreReader, plan: RecoveryPlan) -> None:
     for d in sorted(broken_queues):
         q = queue_dirs[d]
         for f in q.files:
-            if (str(f), "consume-queue file past the recovered end") not in plan.deleted:
+            if (str(f), QUEUE_FILE_PAST_END) not in plan.deleted:
                 plan.deleted.append((str(f), "rebuilt from the commitlog (entries missing or wrong)"))
         q.dropped, q.end, q.max_physical_end, q.files = q.end // ENTRY_LEN, 0, 0, []
         plan.cuts = [c for c in plan.cuts if not c.file.startswith(d + os.sep)]
@@ -305,38 +376,70 @@ def _plan_rebuilds(reader: StoreReader, plan: RecoveryPlan) -> None:
         for path in reader.index_paths():
             if str(path) not in plan.index_dropped:
                 plan.index_dropped.append(str(path))
+                plan.index_entries_dropped += _index_entries(path)
                 plan.deleted.append((str(path), "rebuilt from the commitlog (keys missing or unreachable)"))
         plan.index_keys_before = 0
 
 
 def _plan_cuts(reader: StoreReader, cfg: StoreConfig, plan: RecoveryPlan) -> None:
+    _plan_log_cuts(reader, plan)
+    _plan_queue_cuts(cfg, plan)
+
+
+def _plan_log_cuts(reader: StoreReader, plan: RecoveryPlan) -> None:
+    """The commitlog past the recovery point: later segments go (the broker deletes files past the end
+    and keeps, emptied, the one starting at it), the tail of the segment holding the end is cut; the
+    records there are lost, and so is every other byte of data there (`plan.bytes_lost`)."""
     end = plan.end
+    tails: dict[SegmentFile, list[int]] = {}  # segment -> [from, end of its data] within it, past the point
     for seg in reader.segments:
-        if seg.start > end:  # the broker deletes files past the end, and keeps (empties) the one starting at it
-            data = _nonzero_end(seg.path, 0)
-            plan.deleted.append((str(seg.path), "segment after the end of the recovered log"))
-            plan.data_end = max(plan.data_end, seg.start + data)
-        elif seg.start <= end < seg.start + seg.size:
-            data = _nonzero_end(seg.path, end - seg.start)
-            plan.data_end = max(plan.data_end, seg.start + data)
-            blank_only = plan.stop_reason == "blank marker" and data - (end - seg.start) <= message.BLANK_MARKER_LEN
-            if data > end - seg.start and not blank_only:
-                plan.cuts.append(cut(seg.path, end - seg.start, data, f"commitlog ends here ({plan.stop_reason})"))
-        else:
+        if seg.start + seg.size <= end:
             plan.data_end = max(plan.data_end, seg.start + seg.size)
+            continue
+        start = max(end - seg.start, 0)
+        tails[seg] = [start, _nonzero_end(seg.path, start)]
+    plan.data_end = max([plan.data_end] + [seg.start + t[1] for seg, t in tails.items()])
     if plan.data_end > end:
-        for chunk in reader.scan(end, verify_crc=False):
-            if chunk.batch is None:
-                continue
-            b = chunk.batch
-            plan.dropped_count += len(b)
-            room = MAX_LISTED_MESSAGES - len(plan.dropped_messages)
-            if room > 0:
-                offsets, topics = b.offsets[:room].tolist(), b.topic_names()[:room]
-                for i, (off, topic) in enumerate(zip(offsets, topics, strict=False)):
-                    m = b.message(i)
-                    plan.dropped_messages.append({"commitLogOffset": off, "msgId": msgid.create(m.store_host, off),
-                                                  "topic": topic, "queueId": m.queue_id})
+        record_ends = _plan_dropped(reader, plan)
+        for seg, t in tails.items():  # a record may end in zero bytes: it still counts whole
+            t[1] = max(t[1], record_ends.get(str(seg.path), 0))
+        plan.data_end = max([plan.data_end] + [seg.start + t[1] for seg, t in tails.items()])
+    for seg, (start, stop) in tails.items():
+        if seg.start > end:
+            plan.deleted.append((str(seg.path), SEGMENT_PAST_END))
+            plan.bytes_lost += stop
+            continue
+        blank_only = plan.stop_reason == "blank marker" and stop - start <= message.BLANK_MARKER_LEN
+        if stop > start and not blank_only:
+            plan.cuts.append(cut(seg.path, start, stop, f"commitlog ends here ({plan.stop_reason})"))
+            plan.bytes_lost += stop - start
+
+
+def _plan_dropped(reader: StoreReader, plan: RecoveryPlan) -> dict[str, int]:
+    """Count (and list, up to MAX_LISTED_MESSAGES) the records past the recovery point and their bytes;
+    returns the end of the last of them within each segment file."""
+    ends: dict[str, int] = {}
+    for chunk in reader.scan(plan.end, verify_crc=False):
+        b = chunk.batch
+        if b is None or not len(b):
+            continue
+        sizes = b.cols["totalSize"].astype(np.int64)
+        plan.dropped_count += len(b)
+        plan.dropped_bytes += int(sizes.sum())
+        ends[b.file] = max(ends.get(b.file, 0), int((b.pos + sizes).max()))
+        room = MAX_LISTED_MESSAGES - len(plan.dropped_messages)
+        if room > 0:
+            offsets, topics = b.offsets[:room].tolist(), b.topic_names()[:room]
+            for i, (off, topic) in enumerate(zip(offsets, topics, strict=False)):
+                m = b.message(i)
+                plan.dropped_messages.append({"commitLogOffset": off, "msgId": msgid.create(m.store_host, off),
+                                              "topic": topic, "queueId": m.queue_id})
+    return ends
+
+
+def _plan_queue_cuts(cfg: StoreConfig, plan: RecoveryPlan) -> None:
+    """Consume-queue entries pointing at or past the recovery point: dropped (cut, or their files deleted)."""
+    end = plan.end
     file_size = cfg.mappedFileSizeConsumeQueue
     for q in plan.queues:
         cut_at = _queue_cut(q, end)
@@ -346,12 +449,18 @@ def _plan_cuts(reader: StoreReader, cfg: StoreConfig, plan: RecoveryPlan) -> Non
         for f in q.files:
             start = int(f.name)
             if start >= cut_at:
-                plan.deleted.append((str(f), "consume-queue file past the recovered end"))
+                plan.deleted.append((str(f), QUEUE_FILE_PAST_END))
             elif cut_at < start + file_size:
-                data = _nonzero_end(f, cut_at - start)
+                data = _whole_entries(_nonzero_end(f, cut_at - start), cut_at - start, file_size)
                 if data > cut_at - start:
                     plan.cuts.append(cut(f, cut_at - start, data, "consume-queue entries past the recovered end"))
         q.end = cut_at
+
+
+def _whole_entries(data: int, start: int, file_size: int) -> int:
+    """`data` (where a queue file's non-zero bytes end) moved up to the end of its entry: an entry may
+    end in zero bytes (a tagsCode of 0), and its cut covers it whole."""
+    return min(start + -(-(data - start) // ENTRY_LEN) * ENTRY_LEN, file_size)
 
 
 def _entry_end(q: QueuePlan, end: int, file_size: int) -> int:
@@ -393,7 +502,15 @@ def _plan_index(reader: StoreReader, cfg: StoreConfig, cp: checkpoint.Checkpoint
             end_ts = int(index.decode_header(buf)["endTimestamp"]) if len(buf) >= index.HEADER_LEN else 0
         if end_ts > cp.indexMsgTimestamp:
             plan.index_dropped.append(str(path))
-            plan.deleted.append((str(path), "index file newer than the checkpoint's index time"))
+            plan.index_entries_dropped += _index_entries(path)
+            plan.deleted.append((str(path), INDEX_NEWER))
+
+
+def _index_entries(path: Path) -> int:
+    """Entries an index file holds (its header's indexCount, less the unused entry 0)."""
+    with open_read_only(path) as buf:
+        count = int(index.decode_header(buf)["indexCount"]) if len(buf) >= index.HEADER_LEN else 1
+    return max(count - index.FIRST_INDEX, 0)
 
 
 def _plan_dispatch(reader: StoreReader, cfg: StoreConfig, plan: RecoveryPlan) -> None:

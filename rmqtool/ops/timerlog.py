@@ -22,7 +22,9 @@ def timer_units(root: str | os.PathLike, config: str | os.PathLike | None = None
 
     from rmqtool.ops.query import StoreQuery
     from rmqtool.store.reader import open_reader
+    from rmqtool.store.recognition import require_store_root
 
+    require_store_root(Path(root), "decode timerlog")
     directory = Path(root) / TIMERLOG_DIR
     if not directory.is_dir():
         raise RmqError(f"{root}: no timer log ({TIMERLOG_DIR}/ is missing: the timer store is off or unused)")

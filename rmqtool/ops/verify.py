@@ -10,7 +10,8 @@ reachable from its slot. Checkpoint times against the data; `abort` is a warning
 The log is read window by window (a segment, or at most `WINDOW_RECORDS` records of one);
 consume-queue entries and index entries are read through cursors that advance in step with
 the log, since both are written in log order. So memory holds one window of records, one
-consume-queue file per queue and one index file, whatever the store's size.
+consume-queue file per queue, one index file and the window's index entries (copied out of
+however many files they span, and checked together), whatever the store's size.
 """
 
 from __future__ import annotations
@@ -273,13 +274,42 @@ class _Queues:
                                                   kind="entry-past-log-end"))
 
 
+@dataclass
+class _Slice:
+    """Consecutive entries of one index file (entry numbers first+1 ..), copied out of its map."""
+
+    path: str
+    entries_at: int  # where entry 0 sits in the file
+    first: int  # position of the first (0 = entry 1)
+    key_hash: np.ndarray  # int64
+    phy_offset: np.ndarray  # int64
+    reach: np.ndarray  # reachable from its slot
+
+    def rows(self) -> np.ndarray:
+        return np.arange(self.first, self.first + len(self.key_hash))
+
+    def pairs(self) -> np.ndarray:
+        """(keyHash << 40) | phyOffset, as the window's keys are paired."""
+        return (self.key_hash << _OFFSET_BITS) | self.phy_offset
+
+    def at(self, i: int) -> int:
+        return self.entries_at + (i + 1) * index.ENTRY_LEN
+
+    def pair(self, i: int) -> int:
+        return (int(self.key_hash[i - self.first]) << _OFFSET_BITS) | int(self.phy_offset[i - self.first])
+
+
 class _IndexCursor:
     """The index files' entries, one file at a time, taken in log order (files follow the log, and
-    so do the entries of each file). Pages of entries already passed are given back."""
+    so do the entries of each file). Pages of entries already passed are given back.
+
+    A window's entries, from however many files, are checked against its keys together: one sort
+    of the keys and one of the reachable entries per window, so a store of many small index files
+    costs what a store of one large file does."""
 
     def __init__(self, reader: StoreReader, log_min: int, report: VerifyReport, sink: _Capped) -> None:
         self.reader, self.log_min, self.report, self.sink = reader, log_min, report, sink
-        self.paths = list(reader.index_paths())
+        self.paths = iter(reader.index_paths())
         self.buf = None
         self.entries = np.zeros(0, dtype=index.ENTRY_DTYPE)
         self.reach = np.zeros(0, dtype=bool)
@@ -288,9 +318,9 @@ class _IndexCursor:
         self.at = 0
 
     def _next_file(self) -> bool:
-        if not self.paths:
+        path = next(self.paths, None)
+        if path is None:
             return False
-        path = self.paths.pop(0)
         view = self.reader.index_file(path)
         self.buf, self.entries = view.buf, view.entries()
         self.report.index_entries += len(self.entries)
@@ -321,49 +351,55 @@ class _IndexCursor:
             release_pages(view.buf, self.entries_at + lo * index.ENTRY_LEN, self.entries_at + hi * index.ENTRY_LEN)
         return reach[index.FIRST_INDEX :]
 
-    def _pair(self, i: int) -> int:
-        return (int(self.entries["keyHash"][i]) << _OFFSET_BITS) | int(self.entries["phyOffset"][i])
-
-    def _take(self, end: int | None) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
-        """(entry numbers, (keyHash << 40) | phyOffset, reachable) per file of the next entries below `end`."""
+    def _take(self, end: int | None) -> Iterator[_Slice]:
+        """One slice per file of the next entries below `end` (None: all that are left)."""
         while True:
             if self.at >= len(self.entries) and not self._next_file():
                 return
-            stop = _first_at_or_past(self.entries["phyOffset"], self.at, end) - self.at
-            rows = np.arange(self.at, self.at + stop)
-            part = self.entries[self.at : self.at + stop]
-            pairs = (part["keyHash"].astype(np.int64) << _OFFSET_BITS) | part["phyOffset"].astype(np.int64)
-            yield rows, pairs, self.reach[rows]
-            release_pages(self.buf, self._at(self.at), self._at(self.at + stop))
-            self.at += stop
+            stop = _first_at_or_past(self.entries["phyOffset"], self.at, end)
+            part = self.entries[self.at : stop]
+            yield _Slice(self.path, self.entries_at, self.at, part["keyHash"].astype(np.int64),
+                         part["phyOffset"].astype(np.int64), self.reach[self.at : stop])
+            release_pages(self.buf, self._at(self.at), self._at(stop))
+            self.at = stop
             if self.at < len(self.entries):
                 return
 
     def check(self, w: Window) -> None:
+        """The window's entries against its keys (each entry names a key of its record) and its keys
+        against the reachable entries (each key is indexed)."""
         want = (w.key_hash.astype(np.int64) << _OFFSET_BITS) | w.key_offset
-        have = []
-        for rows, pairs, reach in self._take(w.end):
-            expired = (pairs & _OFFSET_MASK) < self.log_min  # their segments were cleaned
-            self.sink.add_each(self.path, "index-entry-wrong-key", rows[~_member(pairs, want) & ~expired],
-                               lambda i: Finding(self.path, self._at(i), f"entry {i + 1} (hash "
-                                                 f"{self._pair(i) >> _OFFSET_BITS}) points at "
-                                                 f"{self._pair(i) & _OFFSET_MASK}, which holds no such key",
-                                                 index.ENTRY_LEN, structure=INDEX, kind="index-entry-wrong-key"))
-            have.append(pairs[reach])
-        have_all = np.concatenate(have) if have else np.zeros(0, dtype=np.int64)
-        lost = want[~_member(want, have_all)]
+        slices = list(self._take(w.end))
+        pairs = _concat([s.pairs() for s in slices])
+        known = _member(pairs, want) | ((pairs & _OFFSET_MASK) < self.log_min)  # expired: their segments were cleaned
+        at = 0
+        for s in slices:
+            bad = np.flatnonzero(~known[at : at + len(s.key_hash)])
+            at += len(s.key_hash)
+            if len(bad):
+                self._wrong_key(s, bad + s.first)
+        lost = want[~_member(want, _concat([s.pairs()[s.reach] for s in slices]))]
         folder = str(self.reader.paths.index)
         self.sink.add_each(folder, "key-not-indexed", np.arange(len(lost)), lambda i: Finding(
             folder, int(lost[i]) & _OFFSET_MASK, f"a key of the record at {int(lost[i]) & _OFFSET_MASK} is not in the "
             "index", 0, structure=INDEX, kind="key-not-indexed"))
 
+    def _wrong_key(self, s: _Slice, rows: np.ndarray) -> None:
+        self.sink.add_each(s.path, "index-entry-wrong-key", rows, lambda i: Finding(
+            s.path, s.at(i), f"entry {i + 1} (hash {s.pair(i) >> _OFFSET_BITS}) points at {s.pair(i) & _OFFSET_MASK}, "
+            "which holds no such key", index.ENTRY_LEN, structure=INDEX, kind="index-entry-wrong-key"))
+
     def finish(self, end: int) -> None:
         """Entries past the end of the log: recovery cut the log and kept the index, as the broker does."""
-        for rows, _, _ in self._take(None):
-            self.sink.add_each(self.path, "index-entry-stale", rows, lambda i: Finding(
-                self.path, self._at(i), f"entry {i + 1} points at {self._pair(i) & _OFFSET_MASK}, past the end "
+        for s in self._take(None):
+            self.sink.add_each(s.path, "index-entry-stale", s.rows(), lambda i, s=s: Finding(
+                s.path, s.at(i), f"entry {i + 1} points at {s.pair(i) & _OFFSET_MASK}, past the end "
                 f"of the log ({end}): a stale entry lookups skip", index.ENTRY_LEN, WARNING, INDEX,
                 "index-entry-stale"))
+
+
+def _concat(parts: list[np.ndarray]) -> np.ndarray:
+    return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
 
 
 def _first_at_or_past(values: np.ndarray, start: int, end: int | None, step: int = 1 << 16) -> int:

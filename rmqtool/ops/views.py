@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
-from rmqtool.errors import RmqError
+from rmqtool.errors import NotFound, RmqError
 from rmqtool.format import compression, consumequeue, index, message
 from rmqtool.format.finding import COMMITLOG, ERROR, WARNING, Finding
 from rmqtool.format.template import FieldSpan, record_template
@@ -64,8 +64,10 @@ def queue_entries(reader: StoreReader | None, topic: str | None, queue_id: int |
                   file: Path | None = None) -> Iterator[dict]:
     """Consume-queue entries of topic/queue (or of one queue file) as decode JSON objects."""
     from rmqtool.store.queues import queue_file_entries
+    from rmqtool.store.recognition import require_file
 
     if file is not None:
+        require_file(file, "consume-queue file")
         parts: Iterator[tuple[np.ndarray, np.ndarray, np.ndarray | None]] = iter(
             [(*queue_file_entries(single_segment(file)), None)])
     else:
@@ -158,7 +160,7 @@ def inspect_record(reader: StoreReader, offset: int) -> Inspection:
     """The record at `offset` laid out field by field with raw bytes."""
     seg = reader.segment_for(offset)
     if seg is None:
-        raise RmqError(f"offset {offset} is outside the commitlog ({reader.describe_range()})")
+        raise NotFound(f"offset {offset} is outside the commitlog ({reader.describe_range()})")
     with open_read_only(seg.path) as buf:
         pos = offset - seg.start
         spans, problem = record_template(buf, pos)

@@ -9,7 +9,7 @@ Partition k holds range k, so the dataset's part files are in log order; rows ar
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,6 +23,7 @@ from rmqtool.store.reader import StoreReader
 from rmqtool.store.segments import SegmentFile, data_end, open_read_only
 
 FORMATS = ("parquet", "jsonl")
+STAGES = ["start Spark", "split", "export"]
 RANGES_PER_CORE = 2  # a little slack for ranges that end up uneven
 # Spark's Arrow conversion takes the 32-bit offset types
 SPARK_SCHEMA = pa.schema([pa.field(f.name, {pa.large_binary(): pa.binary(), pa.large_string(): pa.string()}
@@ -97,9 +98,14 @@ def _ranges_task(batches: Iterator, root: str, cfg: StoreConfig, counter) -> Ite
                 yield out
 
 
-def spark_export(store: Path, out: Path, cfg: StoreConfig, *, fmt: str = "parquet", master: str = "local[*]") \
-        -> ExportResult:
+def spark_export(store: Path, out: Path, cfg: StoreConfig, *, fmt: str = "parquet", master: str = "local[*]",
+                 verbose: bool = False, progress: Callable[[str, int | None], None] | None = None) -> ExportResult:
+    """Write the store's messages to `out`; `progress(stage, rows)` hears of each of STAGES done."""
     from rmqtool.spark.session import get_session, job_errors
+
+    def note(stage: str, rows: int | None) -> None:
+        if progress:
+            progress(stage, rows)
 
     if fmt not in FORMATS:
         raise RmqError(f"unknown export format {fmt!r}: use {' or '.join(FORMATS)}")
@@ -110,9 +116,11 @@ def spark_export(store: Path, out: Path, cfg: StoreConfig, *, fmt: str = "parque
         raise RmqError(f"{store}: spark-export reads a store root, not one segment")
     if reader.dledger:
         raise RmqError(f"{store}: spark-export splits plain commitlogs; for a DLedger log use `rmqtool export`")
-    spark = get_session(master)
+    spark = get_session(master, verbose)
+    note("start Spark", None)
     sc = spark.sparkContext
     ranges = record_ranges(reader, sc.defaultParallelism * RANGES_PER_CORE)
+    note("split", None)
     counter = sc.accumulator(0)
     root = str(Path(store).resolve())
     rdd = sc.parallelize(ranges, max(len(ranges), 1))
@@ -126,4 +134,5 @@ def spark_export(store: Path, out: Path, cfg: StoreConfig, *, fmt: str = "parque
             writer.parquet(str(out))
         else:
             writer.option("ignoreNullFields", "false").json(str(out))
+    note("export", counter.value)
     return ExportResult(len(ranges), counter.value, str(out))

@@ -17,7 +17,7 @@ import json
 import os
 import shutil
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pyarrow as pa
@@ -30,20 +30,26 @@ from rmqtool.load.planner import LoadPlanner
 from rmqtool.load.records import LoadOptions
 from rmqtool.store.message_store import claim
 from rmqtool.store.paths import StorePaths
+from rmqtool.store.recognition import require_store_root
 from rmqtool.store.scratch import load_arrays, save_arrays
 from rmqtool.store.staging import (
     Staging,
     adopt,
     adopted,
     adopting,
+    check_load_id,
     discard_stale,
     index_name_after,
+    loads_dir,
     read_end,
+    tidy,
 )
 from rmqtool.store.topics import read_table, register, topics_path
 
 FORMATS = ("jsonl", "parquet", "csv")
-Progress = Callable[[str, int], None]  # (stage finished, rows)
+Progress = Callable[[str, int | None], None]  # (stage finished, rows)
+SPARK_STAGES = ["start Spark", "read", "plan", "write", "index", "checksum", "adopt"]
+IN_PROCESS_STAGES = ["load"]
 _INFERRED = {"properties": "map<string,string>"}  # a JSON object; keys (text or a list) are read as text
 
 
@@ -65,10 +71,35 @@ class LoadResult:
     end_offset: int
     already: bool = False  # the load id was adopted before: nothing done
     chunks: int = 0
+    in_process: bool = False  # loaded without Spark (below the row threshold)
 
     def to_json(self) -> dict:
         return {"loadId": self.load_id, "messages": self.messages, "firstOffset": self.first_offset,
-                "endOffset": self.end_offset, "alreadyLoaded": self.already}
+                "endOffset": self.end_offset, "alreadyLoaded": self.already, "inProcess": self.in_process}
+
+
+@dataclass(frozen=True)
+class LoadInput:
+    """The input files in load order, their format, and whether they load in process."""
+
+    files: list[str]
+    fmt: str
+    in_process: bool = False
+
+    @property
+    def stages(self) -> list[str]:
+        """The stages a load of this input reports, in order."""
+        return IN_PROCESS_STAGES if self.in_process else SPARK_STAGES
+
+
+def load_input(inputs: list[Path], fmt: str = "jsonl", threshold: int = 0) -> LoadInput:
+    """The input of a load; it loads in process when it has fewer than `threshold` rows (0: never)."""
+    from rmqtool.spark.inprocess import is_small
+
+    if fmt not in FORMATS:
+        raise RmqError(f"unknown input format {fmt!r}: use {', '.join(FORMATS)}")
+    files = input_files(inputs)
+    return LoadInput(files, fmt, is_small(files, fmt, threshold))
 
 
 def input_files(inputs: list[Path]) -> list[str]:
@@ -117,38 +148,46 @@ def _read(spark, files: list[str], fmt: str, partitions: int | None):
                      F.col("_metadata.file_block_start").alias("_block"))
 
 
-def spark_load(inputs: list[Path], store: Path, opts: LoadOptions, *, fmt: str = "jsonl",
-               master: str = "local[*]", partitions: int | None = None, load_id: str | None = None,
-               explicit_ts: bool = False, progress: Progress | None = None, register_topics: bool = True) -> LoadResult:
+def spark_load(inputs: list[Path] | LoadInput, store: Path, opts: LoadOptions, *, fmt: str = "jsonl",
+               threshold: int = 0, master: str = "local[*]", partitions: int | None = None,
+               load_id: str | None = None, explicit_ts: bool = False, progress: Progress | None = None,
+               register_topics: bool = True, verbose: bool = False) -> LoadResult:
+    """Load the rows into `store`; an input of fewer than `threshold` rows (0: never) loads in this
+    process instead (`spark.inprocess`), into the same bytes. `verbose` lets Spark's log through."""
     from rmqtool.spark import tasks
     from rmqtool.spark.session import get_session, job_errors
 
-    if fmt not in FORMATS:
-        raise RmqError(f"unknown input format {fmt!r}: use {', '.join(FORMATS)}")
-    files = input_files(inputs)
-    load_id = load_id or default_load_id(files, fmt, opts, explicit_ts)
+    job = inputs if isinstance(inputs, LoadInput) else load_input(inputs, fmt, threshold)
+    files, fmt = job.files, job.fmt
+    load_id = check_load_id(load_id) if load_id else default_load_id(files, fmt, opts, explicit_ts)
     paths = StorePaths(store, opts.cfg.storePathCommitLog or None)
+    if job.in_process:
+        return _in_process(job, paths, opts, load_id, register_topics, progress)
     created = not paths.root.exists()
     if register_topics:
+        require_store_root(paths.root, "a write")
         read_table(topics_path(paths.root))  # a topic table that cannot be merged: refused before a write
     lock = claim(paths, create=True)
     failed = True
     try:
         record = adopted(paths, load_id)
         if record is not None:
-            return LoadResult(load_id, record["messages"], record["base"]["commitlogEnd"], record["end"],
-                              already=True)
+            tidy(paths)
+            return _already(load_id, record)
         discard_stale(paths)
         staging = Staging(paths, load_id)
         staging.create()
         try:
             with job_errors("spark-load"):
-                session = get_session(master)
+                session = get_session(master, verbose)
+                _note(progress, "start Spark", None)
                 result = _run(session, files, fmt, partitions, paths, staging, opts, progress, tasks,
                               register_topics)
+        except RmqError as e:
+            _drop_staging(paths)
+            raise type(e)(f"{e}{'' if created else _left_over(paths)}") from None
         except BaseException:
-            if not adopting(paths):  # before the journal the store is untouched: drop the staging
-                discard_stale(paths)
+            _drop_staging(paths)
             raise
         failed = False
         return result
@@ -158,12 +197,45 @@ def spark_load(inputs: list[Path], store: Path, opts: LoadOptions, *, fmt: str =
         lock.release()
 
 
+def _in_process(job: LoadInput, paths: StorePaths, opts: LoadOptions, load_id: str, register_topics: bool,
+                progress: Progress | None) -> LoadResult:
+    from rmqtool.spark.inprocess import already_loaded, load_in_process
+
+    record = already_loaded(paths, load_id)
+    if record is not None:
+        return _already(load_id, record)
+    messages, first, end = load_in_process(job.files, job.fmt, paths, opts, load_id, register_topics)
+    _note(progress, "load", messages)
+    return LoadResult(load_id, messages, first, end, in_process=True)
+
+
+def _already(load_id: str, record: dict) -> LoadResult:
+    return LoadResult(load_id, record["messages"], record["base"]["commitlogEnd"], record["end"], already=True)
+
+
+def _drop_staging(paths: StorePaths) -> None:
+    """After a failure before the journal the store is untouched: drop the staging, and `.spark-load/`."""
+    if not adopting(paths):
+        discard_stale(paths)
+        tidy(paths)
+
+
+def _left_over(paths: StorePaths) -> str:
+    """What a failed load leaves in the store, for the end of its error line."""
+    if adopting(paths):
+        return (f"; {loads_dir(paths)} holds a load half adopted: the next writer (spark-load, import, append, "
+                "recover) finishes it")
+    if loads_dir(paths).exists():
+        return f"; {loads_dir(paths)} is left over: the next spark-load removes it"
+    return ""
+
+
 def _slices(spark, items: int, partitions: int | None) -> int:
     """Tasks for `items` pieces of work: one per core (a Python task costs tens of ms to start)."""
     return max(1, min(items, partitions or spark.sparkContext.defaultParallelism))
 
 
-def _note(progress: Progress | None, stage: str, rows: int) -> None:
+def _note(progress: Progress | None, stage: str, rows: int | None) -> None:
     if progress:
         progress(stage, rows)
 
@@ -172,6 +244,8 @@ def _run(spark, files, fmt, partitions, paths: StorePaths, staging: Staging, opt
          tasks, register_topics: bool) -> LoadResult:
     cfg = opts.cfg
     end = read_end(paths, cfg)
+    if opts.store_host is None and end.store_host is not None:  # new records name the store's broker, as import's
+        opts = replace(opts, store_host=end.store_host)
     ctx = tasks.LoadContext(str(staging.dir), tuple(files), opts, uniqkey.load_stamp(opts.store_timestamp))
     if fmt == "parquet":  # tasks read their row groups themselves
         import pyarrow.parquet as pq

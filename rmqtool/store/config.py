@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+import difflib
 import os
 from dataclasses import dataclass, fields
 
-from rmqtool.errors import RmqError
+from rmqtool.errors import RmqError, warn
 from rmqtool.format import consumequeue, index
 from rmqtool.format.delay import DEFAULT_DELAY_LEVELS, parse_delay_levels
 from rmqtool.format.message import DEFAULT_MAX_MESSAGE_SIZE
+from rmqtool.store.broker_keys import BROKER_KEYS, OLDER_SPELLINGS
 
 ASYNC_FLUSH = "ASYNC_FLUSH"
 SYNC_FLUSH = "SYNC_FLUSH"
+MAX_CONFIG_BYTES = 1 << 20  # a broker.conf is a few KiB of text
 
 
 @dataclass
@@ -44,11 +47,26 @@ class StoreConfig:
     def from_file(cls, path: str | os.PathLike) -> tuple[StoreConfig, set[str]]:
         """The config a broker.conf describes, and the keys it set explicitly."""
         try:
-            with open(path, encoding="utf-8") as f:
-                text = f.read()
+            with open(path, "rb") as f:
+                data = f.read(MAX_CONFIG_BYTES + 1)
         except OSError as e:
             raise RmqError(f"cannot read config {path}: {e.strerror}") from None
-        return cls.from_properties(parse_properties(text), str(path))
+        if len(data) > MAX_CONFIG_BYTES or b"\0" in data:
+            raise RmqError(f"{path}: not a broker.conf (a binary file or over {MAX_CONFIG_BYTES} bytes)")
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError:
+            text = data.decode("latin-1")  # java.util.Properties reads ISO 8859-1
+        props = parse_properties(text)
+        unknown = unknown_keys(props)
+        if unknown and len(unknown) == len(props):
+            raise RmqError(f"{path}: not a broker.conf (none of its {len(props)} keys is a broker setting, "
+                           f"e.g. {unknown[0]!r})")
+        for key in unknown:
+            guess = difflib.get_close_matches(key, BROKER_KEYS, n=1)
+            hint = f" (did you mean {guess[0]}?)" if guess else ""
+            warn(f"{path}: {key!r} is not a broker setting; ignored{hint}")
+        return cls.from_properties(props, str(path))
 
     @classmethod
     def from_properties(cls, props: dict[str, str], source: str = "config") -> tuple[StoreConfig, set[str]]:
@@ -56,6 +74,7 @@ class StoreConfig:
         given = set()
         types = {f.name: f.type for f in fields(cls)}
         for key, raw in props.items():
+            key = OLDER_SPELLINGS.get(key, key)
             if key not in types:
                 continue
             kind = types[key]
@@ -79,6 +98,11 @@ class StoreConfig:
         if cfg.mappedFileSizeCommitLog <= 0 or cfg.mappedFileSizeConsumeQueue % consumequeue.ENTRY_LEN:
             raise RmqError(f"{source}: mapped file sizes must be positive (consume queue: a multiple of 20)")
         return cfg, given
+
+
+def unknown_keys(props: dict[str, str]) -> list[str]:
+    """Keys no 4.9 or 5.x broker reads (typos, most often)."""
+    return [k for k in props if k not in BROKER_KEYS]
 
 
 def parse_properties(text: str) -> dict[str, str]:

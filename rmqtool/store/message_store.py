@@ -29,6 +29,7 @@ from rmqtool.store.dispatcher import Dispatcher
 from rmqtool.store.index_service import IndexService
 from rmqtool.store.lock import StoreLock, create_abort, remove_abort
 from rmqtool.store.paths import StorePaths
+from rmqtool.store.recognition import require_store_root
 from rmqtool.store.results import PutResult, PutStatus
 from rmqtool.store.rules import topic_refusal
 from rmqtool.store.topics import read_table, register, topics_path
@@ -54,6 +55,7 @@ class MessageStore:
         if self.flush_mode not in (FLUSH_SYNC, FLUSH_ASYNC):
             raise RmqError(f"unknown flush mode {self.flush_mode!r}: use sync or async")
         if register_topics:
+            require_store_root(self.paths.root, "a write")
             read_table(topics_path(self.paths.root))  # a topic table that cannot be merged: refused before a write
         self._lock = claim(self.paths, create, recovering)
         self.register_topics = register_topics
@@ -246,8 +248,7 @@ def claim(paths: StorePaths, create: bool, recovering: bool = False) -> StoreLoc
 
 def _prepare_root(paths: StorePaths, create: bool) -> None:
     root = paths.root
-    if root.exists() and not root.is_dir():
-        raise RmqError(f"{root} is not a directory")
+    require_store_root(root, "a write")
     from rmqtool.store.kind import require_writable
 
     require_writable(paths, "write to")

@@ -4,7 +4,8 @@ index files and the checkpoint. Nothing here creates, locks or changes a file.""
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -15,6 +16,7 @@ from rmqtool.format.finding import Finding
 from rmqtool.store.config import StoreConfig
 from rmqtool.store.paths import DLEDGER_PREFIX, StorePaths, offset_name
 from rmqtool.store.queues import QueueStore, open_queues
+from rmqtool.store.recognition import require_file
 
 if TYPE_CHECKING:  # numpy and the scanner load on first use: lookups start faster without them
     import numpy as np
@@ -57,6 +59,51 @@ class IndexFileView:
         return index.decode_entries(self.buf, self.hash_slots, max(count, index.FIRST_INDEX))[index.FIRST_INDEX :]
 
 
+_observers: list[Callable[[int, int], None]] = []  # told (bytes scanned, bytes to scan) as scans go
+
+
+@contextmanager
+def scan_observed(observer: Callable[[int, int], None]) -> Iterator[None]:
+    """Within this block every commitlog scan tells `observer` how far it has got, in bytes."""
+    _observers.append(observer)
+    try:
+        yield
+    finally:
+        _observers.remove(observer)
+
+
+def _tell(done: int, total: int) -> None:
+    for observer in _observers:
+        observer(done, total)
+
+
+class IndexFiles:
+    """Index files read with a store's settings: the geometry from the config or, where the config
+    does not set it, from each file's size."""
+
+    def __init__(self, config: StoreConfig, given: set[str]) -> None:
+        self.config = config
+        self.given = given
+
+    def index_file(self, path: Path) -> IndexFileView:
+        buf = map_file(path)
+        if len(buf) < index.HEADER_LEN:
+            raise RmqError(f"{path}: {len(buf)} bytes is too small for an index file")
+        header = index.header_to_json(index.decode_header(buf))
+        return IndexFileView(path, header, *self.index_geometry(path, len(buf)), buf)
+
+    def index_geometry(self, path: Path, size: int | None = None) -> tuple[int, int]:
+        """(hash slots, index entries) of an index file: from the config, or inferred from its size."""
+        size = path.stat().st_size if size is None else size
+        slots, num = self.config.maxHashSlotNum, self.config.maxIndexNum
+        if index.file_len(slots, num) != size and not {"maxHashSlotNum", "maxIndexNum"} & self.given:
+            slots, num = infer_index_geometry(size)
+        if index.file_len(slots, num) != size:
+            raise RmqError(f"{path}: {size} bytes does not match maxHashSlotNum={slots}, maxIndexNum={num};"
+                           " pass --config broker.conf")
+        return slots, num
+
+
 class StoreReader:
     """A store root opened read-only, or one commitlog segment given by path."""
 
@@ -69,6 +116,7 @@ class StoreReader:
         self.given = given or set()
         self.single_file = p.is_file()
         if self.single_file:
+            require_file(p, "commitlog segment")
             self.paths = StorePaths(p.parent.parent if p.parent.name == "commitlog" else p.parent)
             self.segments = [single_segment(p)]
         else:
@@ -76,6 +124,7 @@ class StoreReader:
             if not self.paths.is_store():
                 raise RmqError(f"{path}: not a RocketMQ store (no commitlog/ folder)")
             self.segments = list_segments(self.paths.commitlog)
+            self._refuse_contradicting_config()
         self.segment_size = self._segment_size()
         self._queues: QueueStore | None = None
 
@@ -91,6 +140,29 @@ class StoreReader:
         """Whether the log is a DLedger data log (records wrapped in entries)."""
         return self.paths.commitlog.name == dledger.DATA_DIR and \
             self.paths.commitlog.parent.name.startswith(DLEDGER_PREFIX)
+
+    def _refuse_contradicting_config(self) -> None:
+        """A size the config sets that no file of its kind has is a wrong config, not a corrupt store."""
+        said = self.config
+        checks = []  # (what the config says, the file size that implies, which files, their sizes)
+        if "mappedFileSizeCommitLog" in self.given and not self.dledger:
+            checks.append((f"mappedFileSizeCommitLog={said.mappedFileSizeCommitLog}", said.mappedFileSizeCommitLog,
+                           "commitlog segments", {s.size for s in self.segments}))
+        if "mappedFileSizeConsumeQueue" in self.given:
+            checks.append((f"mappedFileSizeConsumeQueue={said.mappedFileSizeConsumeQueue}",
+                           said.mappedFileSizeConsumeQueue, "consume-queue files",
+                           _first_queue_file_sizes(self.paths.root / "consumequeue")))
+        if {"maxHashSlotNum", "maxIndexNum"} & self.given and self.paths.index.is_dir():
+            files = sorted(p for p in self.paths.index.iterdir() if p.is_file())[:8]
+            size = index.file_len(said.maxHashSlotNum, said.maxIndexNum)
+            checks.append((f"maxHashSlotNum={said.maxHashSlotNum}, maxIndexNum={said.maxIndexNum} ({size}-byte files)",
+                           size, "index files",
+                           {p.stat().st_size for p in files}))
+        for setting, size, files, sizes in checks:
+            if sizes and size not in sizes:
+                shown = ", ".join(str(s) for s in sorted(sizes)[:3])
+                raise RmqError(f"the config says {setting}, but the {files} are {shown} bytes: "
+                               "pass the broker.conf the store was written with")
 
     def _segment_size(self) -> int:
         if "mappedFileSizeCommitLog" in self.given or not self.segments:
@@ -180,7 +252,15 @@ class StoreReader:
                             pending_hole = None
                         yield ScanChunk(item, found)
                         released = release_pages(buf, released, int(item.pos[-1]) if len(item) else released)
+                        if _observers:
+                            _tell(seg.start + released - from_offset, self._log_end() - from_offset)
                 del scanner
+        if _observers:
+            _tell(self._log_end() - from_offset, self._log_end() - from_offset)
+
+    def _log_end(self) -> int:
+        last = self.segments[-1]
+        return last.start + last.size
 
     def _first_record_at(self, buf, seg: SegmentFile, pos: int) -> int:
         """`pos` when a record (or the end) starts there, else the next record start."""
@@ -241,22 +321,10 @@ class StoreReader:
             if d.is_dir() else []
 
     def index_file(self, path: Path) -> IndexFileView:
-        buf = map_file(path)
-        if len(buf) < index.HEADER_LEN:
-            raise RmqError(f"{path}: {len(buf)} bytes is too small for an index file")
-        header = index.header_to_json(index.decode_header(buf))
-        return IndexFileView(path, header, *self.index_geometry(path, len(buf)), buf)
+        return IndexFiles(self.config, self.given).index_file(path)
 
     def index_geometry(self, path: Path, size: int | None = None) -> tuple[int, int]:
-        """(hash slots, index entries) of an index file: from the config, or inferred from its size."""
-        size = path.stat().st_size if size is None else size
-        slots, num = self.config.maxHashSlotNum, self.config.maxIndexNum
-        if index.file_len(slots, num) != size and not {"maxHashSlotNum", "maxIndexNum"} & self.given:
-            slots, num = infer_index_geometry(size)
-        if index.file_len(slots, num) != size:
-            raise RmqError(f"{path}: {size} bytes does not match maxHashSlotNum={slots}, maxIndexNum={num};"
-                           " pass --config broker.conf")
-        return slots, num
+        return IndexFiles(self.config, self.given).index_geometry(path, size)
 
     # -- checkpoint ----------------------------------------------------------------------------
     def checkpoint(self) -> checkpoint.Checkpoint:
@@ -270,6 +338,19 @@ class StoreReader:
 
     def abort_present(self) -> bool:
         return self.paths.abort.exists()
+
+
+def _first_queue_file_sizes(root: Path, queues: int = 16) -> set[int]:
+    """Sizes of the first file of up to `queues` consume queues (a few stats, not a walk of the store)."""
+    sizes: set[int] = set()
+    if not root.is_dir():
+        return sizes
+    for topic in sorted(root.iterdir())[:queues]:
+        for queue in sorted(topic.iterdir())[:2] if topic.is_dir() else ():
+            first = min((f for f in queue.iterdir() if f.is_file()), default=None) if queue.is_dir() else None
+            if first is not None:
+                sizes.add(first.stat().st_size)
+    return sizes
 
 
 def infer_index_geometry(size: int) -> tuple[int, int]:

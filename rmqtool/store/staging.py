@@ -9,7 +9,9 @@ changes until adoption, which
    ends where the load was planned to start;
 2. writes the journal `.spark-load/ADOPTING` naming the staging folder;
 3. renames each staged file over its place in the store (same file system: one rename each);
-4. records the load as adopted (`.spark-load/loads/<id>.json`) and removes the journal.
+4. records the load as adopted (`config/rmqtool-loads/<id>.json`, beside the topic table), removes
+   the journal and the staging folder, and `.spark-load/` with them: a loaded store holds only
+   what a broker's store holds.
 
 A process killed before step 2 leaves the store as it was (the staging folder is discarded
 by the next load); killed after it, the next writer finishes the renames from the journal
@@ -21,6 +23,7 @@ attempt's files.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -31,6 +34,7 @@ from pathlib import Path
 
 from rmqtool.errors import RmqError
 from rmqtool.format import checkpoint, index, message
+from rmqtool.format.hosts import SocketAddress
 from rmqtool.store.commitlog import CommitLog
 from rmqtool.store.config import StoreConfig
 from rmqtool.store.consume_queue import ConsumeQueue
@@ -38,8 +42,10 @@ from rmqtool.store.filecrc import file_crc
 from rmqtool.store.index_service import IndexService
 from rmqtool.store.lock import fsync_path
 from rmqtool.store.paths import StorePaths, offset_name
+from rmqtool.store.topics import topics_path
 
 LOADS_DIR = ".spark-load"
+RECORDS_DIR = "rmqtool-loads"  # in the store's config folder: one `<load id>.json` per adopted load
 ADOPTING = "ADOPTING"
 MANIFEST = "MANIFEST.json"
 _LOAD_ID = re.compile(r"^[A-Za-z0-9._-]{1,100}$")
@@ -68,6 +74,7 @@ class StoreEnd:
     queues: dict[tuple[str, int], QueueEnd] = field(default_factory=dict)
     index: IndexEnd | None = None
     checkpoint: checkpoint.Checkpoint = field(default_factory=checkpoint.Checkpoint)
+    store_host: SocketAddress | None = None  # the broker address the newest record names
 
     def table(self) -> dict[tuple[str, int], int]:
         return {k: q.next_offset for k, q in self.queues.items()}
@@ -84,7 +91,7 @@ def read_end(paths: StorePaths, cfg: StoreConfig) -> StoreEnd:
     log = CommitLog(paths.commitlog, cfg)
     try:
         log.find_end()
-        end = StoreEnd(log.max_offset)
+        end = StoreEnd(log.max_offset, store_host=log.store_host)
     finally:
         log.close()
     if paths.consumequeue.is_dir():
@@ -124,10 +131,45 @@ def loads_dir(paths: StorePaths) -> Path:
     return paths.root / LOADS_DIR
 
 
+def records_dir(paths: StorePaths) -> Path:
+    return topics_path(paths.root).parent / RECORDS_DIR
+
+
 def adopted(paths: StorePaths, load_id: str) -> dict | None:
-    """The record of an adopted load, or None."""
-    record = loads_dir(paths) / "loads" / f"{load_id}.json"
-    return json.loads(record.read_text()) if record.exists() else None
+    """The record of an adopted load (or of one loaded in process), or None."""
+    for record in (records_dir(paths) / f"{load_id}.json", loads_dir(paths) / "loads" / f"{load_id}.json"):
+        if record.exists():  # the second: where earlier versions kept it
+            return json.loads(record.read_text())
+    return None
+
+
+def record_load(paths: StorePaths, load_id: str, record: dict) -> None:
+    """Remember a load as done, atomically, so its id is not loaded again."""
+    folder = records_dir(paths)
+    folder.mkdir(parents=True, exist_ok=True)
+    tmp = folder / f"{load_id}.json.tmp"
+    tmp.write_text(json.dumps(record, indent=1))
+    fsync_path(tmp)
+    os.replace(tmp, folder / f"{load_id}.json")
+    fsync_path(folder)
+
+
+def tidy(paths: StorePaths) -> None:
+    """Remove `.spark-load/` once nothing in it is needed (no adoption pending, no staging left);
+    records kept there by older versions move to the config folder first."""
+    root = loads_dir(paths)
+    if not root.is_dir() or adopting(paths):
+        return
+    legacy = root / "loads"
+    if legacy.is_dir():
+        for old in legacy.glob("*.json"):
+            if not (records_dir(paths) / old.name).exists():
+                record_load(paths, old.stem, json.loads(old.read_text()))
+            old.unlink()
+        with contextlib.suppress(OSError):
+            legacy.rmdir()
+    with contextlib.suppress(OSError):
+        root.rmdir()  # only when empty
 
 
 def allocate(path: Path, size: int, copy_from: Path | None = None, used: int = 0) -> None:
@@ -276,13 +318,11 @@ def _move_all(paths: StorePaths, staging: Staging, doc: dict) -> dict:
     for d in touched:
         fsync_path(d)
     record = {k: v for k, v in doc.items() if k != "files"} | {"files": len(doc["files"])}
-    loads = loads_dir(paths) / "loads"
-    loads.mkdir(parents=True, exist_ok=True)
-    (loads / f"{staging.load_id}.json").write_text(json.dumps(record, indent=1))
-    fsync_path(loads)
+    record_load(paths, staging.load_id, record)
     (loads_dir(paths) / ADOPTING).unlink()
     fsync_path(loads_dir(paths))
     shutil.rmtree(staging.dir, ignore_errors=True)
+    tidy(paths)
     return record
 
 

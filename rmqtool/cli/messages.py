@@ -1,0 +1,101 @@
+"""Messages as table rows: the columns every message table shows, from decoded batches or from
+message JSON objects, streamed through `grid`."""
+
+from __future__ import annotations
+
+import base64
+
+from rmqtool.cli import output
+from rmqtool.cli.grid import Column
+from rmqtool.format.message import render_body
+
+MESSAGE_COLUMNS = (  # `keep`: on a narrow terminal the lowest goes first
+    Column("phyOffset", 10, right=True, keep=10),  # as wide as the store's largest offset
+    Column("size", 5, right=True, keep=4),
+    Column("topic", 16, least=8, keep=9),
+    Column("queue", 5, right=True, keep=5),
+    Column("queueOffset", 11, right=True, keep=7),
+    Column("storeTimestamp (UTC)", 23, keep=6),
+    Column("msgId", 32, keep=1),
+    Column("sysFlag", 16, least=7, keep=2),
+    Column("tags", 10, least=4, keep=3),
+    Column("keys", 12, least=4, keep=0),
+    Column("body", 40, least=10, keep=8),
+)
+BODY_PREVIEW = 64  # bytes of a body shown in a table
+
+
+def message_table(items, body: str, offset_digits: int = 10) -> bool:
+    """Messages (message-schema batches, or lists of message JSON objects) as a streaming table, with a
+    line for each finding where it occurs; whether any finding was an error."""
+    from rmqtool.cli.grid import paged, write_table
+    from rmqtool.format.finding import ERROR, Finding
+
+    columns = [Column("phyOffset", max(offset_digits, 9), right=True, keep=10), *MESSAGE_COLUMNS[1:]]
+    corrupt = 0
+
+    def rows():
+        nonlocal corrupt
+        for item in items:
+            if isinstance(item, Finding):
+                corrupt += item.severity == ERROR
+                yield output.printable(f"{item.severity}: {item.file} at {item.offset}: {item.reason}")
+            else:
+                yield message_columns(item, body) if hasattr(item, "column") else json_columns(item, body)
+
+    with paged() as out:
+        shown = write_table(out, columns, rows())
+    output.stderr.print(f"{shown} messages" + (f", [red]{corrupt} corrupt regions[/]" if corrupt else ""))
+    return bool(corrupt)
+
+
+def message_columns(batch, body: str) -> list[list]:
+    """The cell texts of a message-schema batch, one list per column of MESSAGE_COLUMNS."""
+    import numpy as np
+    import pyarrow.compute as pc
+
+    from rmqtool.format import sysflag
+
+    col = batch.column
+    props = col("properties")
+    flags = {f: " ".join(sysflag.describe(f)) for f in pc.unique(col("sysFlag")).to_pylist()}
+    return [
+        col("commitLogOffset").to_pylist(), col("storeSize").to_pylist(), col("topic").to_pylist(),
+        col("queueId").to_pylist(), col("queueOffset").to_pylist(),
+        np.datetime_as_string(col("storeTimestamp").to_numpy().astype("datetime64[ms]")).tolist(),
+        col("msgId").to_pylist(), [flags[f] for f in col("sysFlag").to_pylist()],
+        [t or "" for t in pc.map_lookup(props, "TAGS", "first").to_pylist()],
+        [k or "" for k in pc.map_lookup(props, "KEYS", "first").to_pylist()],
+        [_preview(b, body) for b in pc.binary_slice(col("body"), 0, BODY_PREVIEW).to_pylist()],
+    ]
+
+
+def json_columns(messages: list[dict], body: str) -> list[list]:
+    """The cell texts of message JSON objects (`to_json("base64")`), one list per column."""
+    from rmqtool.format import sysflag
+
+    raw = [base64.b64decode(m["body"] or "")[:BODY_PREVIEW] for m in messages]
+    return [
+        [m["commitLogOffset"] for m in messages], [m["storeSize"] for m in messages],
+        [m["topic"] for m in messages], [m["queueId"] for m in messages], [m["queueOffset"] for m in messages],
+        [iso_utc(m["storeTimestamp"]) for m in messages], [m["msgId"] for m in messages],
+        [" ".join(sysflag.describe(m["sysFlag"])) for m in messages],
+        [m["properties"].get("TAGS", "") for m in messages], [m["properties"].get("KEYS", "") for m in messages],
+        [_preview(b, body) for b in raw],
+    ]
+
+
+def iso_utc(ms: int) -> str:
+    """Epoch milliseconds as an ISO 8601 UTC time to the millisecond, as the table shows them."""
+    import numpy as np
+
+    return str(np.datetime64(ms, "ms"))
+
+
+def _preview(body: bytes, how: str) -> str:
+    """A table cell for a body: text (bytes that are not UTF-8 as \\xNN), or as asked."""
+    if how == "none":
+        return ""
+    if how == "text":
+        return output.printable_bytes(body)
+    return render_body(body, how) or ""
