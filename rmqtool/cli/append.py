@@ -187,6 +187,8 @@ def import_(
     queue_by: str | None = QUEUE_BY,
     register_topics: bool = REGISTER,
     preallocate: bool = PREALLOCATE,
+    skip_existing: bool = typer.Option(False, "--skip-existing", help="Skip the export's records the store "
+                                       "holds already (same offset, times, properties and body) instead of refusing."),
     as_json: bool = typer.Option(False, "--json", help="One JSON object."),
 ) -> None:
     """Replay an export, writing every record as it was stored; or load producer rows.
@@ -202,12 +204,14 @@ def import_(
     overlap, an offset going backwards) is refused. Export -> import into an empty store with
     the same config reproduces the commitlog, consume queues and index entries byte for byte.
     A refused row is an error naming its line (JSONL) or row, and the store is left as it was.
+    Records the store holds already are refused (--skip-existing: skipped and counted). SOURCE
+    may be a folder of files, such as a spark-export's Parquet parts, read in name order.
 
     Example: [bold]rmqtool import /tmp/loaded fixtures/rows.jsonl --config fixtures/broker.conf[/]
     Example: [bold]rmqtool export fixtures/store --out /tmp/export.jsonl --force[/]
     Example: [bold]rmqtool import /tmp/copy /tmp/export.jsonl --config fixtures/broker.conf[/]
     """
-    from rmqtool.io.sources import Source
+    from rmqtool.io.sources import open_input
     from rmqtool.load.writer import load
 
     cfg = _config(config, preallocate)
@@ -215,7 +219,8 @@ def import_(
     if str(source) == "-":
         raise RmqError("import reads a file, not stdin (use append --batch - for lines on stdin)")
     with output.progress("import", None) as advance:
-        summary = load(store, Source(source), opts, flush=flush, register_topics=register_topics, progress=advance)
+        summary = load(store, open_input(source), opts, flush=flush, register_topics=register_topics, progress=advance,
+                       skip_existing=skip_existing)
     output.emit(summary.to_json(), "imported", as_json)
 
 

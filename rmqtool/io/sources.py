@@ -11,6 +11,7 @@ text for the rules to name.
 
 from __future__ import annotations
 
+import bisect
 import io
 import json
 import sys
@@ -238,3 +239,53 @@ def _loose_batch(columns: dict[str, list], types: dict[str, pa.DataType | None])
                                                       else isinstance(v, str)) for v in values)
         arrays.append(pa.array(values, kind if fits else pa.string()))
     return pa.RecordBatch.from_arrays(arrays, names=list(columns))
+
+
+def input_files(inputs: Iterable[Path]) -> list[str]:
+    """The input files in load order: as given, a folder's files by name (a Spark output folder's
+    `_SUCCESS` and hidden checksum files left out)."""
+    out: list[str] = []
+    for p in inputs:
+        if p.is_dir():
+            out += sorted(str(f.resolve()) for f in p.iterdir()
+                          if f.is_file() and not f.name.startswith(("_", ".")))
+        elif p.is_file():
+            out.append(str(p.resolve()))
+        else:
+            raise RmqError(f"cannot read {p}: no such file or folder")
+    if not out:
+        raise RmqError("no input files")
+    return out
+
+
+class SourceFiles:
+    """Several input files read as one source, rows numbered across the files. With
+    `producer_rows`, an export's columns are not taken as records as stored (spark-load's rule)."""
+
+    def __init__(self, files: list[str], fmt: str | None = None, producer_rows: bool = False) -> None:
+        self.sources = [Source(f, fmt) for f in files]
+        self.name = ", ".join(files)
+        self.producer_rows = producer_rows
+        self._starts: list[int] = []  # first row of each file begun
+
+    def columns(self) -> set[str]:
+        return set() if self.producer_rows else self.sources[0].columns()
+
+    def batches(self, types: dict[str, pa.DataType], rows: int) -> Iterator[pa.RecordBatch]:
+        base = 0
+        for source in self.sources:
+            self._starts.append(base)
+            for batch in source.batches(types, rows):
+                base += batch.num_rows
+                yield batch
+
+    def where(self, row: int) -> str:
+        k = max(bisect.bisect_right(self._starts, row) - 1, 0)
+        return self.sources[k].where(row - self._starts[k]) if self._starts else f"row {row + 1}"
+
+
+def open_input(path: str | Path) -> Source | SourceFiles:
+    """One input file, `-`, or a folder of files (a spark-export's Parquet parts) read in name order."""
+    if str(path) != "-" and Path(path).is_dir():
+        return SourceFiles(input_files([Path(path)]))
+    return Source(path)

@@ -23,11 +23,13 @@ from rmqtool.format import uniqkey
 from rmqtool.format.delay import SCHEDULE_TOPIC
 from rmqtool.io.schema import PRODUCER_TYPES, STORED_ONLY, STORED_TYPES
 from rmqtool.io.sources import Source
+from rmqtool.load.existing import ExistingRecords
 from rmqtool.load.planner import LoadPlanner, PlacementError, QueueRotation
 from rmqtool.load.records import LoadChunk, LoadOptions, RowError, producer_chunk, stored_chunk
 from rmqtool.ops.pipeline import ahead
 from rmqtool.store.message_store import MessageStore
 from rmqtool.store.paths import StorePaths
+from rmqtool.store.reader import StoreReader
 from rmqtool.store.rollback import mark, roll_back
 
 CHUNK_ROWS = 1 << 16
@@ -45,12 +47,15 @@ class LoadSummary:
     end_offset: int | None = None
     puts: int = 0  # broker batches (append --batch)
     as_stored: bool = False
+    skipped: int = 0  # records of an export the store held already (--skip-existing)
 
     def to_json(self) -> dict:
         doc = {"messages": self.messages, "bytes": self.bytes, "firstOffset": self.first_offset,
                "endOffset": self.end_offset}
         if self.puts:
             doc["puts"] = self.puts
+        if self.skipped:
+            doc["skippedExisting"] = self.skipped
         return doc
 
 
@@ -61,12 +66,13 @@ def is_export(source: Source) -> bool:
 
 def load(root, source: Source, opts: LoadOptions, *, flush: str | None = None, batch_size: int | None = None,
          register_topics: bool = True, progress: Progress | None = None, delayed: bool = True,
-         clock: Callable[[], int] | None = None) -> LoadSummary:
+         clock: Callable[[], int] | None = None, skip_existing: bool = False) -> LoadSummary:
     """Write every row of `source` into the store at `root` (created when missing). An export's
     records go back as they were stored; producer rows become a producer's messages, in broker
     batches of up to `batch_size` when given. A refused row is an RmqError naming it; the
     store is then as it was. `delayed=False` refuses delayed producer rows (spark-load's rule);
-    `clock` names new index files (default: now)."""
+    `clock` names new index files (default: now). An export's records the store holds already are
+    refused, or with `skip_existing` skipped and counted."""
     stored = is_export(source)
     created = not StorePaths(root, opts.cfg.storePathCommitLog or None).root.exists()
     store = None
@@ -75,8 +81,12 @@ def load(root, source: Source, opts: LoadOptions, *, flush: str | None = None, b
         if opts.store_host is None and store.store_host is not None:
             opts = replace(opts, store_host=store.store_host)
     summary = LoadSummary(as_stored=stored)
+    existing = None
+    if stored and store is not None and store.commitlog.max_offset > 0:
+        existing = ExistingRecords(StoreReader(store.paths.root, opts.cfg), store.commitlog.max_offset,
+                                   skip_existing)
     try:
-        chunks = ahead(_chunks(source, opts, stored, QueueRotation(opts.queues) if delayed else None))
+        chunks = ahead(_chunks(source, opts, stored, QueueRotation(opts.queues) if delayed else None, existing))
         first = next(chunks, None)  # a bad first chunk fails before a new store is made
         if store is None:
             store = MessageStore(root, opts.cfg, flush=flush, register_topics=register_topics, clock=clock)
@@ -96,6 +106,7 @@ def load(root, source: Source, opts: LoadOptions, *, flush: str | None = None, b
             raise
         summary.end_offset = log.max_offset
         summary.bytes = summary.end_offset - summary.first_offset
+        summary.skipped = existing.skipped if existing else 0
     except BaseException:
         if store is not None:
             store.close()
@@ -112,11 +123,17 @@ def _with(first, rest: Iterator) -> Iterator:
         yield from rest
 
 
-def _chunks(source: Source, opts: LoadOptions, stored: bool,
-            rotation: QueueRotation | None) -> Iterator[tuple[int, LoadChunk]]:
-    """(first row, chunk) of every batch of the input, in order; the first bad rows are an RmqError."""
+def _chunks(source: Source, opts: LoadOptions, stored: bool, rotation: QueueRotation | None,
+            existing: ExistingRecords | None = None) -> Iterator[tuple[int, LoadChunk]]:
+    """(first row, chunk) of every batch of the input, in order, past the records the store holds
+    already; the first bad rows are an RmqError."""
     base = 0
     for whole in source.batches(STORED_TYPES if stored else PRODUCER_TYPES, CHUNK_ROWS):
+        if existing is not None:
+            held = existing.leading(whole, lambda k, at=base: source.where(at + k))
+            whole, base = whole.slice(held), base + held
+            if not whole.num_rows:
+                continue
         rows = max(1, min(CHUNK_ROWS, CHUNK_BYTES * whole.num_rows // max(whole.nbytes, 1)))
         for at in range(0, whole.num_rows, rows):
             batch = whole.slice(at, rows)

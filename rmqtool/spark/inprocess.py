@@ -13,13 +13,10 @@ is not staged: a refused row leaves the store as it was, but a killed process le
 
 from __future__ import annotations
 
-import bisect
-from collections.abc import Iterator
-
 import pyarrow as pa
 
 from rmqtool.errors import RmqError
-from rmqtool.io.sources import Source
+from rmqtool.io.sources import SourceFiles
 from rmqtool.load.records import LoadOptions
 from rmqtool.store.message_store import claim
 from rmqtool.store.paths import StorePaths
@@ -65,31 +62,6 @@ def _lines(path: str, limit: int) -> int:
     return lines + (last != b"\n")
 
 
-class InputFiles:
-    """The input files of a load as one source of producer rows for `load.writer`, rows numbered
-    across the files (an export's columns are not read as stored records, as on the Spark path)."""
-
-    def __init__(self, files: list[str], fmt: str) -> None:
-        self.sources = [Source(f, fmt) for f in files]
-        self.name = ", ".join(files)
-        self._starts: list[int] = []  # first row of each file begun
-
-    def columns(self) -> set[str]:
-        return set()
-
-    def batches(self, types: dict[str, pa.DataType], rows: int) -> Iterator[pa.RecordBatch]:
-        base = 0
-        for source in self.sources:
-            self._starts.append(base)
-            for batch in source.batches(types, rows):
-                base += batch.num_rows
-                yield batch
-
-    def where(self, row: int) -> str:
-        k = max(bisect.bisect_right(self._starts, row) - 1, 0)
-        return self.sources[k].where(row - self._starts[k]) if self._starts else f"row {row + 1}"
-
-
 def already_loaded(paths: StorePaths, load_id: str) -> dict | None:
     """Under the store's lock: finish a half-adopted Spark load, drop staging a killed one left,
     and return the record of `load_id` when it was loaded before."""
@@ -109,7 +81,8 @@ def load_in_process(files: list[str], fmt: str, paths: StorePaths, opts: LoadOpt
     """Load the rows through `load.writer` and record the load; returns (messages, first offset, end)."""
     from rmqtool.load.writer import load
 
-    summary = load(paths.root, InputFiles(files, fmt), opts, register_topics=register_topics, delayed=False,
+    source = SourceFiles(files, fmt, producer_rows=True)
+    summary = load(paths.root, source, opts, register_topics=register_topics, delayed=False,
                    clock=lambda: opts.store_timestamp)
     first = summary.first_offset or 0
     end = summary.end_offset if summary.end_offset is not None else first

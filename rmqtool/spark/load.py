@@ -26,6 +26,7 @@ from rmqtool.errors import RmqError
 from rmqtool.format import checkpoint, uniqkey
 from rmqtool.format.index import file_len
 from rmqtool.io.schema import PRODUCER_TYPES
+from rmqtool.io.sources import input_files
 from rmqtool.load.planner import LoadPlanner
 from rmqtool.load.records import LoadOptions
 from rmqtool.store.message_store import claim
@@ -100,22 +101,6 @@ def load_input(inputs: list[Path], fmt: str = "jsonl", threshold: int = 0) -> Lo
         raise RmqError(f"unknown input format {fmt!r}: use {', '.join(FORMATS)}")
     files = input_files(inputs)
     return LoadInput(files, fmt, is_small(files, fmt, threshold))
-
-
-def input_files(inputs: list[Path]) -> list[str]:
-    """The input files in load order: as given, a folder's files by name."""
-    out: list[str] = []
-    for p in inputs:
-        if p.is_dir():
-            out += sorted(str(f.resolve()) for f in p.iterdir()
-                          if f.is_file() and not f.name.startswith(("_", ".")))
-        elif p.is_file():
-            out.append(str(p.resolve()))
-        else:
-            raise RmqError(f"cannot read {p}: no such file or folder")
-    if not out:
-        raise RmqError("no input files")
-    return out
 
 
 def default_load_id(files: list[str], fmt: str, opts: LoadOptions, explicit_ts: bool) -> str:
