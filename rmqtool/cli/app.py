@@ -9,7 +9,7 @@ import typer
 from rmqtool import __version__
 from rmqtool.cli import append, bench, decode, helptext, info, inspect_cmd, output, query, recover, spark, verify
 from rmqtool.cli.output import printable
-from rmqtool.errors import NotFound, RmqError
+from rmqtool.errors import EXIT_BAD_INPUT, NotFound, RmqError
 
 app = typer.Typer(
     name="rmqtool",
@@ -79,6 +79,10 @@ def main(argv: list[str] | None = None) -> None:
     except BrokenPipeError:
         sys.stderr.close()
         sys.exit(0)
+    except OSError as e:  # the system refused: permissions, descriptors, a full disk
+        where = f": {e.filename}" if e.filename else ""
+        print(f"rmqtool: error: {printable(e.strerror or e)}{printable(where)}", file=sys.stderr)
+        sys.exit(EXIT_BAD_INPUT)
     except KeyboardInterrupt:
         sys.exit(130)
     if code == 0 and _bare_group(command, args):

@@ -21,18 +21,39 @@ from rmqtool.store.mappedfile import MappedFile
 
 
 class IndexFile:
-    """One index file: a mapped file plus its header fields."""
+    """One index file: a mapped file plus its header fields. Only the newest file of a store is
+    written, so the others are mapped only while someone reads them (`open`), never all at once."""
 
-    def __init__(self, mf: MappedFile, hash_slots: int, index_num: int) -> None:
-        self.mf, self.hash_slots, self.index_num = mf, hash_slots, index_num
+    def __init__(self, path: Path, file_len: int, hash_slots: int, index_num: int, mf: MappedFile | None = None) \
+            -> None:
+        self.path, self.file_len, self.hash_slots, self.index_num = path, file_len, hash_slots, index_num
+        self._mf = mf
+
+    @property
+    def mf(self) -> MappedFile:
+        """The file's mapping, made again when the file was retired."""
+        if self._mf is None or self._mf.map.closed:
+            self._mf = MappedFile(self.path, self.file_len)
+        return self._mf
+
+    def retire(self) -> None:
+        """Flush and unmap the file (a full one: its mapping and descriptor are not needed any more)."""
+        if self._mf is not None and not self._mf.map.closed:
+            self._mf.wrote = self._mf.size
+            self._mf.flush()
+            self._mf.close()
+        self._mf = None
 
     @property
     def name(self) -> str:
-        return self.mf.path.name
+        return self.path.name
 
     @property
     def header(self) -> np.void:
-        return index.decode_header(self.mf.map)
+        if self._mf is None or self._mf.map.closed:  # a retired file: its header read, not mapped again
+            with open(self.path, "rb") as f:
+                return index.decode_header(f.read(index.HEADER_LEN))
+        return index.decode_header(self._mf.map)
 
     @property
     def full(self) -> bool:
@@ -62,10 +83,11 @@ class IndexService:
         self.last_full_end_timestamp = 0  # the checkpoint's indexMsgTimestamp: set when a full file is left
         names = sorted(p.name for p in self.directory.iterdir() if index.is_file_name(p.name)) \
             if self.directory.is_dir() else []
+        self.files = [IndexFile(self.directory / name, self.file_len, self.hash_slots, self.index_num)
+                      for name in names]
         try:
-            for name in names:
-                self.files.append(IndexFile(MappedFile(self.directory / name, self.file_len), self.hash_slots,
-                                            self.index_num))
+            if self.files:
+                self.files[-1].mf  # noqa: B018 - the newest file is mapped now: a wrong geometry fails here
         except RmqError as e:
             self.close()
             raise RmqError(f"{e} (index files need maxHashSlotNum/maxIndexNum as written: pass --config)") from None
@@ -85,7 +107,9 @@ class IndexService:
             name = index.file_name(stamp)
         mf = MappedFile(self.directory / name, self.file_len, create=True, preallocate=self.preallocate)
         mf.map[: index.HEADER_LEN] = indexkernel.new_header(end_phy, end_ts)
-        f = IndexFile(mf, self.hash_slots, self.index_num)
+        f = IndexFile(mf.path, self.file_len, self.hash_slots, self.index_num, mf)
+        if prev is not None:
+            prev.retire()
         self.files.append(f)
         return f
 
@@ -104,10 +128,10 @@ class IndexService:
             f.release_entries()
 
     def flush(self) -> None:
-        for f in self.files:
+        for f in self.files[-1:]:  # the others were flushed when they were retired
             f.mf.wrote = f.mf.size
             f.mf.flush()
 
     def close(self) -> None:
         for f in self.files:
-            f.mf.close()
+            f.retire()

@@ -12,6 +12,7 @@ the broker's separate committed position equals `wrote`).
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import errno
 import gc
@@ -115,7 +116,8 @@ class MappedFile:
             self.map.close()
         except BufferError:  # a view still waits in a reference cycle
             gc.collect()
-            self.map.close()
+            with contextlib.suppress(BufferError):  # held by a traceback: unmapped when that goes
+                self.map.close()
         os.close(self.fd)
 
     def destroy(self) -> None:

@@ -15,6 +15,7 @@ a background flusher makes them durable every `flushIntervalCommitLog` ms and at
 
 from __future__ import annotations
 
+import errno
 import os
 from collections.abc import Callable
 
@@ -160,8 +161,13 @@ class MessageStore:
         """Async flush: fdatasync what was appended since the last round (fdatasync releases the GIL)."""
         for mf in list(self.commitlog.queue.files):
             wrote = mf.wrote
-            if mf.flushed < wrote:
-                os.fdatasync(mf.fd)
+            if mf.flushed < wrote and not mf.map.closed:
+                try:
+                    os.fdatasync(mf.fd)
+                except OSError as e:  # closed meanwhile (a load rolled back): nothing left to flush
+                    if e.errno != errno.EBADF:
+                        raise
+                    continue
                 mf.flushed = max(mf.flushed, wrote)
 
     def _after_put(self, result: PutResult, topic: str, queue_id: int) -> None:

@@ -22,6 +22,8 @@ if TYPE_CHECKING:  # numpy and the scanner load on first use: lookups start fast
     import numpy as np
 
     from rmqtool.format.scan import RecordBatch
+import itertools
+
 from rmqtool.store.segments import (
     SegmentFile,
     data_end,
@@ -145,7 +147,7 @@ class StoreReader:
         """A size the config sets that no file of its kind has is a wrong config, not a corrupt store."""
         said = self.config
         checks = []  # (what the config says, the file size that implies, which files, their sizes)
-        if "mappedFileSizeCommitLog" in self.given and not self.dledger:
+        if "mappedFileSizeCommitLog" in self.given and not self.dledger and _sizes_confirmed(self.segments):
             checks.append((f"mappedFileSizeCommitLog={said.mappedFileSizeCommitLog}", said.mappedFileSizeCommitLog,
                            "commitlog segments", {s.size for s in self.segments}))
         if "mappedFileSizeConsumeQueue" in self.given:
@@ -338,6 +340,14 @@ class StoreReader:
 
     def abort_present(self) -> bool:
         return self.paths.abort.exists()
+
+
+def _sizes_confirmed(segments: list[SegmentFile]) -> bool:
+    """Whether the segments' names agree with their sizes (each starts where the one before ends): then
+    their size is the store's; a lone or shorter file may be a truncated one, which is damage."""
+    if len(segments) < 2:
+        return False
+    return all(b.start - a.start == a.size for a, b in itertools.pairwise(segments))
 
 
 def _first_queue_file_sizes(root: Path, queues: int = 16) -> set[int]:
