@@ -71,3 +71,11 @@ def test_an_error_naming_a_store_string_is_one_escaped_line(tmp_path):
     out = run("import", str(tmp_path / "s"), str(rows), "--config", CONF)
     assert out.returncode == 2 and out.stderr.count(b"\n") == 1 and b"\x1b" not in out.stderr
     assert b"\\x1b[31m\\nb" in out.stderr
+
+
+def test_a_body_cut_inside_a_character_and_a_binary_body_are_shown_without_raw_bytes():
+    from rmqtool.cli.output import printable_bytes
+
+    assert printable_bytes("中文".encode()[:4]) == "中"  # a preview ending inside 文
+    assert printable_bytes(b"\xff\xfe\x00bin\x1b\\") == "\\xff\\xfe\\x00bin\\x1b\\\\"
+    assert printable_bytes(b"caf\xc3\xa9\x1b[31m") == "café\\x1b[31m"

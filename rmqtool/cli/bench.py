@@ -140,6 +140,26 @@ def verify(
     output.emit(result, "bench verify", as_json)
 
 
+@app.command("render")
+def render(
+    store: Path | None = typer.Argument(None, help="Store to render; omitted: generate one.", show_default=False),
+    messages: int = typer.Option(300_000, "--messages", min=1, help="Messages to generate."),
+    body_size: int = typer.Option(100, "--body-size", min=0, help="Body bytes of generated messages."),
+    repeat: int = typer.Option(2, "--repeat", min=1, help="Runs of each; the best counts."),
+    as_json: bool = typer.Option(False, "--json", help="One JSON object."),
+    config: Path | None = typer.Option(None, "--config", help="broker.conf of STORE.", show_default=False),
+) -> None:
+    """The decode table against --jsonl on the same store, each in a fresh process: rows/s and the ratio.
+
+    Example: [bold]rmqtool bench render --messages 20000 --json[/]
+    """
+    from rmqtool.bench.render import run_render_bench
+
+    result = run_render_bench(store, messages=messages, body_size=body_size, repeat=repeat, config=config,
+                              progress=output.stderr if output.stderr.is_terminal else None)
+    output.emit(result, "bench render", as_json)
+
+
 @app.command("spark-export")
 def spark_export(
     store: Path | None = typer.Argument(None, help="Store to export; omitted: generate one.", show_default=False),

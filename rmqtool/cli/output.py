@@ -202,8 +202,14 @@ def terminal_text(value: object) -> str:
 
 
 def printable_bytes(data: bytes) -> str:
-    """Bytes (a body) for a person: UTF-8 text, each byte that is not UTF-8 as \\xNN, then `printable`."""
-    return printable(data.decode("utf-8", "backslashreplace"))
+    """Bytes (a body) for a person: UTF-8 text through `printable`; bytes that are not UTF-8 with
+    every byte outside printable ASCII as \\xNN (a cut inside the last character is dropped)."""
+    try:
+        return printable(data.decode("utf-8"))
+    except UnicodeDecodeError as e:
+        if e.reason == "unexpected end of data" and e.start >= len(data) - 3:
+            return printable_bytes(data[: e.start])
+        return data.decode("latin-1").encode("unicode_escape").decode("ascii")
 
 
 def utc(ms: int | None) -> str:

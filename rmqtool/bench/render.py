@@ -1,0 +1,45 @@
+"""`bench render`: the human table of `decode commitlog` against its `--jsonl` on the same store, in
+the same run, each in a fresh process writing to /dev/null; CPU time is the fair measure on a busy
+machine, wall time is reported beside it."""
+
+from __future__ import annotations
+
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from rmqtool.bench.readpath import bench_store
+
+
+def _run(args: list[str]) -> tuple[float, float]:
+    """(wall seconds, CPU seconds) of one `rmqtool` process."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    subprocess.run([sys.executable, "-m", "rmqtool", *args], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                   check=True, env={"COLUMNS": "160", "PATH": "/usr/bin:/bin"})
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def run_render_bench(store: Path | None, *, messages: int, body_size: int, repeat: int = 2,
+                     config: Path | None = None, progress=None) -> dict:
+    """Best of `repeat` runs of the table and of `--jsonl`; rows/s and the table's ratio to JSONL."""
+    with bench_store(store, config, messages, body_size, progress) as reader:
+        root = str(reader.paths.root)
+        count = sum(len(c.batch) for c in reader.scan(verify_crc=False) if c.batch is not None)
+        best: dict[str, tuple[float, float]] = {}
+        for _ in range(repeat):
+            for mode, extra in (("table", []), ("jsonl", ["--jsonl"])):
+                wall, cpu = _run(["decode", "commitlog", root, *extra])
+                if mode not in best or cpu < best[mode][1]:
+                    best[mode] = (wall, cpu)
+    doc: dict = {"mode": "render", "messages": count}
+    for mode, (wall, cpu) in best.items():
+        doc[mode] = {"seconds": round(wall, 3), "cpuSeconds": round(cpu, 3),
+                     "messagesPerCpuSecond": round(count / cpu) if cpu else None}
+    doc["tableToJsonlCpu"] = round(best["jsonl"][1] / best["table"][1], 3) if best["table"][1] else None
+    doc["tableToJsonlWall"] = round(best["jsonl"][0] / best["table"][0], 3) if best["table"][0] else None
+    return doc
