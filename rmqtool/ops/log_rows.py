@@ -20,6 +20,7 @@ from rmqtool.format.scan import RecordBatch
 from rmqtool.io.rows import decompressed, message_rows, uncompressed
 from rmqtool.ops.pipeline import WORKERS, ordered_map
 from rmqtool.store.reader import StoreReader
+from rmqtool.store.segments import release_pages
 
 R = TypeVar("R")
 STORED, PLAIN, UNCOMPRESSED = "stored", "plain", "uncompressed"  # the bodies rows carry
@@ -47,8 +48,11 @@ def log_rows(reader: StoreReader, *, from_offset: int = 0, until: int | None = N
             out = unpacked
         elif bodies == UNCOMPRESSED:
             out = uncompressed(out, unpacked, failed)
-        return [item if isinstance(item, Finding) or render is None else render(item)
+        done = [item if isinstance(item, Finding) or render is None else render(item)
                 for item in _warnings_before_rows(out, failed)]
+        if len(batch):  # the pages the rows were built from, faulted in again by this worker: let them go
+            release_pages(batch.buf, int(batch.pos[0]), int(batch.pos[-1]))
+        return done
 
     batches = log_batches(reader, from_offset=from_offset, until=until, count=count, topic=topic,
                           verify_crc=verify_crc)
