@@ -26,6 +26,6 @@ def warn(text: str) -> None:
     """One warning line on stderr, for the layers below the CLI (the text made safe for a terminal)."""
     import sys
 
-    from rmqtool.cli.output import printable
+    from rmqtool.text import printable
 
     print(f"rmqtool: warning: {printable(text)}", file=sys.stderr)

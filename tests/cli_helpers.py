@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -14,3 +15,12 @@ CONF = ROOT / "fixtures" / "broker.conf"
 
 def run(*args: str, stdin: str | None = None, text: bool = True) -> subprocess.CompletedProcess:
     return subprocess.run([RMQTOOL, *map(str, args)], capture_output=True, text=text, timeout=120, input=stdin)
+
+
+def fixture_copy(tmp_path: Path) -> Path:
+    """A writable copy of the fixture store under `tmp_path`."""
+    dst = tmp_path / "store"
+    shutil.copytree(FIXTURE, dst)
+    for p in dst.rglob("*"):
+        p.chmod(0o755 if p.is_dir() else 0o644)
+    return dst

@@ -4,7 +4,6 @@ exact bounds). Expectations come from the undamaged fixture store, read before t
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pyarrow as pa
@@ -19,6 +18,7 @@ from rmqtool.ops.recovery import apply_recovery, plan_recovery
 from rmqtool.ops.verify import verify_path
 from rmqtool.store.config import StoreConfig
 from rmqtool.store.reader import open_reader
+from tests.cli_helpers import fixture_copy
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURE = ROOT / "fixtures" / "store"
@@ -69,9 +69,7 @@ def corrupt(root: Path, rel: str | Path, damage: str, at: int = 0, nbytes: int =
 
 @pytest.fixture
 def store(tmp_path: Path) -> Path:
-    dst = tmp_path / "store"
-    shutil.copytree(FIXTURE, dst)
-    return dst
+    return fixture_copy(tmp_path)
 
 
 def cfg() -> StoreConfig:

@@ -2,11 +2,10 @@
 what the file is not, and nothing created or changed."""
 
 import hashlib
-import shutil
 
 import pytest
 
-from tests.cli_helpers import CONF, FIXTURE, ROOT, run
+from tests.cli_helpers import CONF, FIXTURE, ROOT, fixture_copy, run
 
 PASSWD = (b"root:x:0:0:root:/root:/bin/bash\n"
           b"daemon:x:1:1:daemon:/usr/sbin:/usr/sbin/nologin\n"
@@ -90,9 +89,7 @@ def test_real_files_of_each_kind_are_accepted():
 
 @pytest.fixture
 def store(tmp_path):
-    dst = tmp_path / "store"
-    shutil.copytree(FIXTURE, dst)
-    return dst
+    return fixture_copy(tmp_path)
 
 
 @pytest.mark.parametrize(("setting", "says"), [

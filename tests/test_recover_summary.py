@@ -14,6 +14,7 @@ from cli_helpers import CONF, FIXTURE, run
 
 from rmqtool.cli import output
 from rmqtool.format import consumequeue, index, message
+from tests.cli_helpers import fixture_copy
 
 SEG = 65536
 LAST_SEGMENT = f"{2 * SEG:020d}"
@@ -26,11 +27,7 @@ TIMESTAMP = "1700000000000"
 
 @pytest.fixture
 def store(tmp_path: Path) -> Path:
-    dst = tmp_path / "store"
-    shutil.copytree(FIXTURE, dst)
-    for p in dst.rglob("*"):
-        p.chmod(0o755 if p.is_dir() else 0o644)
-    return dst
+    return fixture_copy(tmp_path)
 
 
 def digest(root: Path) -> dict[str, str]:

@@ -17,6 +17,7 @@ from rmqtool.format import message, msgid
 from rmqtool.ops.recovery import apply_recovery, plan_recovery
 from rmqtool.ops.verify import verify_path
 from rmqtool.store.config import StoreConfig
+from tests.cli_helpers import fixture_copy
 
 RMQTOOL = str(Path(sys.executable).with_name("rmqtool"))
 ROOT = Path(__file__).resolve().parent.parent
@@ -35,11 +36,7 @@ def cfg() -> StoreConfig:
 
 @pytest.fixture
 def store(tmp_path: Path) -> Path:
-    dst = tmp_path / "store"
-    shutil.copytree(FIXTURE, dst)
-    for p in dst.rglob("*"):
-        p.chmod(0o755 if p.is_dir() else 0o644)
-    return dst
+    return fixture_copy(tmp_path)
 
 
 def messages(root: Path) -> list[dict]:

@@ -11,6 +11,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from rmqtool.text import printable, printable_bytes  # noqa: F401 - the CLI's names for them
+
 PIPED_WIDTH = 160  # tables written to a file or a pipe are not squeezed to 80 columns
 
 stdout = Console(highlight=False, soft_wrap=False, width=None if sys.stdout.isatty() else PIPED_WIDTH)
@@ -184,32 +186,11 @@ def stages(labels: list[str]) -> Iterator[Callable[[str, int | None], None]]:
         yield done
 
 
-def printable(value: object) -> str:
-    """`value` as text a terminal shows and does not obey: every character that is not printable
-    (controls such as ESC and BEL, format characters such as bidi overrides, line separators) as
-    its Python escape; printable text in any script stays as it is."""
-    text = value if isinstance(value, str) else str(value)
-    if text.isprintable():
-        return text
-    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
-
-
 def terminal_text(value: object) -> str:
     """A string from a store made safe to print in rich output: `printable`, and markup inert."""
     from rich.markup import escape
 
     return escape(printable(value))
-
-
-def printable_bytes(data: bytes) -> str:
-    """Bytes (a body) for a person: UTF-8 text through `printable`; bytes that are not UTF-8 with
-    every byte outside printable ASCII as \\xNN (a cut inside the last character is dropped)."""
-    try:
-        return printable(data.decode("utf-8"))
-    except UnicodeDecodeError as e:
-        if e.reason == "unexpected end of data" and e.start >= len(data) - 3:
-            return printable_bytes(data[: e.start])
-        return data.decode("latin-1").encode("unicode_escape").decode("ascii")
 
 
 def utc(ms: int | None) -> str:

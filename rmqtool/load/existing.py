@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import base64
 
+import numpy as np
 import pyarrow as pa
 
 from rmqtool.errors import RmqError
@@ -25,39 +26,33 @@ class ExistingRecords:
     def leading(self, batch: pa.RecordBatch, where) -> int:
         """How many leading rows of `batch` the store holds already; a row below the write position
         that differs from the store's record there, or any such row without `skip`, is an RmqError."""
-        offsets = batch.column("commitLogOffset").to_pylist()
-        if not offsets or offsets[0] is None or offsets[0] >= self.end:
+        offsets = batch.column("commitLogOffset").fill_null(self.end).to_numpy()
+        n = int(np.argmax(offsets >= self.end)) if (offsets >= self.end).any() else len(offsets)
+        if n == 0:
             return 0
-        n = 0
-        for offset in offsets:
-            if offset is None or offset >= self.end:
-                break
-            found = self.reader.read_record(offset, verify_crc=False)
-            if not isinstance(found, message.Message) or not _same(batch, n, found):
-                raise RmqError(f"{where(n)}: commitLogOffset {offset}: the store holds a different record there; "
-                               "nothing was written")
-            n += 1
+        for row, values in enumerate(batch.slice(0, n).to_pylist()):
+            found = self.reader.read_record(values["commitLogOffset"], verify_crc=False)
+            if not isinstance(found, message.Message) or not _same(values, found):
+                raise RmqError(f"{where(row)}: commitLogOffset {values['commitLogOffset']}: the store holds a "
+                               "different record there; nothing was written")
         if not self.skip:
-            raise RmqError(f"{where(0)}: the store already holds this record (commitLogOffset {offsets[0]}, the same "
-                           "record) and the ones after it up to its write position "
+            raise RmqError(f"{where(0)}: the store already holds this record (commitLogOffset {int(offsets[0])}, the "
+                           "same record) and the ones after it up to its write position "
                            f"{self.end}: pass --skip-existing to import only the records after them")
         self.skipped += n
         return n
 
 
-def _same(batch: pa.RecordBatch, row: int, stored: message.Message) -> bool:
-    """Whether row `row` of an export is the record `stored`: same topic, times, properties and body."""
-    def value(name: str):
-        return batch.column(name)[row].as_py() if name in batch.schema.names else None
-
-    body = value("body")
+def _same(row: dict, stored: message.Message) -> bool:
+    """Whether an export's row is the record `stored`: same topic, times, properties and body."""
+    body = row.get("body")
     if isinstance(body, str):
         try:
             body = base64.b64decode(body, validate=True)
         except ValueError:
             return False
-    props = value("propertiesString")
-    return (value("topic") == stored.topic and value("storeTimestamp") == stored.store_timestamp
-            and value("bornTimestamp") == stored.born_timestamp
+    props = row.get("propertiesString")
+    return (row.get("topic") == stored.topic and row.get("storeTimestamp") == stored.store_timestamp
+            and row.get("bornTimestamp") == stored.born_timestamp
             and (props is None or props == stored.properties_string)
             and (body is None or crc.body_crc(body) == stored.body_crc))
