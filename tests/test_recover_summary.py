@@ -147,7 +147,7 @@ def test_real_recovery_reports_what_the_dry_run_said_and_loses_exactly_that(stor
     assert {k: done[k] for k in keys} == {k: dry[k] for k in keys}
 
 
-def test_a_torn_last_record_is_torn_bytes_not_a_message(store):
+def test_a_torn_last_record_its_queue_had_taken_is_a_lost_message(store):
     last = records(store)[-1]
     at = last["commitLogOffset"] - 2 * SEG
     kept = message.header_len(last["sysFlag"])  # the header reached the disk, the rest did not
@@ -158,8 +158,29 @@ def test_a_torn_last_record_is_torn_bytes_not_a_message(store):
     doc = json.loads(run("recover", store, "--config", CONF, "--dry-run", "--json").stdout)
     torn = len(bytes(b[at : at + kept]).rstrip(b"\0"))
     assert doc["mode"] == "clean" and doc["recoveryPoint"]["offset"] == last["commitLogOffset"]
-    assert (doc["messagesLost"], doc["bytesLost"], doc["tornBytes"]) == (0, torn, torn)
+    assert (doc["messagesLost"], doc["tornMessages"], doc["droppedMessageCount"]) == (1, 1, 0)
+    assert (doc["bytesLost"], doc["tornBytes"], doc["messageBytesLost"]) == (torn, torn, 0)
     assert doc["queueEntriesDropped"] == 1 and doc["indexEntriesDropped"] == 0 and doc["filesRemoved"] == 0
+    lines = run("recover", store, "--config", CONF, "--dry-run").stdout.splitlines()
+    assert lines[3] == (f"  would lose:     1 message (1 torn, known by their queue entries); {torn} bytes past the "
+                        f"recovery point: 0 bytes of records, {torn} bytes torn or garbage")
+    assert "  lose 1 torn message: consume-queue entries past the recovery point whose records no longer parse" in lines
+
+
+def test_records_overwritten_by_garbage_after_a_crash_are_counted_as_lost_messages(store):
+    """The scale run's crash: the last 4 KiB of the log overwritten, so the records there parse no more."""
+    recs = records(store)
+    seg = store / "commitlog" / LAST_SEGMENT
+    b = bytearray(seg.read_bytes())
+    b[LOG_END - 2 * SEG - 4096 : LOG_END - 2 * SEG] = (bytes(range(1, 256)) * 17)[:4096]
+    seg.write_bytes(bytes(b))
+    (store / "abort").touch()
+    hit = [r for r in recs if r["commitLogOffset"] + r["storeSize"] > LOG_END - 4096]
+    queued = queue_entries_from(store, hit[0]["commitLogOffset"])
+    doc = json.loads(run("recover", store, "--config", CONF, "--dry-run", "--json").stdout)
+    assert doc["recoveryPoint"]["offset"] == hit[0]["commitLogOffset"]
+    assert doc["queueEntriesDropped"] == queued == len(hit)
+    assert (doc["messagesLost"], doc["tornMessages"], doc["droppedMessageCount"]) == (len(hit), len(hit), 0)
 
 
 def test_recover_default_output_stays_short_however_many_index_files_go(tmp_path):

@@ -51,3 +51,10 @@ def test_the_query_card_shows_stored_times_in_utc_beside_the_number():
                          "0", "--json").stdout)["messages"][0]
     utc = datetime.fromtimestamp(doc["storeTimestamp"] / 1000, tz=timezone.utc).strftime("%Y-%m-%d %H:%M:%S")
     assert f"{doc['storeTimestamp']} ({utc}" in out.stdout
+
+
+def test_query_time_with_jsonl_prints_one_json_line_not_a_panel():
+    out = run("query", FIXTURE, "--config", CONF, "--topic", "OrderTopic", "--queue", "0", "--time", "0", "--jsonl")
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert len(lines) == 1 and json.loads(lines[0]) == first_of_queue(["--time", "0"])

@@ -26,7 +26,7 @@ STORE_HOST = parse_host("10.0.0.2:10911")  # the generator's store host
 _UNIQ_PREFIX = "C0A8000100002A9F0000"
 
 
-def _percentiles(samples: list[float]) -> dict:
+def percentiles(samples: list[float]) -> dict:
     s = sorted(samples)
     return {"p50Ms": round(s[len(s) // 2] * 1000, 4), "p99Ms": round(s[int(len(s) * 0.99)] * 1000, 4),
             "lookups": len(s)}
@@ -81,8 +81,8 @@ def run_recovery_bench(*, messages: int, body_size: int, lookups: int = 2000, pr
         vt = time.perf_counter() - t
         return {
             "recover": recover,
-            "queryMsgId": _percentiles(by_id),
-            "queryUniqueKey": _percentiles(by_key),
+            "queryMsgId": percentiles(by_id),
+            "queryUniqueKey": percentiles(by_key),
             "verify": throughput("verify", report.messages, gen.bytes, vt, peak_rss_bytes(), problems=report.problems),
         }
     finally:

@@ -247,3 +247,45 @@ def recover(
     else:
         for name, part in result.items():
             output.stdout.print(output.key_values(name, part))
+
+
+@app.command("scale")
+def scale(
+    root: Path = typer.Argument(..., help="Folder for the store to build; it must not exist. Keep several "
+                                "times its size free.", show_default=False),
+    gib: float = typer.Option(10.0, "--gib", min=0.001, help="Commitlog size to build, in GiB."),
+    body_size: int = typer.Option(1024, "--body-size", min=1, help="Body bytes per message."),
+    chunks: int = typer.Option(10, "--chunks", min=1, help="Loads the store is built in, each with its own "
+                               "storeTimestamp (a minute apart)."),
+    samples: int = typer.Option(40, "--lookups", min=1, help="Random messages looked up by queue offset, msgId, "
+                                "key and time, each lookup a fresh process."),
+    as_json: bool = typer.Option(False, "--json", help="One JSON object."),
+    config: Path | None = typer.Option(None, "--config", help="broker.conf for the store's geometry (segment, "
+                                       "queue-file and index sizes).", show_default=False),
+) -> None:
+    """Build a store of many GiB, then time every whole-store command on it in a fresh process with its
+    peak RSS: decode, verify, recover --dry-run, export, lookups, then a crash (abort left, the log's
+    last 4 KiB garbled) with recover, verify and recover --thorough.
+
+    The store is left in ROOT for further runs; docs/scale.md has the numbers of this machine.
+
+    Example: [bold]rmqtool bench scale /tmp/scale-1k --gib 10 --body-size 1024 --json[/]
+    """
+    from rmqtool.bench.scale import run_scale_bench
+
+    result = run_scale_bench(root, gib=gib, body_size=body_size, chunks=chunks, config=config, samples=samples,
+                             progress=output.note if output.stderr.is_terminal else None)
+    if as_json:
+        output.emit_json(result)
+        return
+    facts = {k: v for k, v in result.items() if not isinstance(v, list)}
+    output.stdout.print(output.key_values("bench scale", facts))
+    t = output.table("whole-store commands", ["command", "seconds", "messages/s", "peak RSS MiB", "exit"])
+    for c in result["commands"]:
+        t.add_row(c["command"], f"{c['seconds']:.2f}", str(c["messagesPerSecond"]),
+                  f"{c['peakRssBytes'] / 2**20:.1f}", str(c["exitCode"]))
+    output.stdout.print(t)
+    t = output.table("lookups, one process each", ["query", "p50 ms", "p99 ms", "lookups"])
+    for q in result["lookups"]:
+        t.add_row(q["lookup"], str(q["p50Ms"]), str(q["p99Ms"]), str(q["lookups"]))
+    output.stdout.print(t)

@@ -86,7 +86,10 @@ def query(
     try:
         if at_time is not None:
             doc = q.offset_by_time(_need(topic, "--topic"), _need(queue, "--queue"), at_time)
-            output.emit(doc, "queue offset by time", as_json)
+            if as_jsonl:
+                output.emit_jsonl([doc])
+            else:
+                output.emit(doc, "queue offset by time", as_json)
             return
         if msg_id is not None:
             hits = [q.by_msg_id(m) for m in msg_id.split(",") if m.strip()]

@@ -140,8 +140,10 @@ def _headline(doc: dict) -> str:
 def _lost(doc: dict) -> str:
     if not (doc["bytesLost"] or doc["messagesLost"]):
         return "nothing (0 messages, 0 bytes)"
-    return (f"{_count(doc['messagesLost'], 'message')}; {output.size(doc['bytesLost'])} past the recovery point: "
-            f"{output.size(doc['messageBytesLost'])} of records, {output.size(doc['tornBytes'])} torn or garbage")
+    torn = f" ({doc['tornMessages']} torn, known by their queue entries)" if doc["tornMessages"] else ""
+    records, torn_bytes = output.size(doc["messageBytesLost"]), output.size(doc["tornBytes"])
+    return (f"{_count(doc['messagesLost'], 'message')}{torn}; {output.size(doc['bytesLost'])} past the recovery "
+            f"point: {records} of records, {torn_bytes} torn or garbage")
 
 
 def _removed(doc: dict, did) -> str:
@@ -180,15 +182,22 @@ def _recovery_groups(doc: dict, store: Path) -> list[str]:
     for g in doc["deletedGroups"]:
         lines.append(f"  delete {_files(g['count'], g['structure'])} ({_span(store, g)}): "
                      f"{output.printable(g['reason'])}")
-    if doc["messagesLost"]:
+    if doc["droppedMessages"]:
         first = ", ".join(output.printable(m["msgId"]) for m in doc["droppedMessages"][:LISTED_MESSAGES])
-        lines.append(f"  drop {doc['messagesLost']} messages past the recovery point, first: {first}")
+        lines.append(f"  drop {doc['droppedMessageCount']} messages past the recovery point, first: {first}")
+    if doc["tornMessages"]:
+        lines.append(_torn(doc))
     changed = doc["consumeQueues"]
     if changed:
         shown = ", ".join(_queue_change(q) for q in changed[:LISTED_QUEUES])
         more = f" and {len(changed) - LISTED_QUEUES} more" if len(changed) > LISTED_QUEUES else ""
         lines.append(f"  queues: {shown}{more}")
     return lines
+
+
+def _torn(doc: dict) -> str:
+    return (f"  lose {_count(doc['tornMessages'], 'torn message')}: consume-queue entries past the recovery point "
+            "whose records no longer parse")
 
 
 def _queue_change(q: dict) -> str:
@@ -204,9 +213,11 @@ def _recovery_items(doc: dict, store: Path) -> list[str]:
     lines += [f"  delete {_name(store, d['file'])}: {output.printable(d['reason'])}" for d in doc["deletedFiles"]]
     lines += [f"  drop message {m['msgId']} at {m['commitLogOffset']} ({output.printable(m['topic'])}/{m['queueId']})"
               for m in doc["droppedMessages"]]
-    unlisted = doc["messagesLost"] - len(doc["droppedMessages"])
+    unlisted = doc["droppedMessageCount"] - len(doc["droppedMessages"])
     if unlisted > 0:
         lines.append(f"  ... and {unlisted} more messages past the recovery point (not listed)")
+    if doc["tornMessages"]:
+        lines.append(_torn(doc))
     lines += [f"  queue {output.printable(q['topic'])}/{q['queueId']}: "
               f"{_count(q['entriesDropped'], 'entry', 'entries')} dropped, {q['entriesAdded']} added"
               for q in doc["consumeQueues"]]

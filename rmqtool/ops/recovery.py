@@ -91,8 +91,9 @@ class RecoveryPlan:
     cuts: list[Finding] = field(default_factory=list)
     deleted: list[tuple[str, str]] = field(default_factory=list)
     dropped_messages: list[dict] = field(default_factory=list)
-    dropped_count: int = 0
+    dropped_count: int = 0  # records past the recovery point that still parse (CRC-broken ones too)
     dropped_bytes: int = 0  # totalSize of the dropped records
+    torn_messages: int = 0  # queued messages past the point whose record no longer parses
     bytes_lost: int = 0  # every byte past the recovery point that held data: records, torn and garbage bytes
     queues: list[QueuePlan] = field(default_factory=list)
     index_dropped: list[str] = field(default_factory=list)
@@ -112,6 +113,11 @@ class RecoveryPlan:
     def torn_bytes(self) -> int:
         """Bytes lost that belong to no intact record: a torn record, garbage, end-of-segment markers."""
         return self.bytes_lost - self.dropped_bytes
+
+    @property
+    def messages_lost(self) -> int:
+        """Records past the recovery point that still parse, and torn ones a consume queue had taken."""
+        return self.dropped_count + self.torn_messages
 
     @property
     def queue_entries_dropped(self) -> int:
@@ -146,7 +152,8 @@ class RecoveryPlan:
             "recoveryPoint": None if self.refused or not self.end_segment else {
                 "offset": self.end, "segment": self.end_segment, "position": self.end - self.end_segment_start,
                 "lastStoreTimestamp": self.last_store_timestamp},
-            "messagesLost": self.dropped_count,
+            "messagesLost": self.messages_lost,
+            "tornMessages": self.torn_messages,
             "bytesLost": self.bytes_lost,
             "messageBytesLost": self.dropped_bytes,
             "tornBytes": self.torn_bytes,
@@ -382,15 +389,19 @@ def _plan_rebuilds(reader: StoreReader, plan: RecoveryPlan) -> None:
 
 
 def _plan_cuts(reader: StoreReader, cfg: StoreConfig, plan: RecoveryPlan) -> None:
-    _plan_log_cuts(reader, plan)
-    _plan_queue_cuts(cfg, plan)
+    cut_points = {id(q): _queue_cut(q, plan.end) for q in plan.queues}
+    queued = _queued_past(cfg, plan, cut_points)
+    plan.torn_messages = len(queued) - _plan_log_cuts(reader, plan, queued)
+    _plan_queue_cuts(cfg, plan, cut_points)
 
 
-def _plan_log_cuts(reader: StoreReader, plan: RecoveryPlan) -> None:
+def _plan_log_cuts(reader: StoreReader, plan: RecoveryPlan, queued: np.ndarray) -> int:
     """The commitlog past the recovery point: later segments go (the broker deletes files past the end
     and keeps, emptied, the one starting at it), the tail of the segment holding the end is cut; the
-    records there are lost, and so is every other byte of data there (`plan.bytes_lost`)."""
+    records there are lost, and so is every other byte of data there (`plan.bytes_lost`). Returns how
+    many of the `queued` offsets (sorted, distinct) hold a record that still parses."""
     end = plan.end
+    intact = 0
     tails: dict[SegmentFile, list[int]] = {}  # segment -> [from, end of its data] within it, past the point
     for seg in reader.segments:
         if seg.start + seg.size <= end:
@@ -400,7 +411,7 @@ def _plan_log_cuts(reader: StoreReader, plan: RecoveryPlan) -> None:
         tails[seg] = [start, _nonzero_end(seg.path, start)]
     plan.data_end = max([plan.data_end] + [seg.start + t[1] for seg, t in tails.items()])
     if plan.data_end > end:
-        record_ends = _plan_dropped(reader, plan)
+        record_ends, intact = _plan_dropped(reader, plan, queued)
         for seg, t in tails.items():  # a record may end in zero bytes: it still counts whole
             t[1] = max(t[1], record_ends.get(str(seg.path), 0))
         plan.data_end = max([plan.data_end] + [seg.start + t[1] for seg, t in tails.items()])
@@ -413,12 +424,15 @@ def _plan_log_cuts(reader: StoreReader, plan: RecoveryPlan) -> None:
         if stop > start and not blank_only:
             plan.cuts.append(cut(seg.path, start, stop, f"commitlog ends here ({plan.stop_reason})"))
             plan.bytes_lost += stop - start
+    return intact
 
 
-def _plan_dropped(reader: StoreReader, plan: RecoveryPlan) -> dict[str, int]:
+def _plan_dropped(reader: StoreReader, plan: RecoveryPlan, queued: np.ndarray) -> tuple[dict[str, int], int]:
     """Count (and list, up to MAX_LISTED_MESSAGES) the records past the recovery point and their bytes;
-    returns the end of the last of them within each segment file."""
+    returns the end of the last of them within each segment file, and how many of them sit at one of
+    the `queued` offsets."""
     ends: dict[str, int] = {}
+    intact = 0
     for chunk in reader.scan(plan.end, verify_crc=False):
         b = chunk.batch
         if b is None or not len(b):
@@ -426,6 +440,8 @@ def _plan_dropped(reader: StoreReader, plan: RecoveryPlan) -> dict[str, int]:
         sizes = b.cols["totalSize"].astype(np.int64)
         plan.dropped_count += len(b)
         plan.dropped_bytes += int(sizes.sum())
+        if len(queued):
+            intact += int(np.isin(b.offsets, queued, assume_unique=True).sum())
         ends[b.file] = max(ends.get(b.file, 0), int((b.pos + sizes).max()))
         room = MAX_LISTED_MESSAGES - len(plan.dropped_messages)
         if room > 0:
@@ -434,15 +450,24 @@ def _plan_dropped(reader: StoreReader, plan: RecoveryPlan) -> dict[str, int]:
                 m = b.message(i)
                 plan.dropped_messages.append({"commitLogOffset": off, "msgId": msgid.create(m.store_host, off),
                                               "topic": topic, "queueId": m.queue_id})
-    return ends
+    return ends, intact
 
 
-def _plan_queue_cuts(cfg: StoreConfig, plan: RecoveryPlan) -> None:
+def _queued_past(cfg: StoreConfig, plan: RecoveryPlan, cut_points: dict[int, int]) -> np.ndarray:
+    """The commitlog offsets, sorted and distinct, that the consume-queue entries dropped at `cut_points`
+    point to past the recovery point: messages a consumer could have been given, lost whether or not
+    their records still parse."""
+    found = [_entry_offsets(q, cut_points[id(q)], cfg.mappedFileSizeConsumeQueue) for q in plan.queues
+             if cut_points[id(q)] < q.end]
+    offsets = np.concatenate(found) if found else np.zeros(0, dtype=np.int64)
+    return np.unique(offsets[offsets >= plan.end])
+
+
+def _plan_queue_cuts(cfg: StoreConfig, plan: RecoveryPlan, cut_points: dict[int, int]) -> None:
     """Consume-queue entries pointing at or past the recovery point: dropped (cut, or their files deleted)."""
-    end = plan.end
     file_size = cfg.mappedFileSizeConsumeQueue
     for q in plan.queues:
-        cut_at = _queue_cut(q, end)
+        cut_at = cut_points[id(q)]
         q.dropped = (q.end - cut_at) // ENTRY_LEN
         if q.dropped:
             q.max_physical_end = _entry_end(q, cut_at, file_size)
@@ -455,6 +480,20 @@ def _plan_queue_cuts(cfg: StoreConfig, plan: RecoveryPlan) -> None:
                 if data > cut_at - start:
                     plan.cuts.append(cut(f, cut_at - start, data, "consume-queue entries past the recovered end"))
         q.end = cut_at
+
+
+def _entry_offsets(q: QueuePlan, start: int, file_size: int) -> np.ndarray:
+    """The commitLogOffset of every entry of `q` from logical position `start` to its end."""
+    out = []
+    for f in q.files:
+        lo = int(f.name)
+        a, b = max(start, lo), min(q.end, lo + file_size)
+        if a < b:
+            with open_read_only(f) as buf:
+                entries = consumequeue.decode_entries(buf)[(a - lo) // ENTRY_LEN : (b - lo) // ENTRY_LEN]
+                out.append(entries["commitLogOffset"].astype(np.int64))
+                del entries
+    return np.concatenate(out) if out else np.zeros(0, dtype=np.int64)
 
 
 def _whole_entries(data: int, start: int, file_size: int) -> int:

@@ -1,0 +1,21 @@
+"""`bench scale` measures each command in a fresh process: its peak RSS must be the command's own."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from rmqtool.bench.scale import run_process
+
+
+def test_a_commands_peak_rss_is_its_own_not_the_benchmarks():
+    """A child's ru_maxrss keeps the high-water mark of the process it was forked from: every command
+    of a benchmark that held 400 MiB once reported 400 MiB."""
+    held = np.ones(400 << 20, dtype=np.uint8)  # touched: resident in this process
+    small = run_process(["decode", "msgid", "C633640700002A9F0000000000000000"])
+    assert small["exitCode"] == 0
+    assert 10 << 20 < small["peakRssBytes"] < 200 << 20
+    assert held.sum() == 400 << 20
+
+
+def test_a_failing_command_reports_its_exit_code():
+    assert run_process(["decode", "msgid", "not-a-msgid"])["exitCode"] == 2
