@@ -80,6 +80,8 @@ def test_table_output_lists_messages():
     out = run("decode", "commitlog", STORE, "--count", "3", "--body", "text")
     assert out.returncode == 0
     assert "message 0" in out.stdout and "OrderTopic" in out.stdout and "3 messages" in out.stderr
+    one = run("decode", "commitlog", STORE, "--count", "1", "--body", "none")
+    assert one.stderr.strip().splitlines()[-1] == "1 message"
 
 
 def test_decode_consumequeue_by_queue_and_by_file():

@@ -52,3 +52,11 @@ def test_a_walk_of_the_store_draws_a_byte_progress_bar_on_a_terminal(args):
 def test_no_progress_when_stderr_is_not_a_terminal(args):
     out = run(*args)
     assert out.returncode == 0 and "kB" not in out.stderr and "\x1b[" not in out.stderr
+
+
+def test_a_command_that_walks_nothing_draws_no_empty_bar_on_a_terminal():
+    """clean, info, decode msgid and the Spark drivers scan no segment here: an idle '0/? bytes' bar
+    used to stand beside their output."""
+    code, seen, out = _stderr_on_a_terminal("decode", "msgid", "C633640700002A9F0000000000000000")
+    assert code == 0 and b"198.51.100.7:10911" in out
+    assert "bytes" not in seen and "kB" not in seen and "━" not in seen

@@ -155,10 +155,12 @@ def scan_progress(label: str) -> Iterator[None]:
 
     with Progress(TextColumn("{task.description}"), BarColumn(), DownloadColumn(), TransferSpeedColumn(),
                   TimeRemainingColumn(), console=stderr, transient=True) as bar:
-        task = bar.add_task(terminal_text(label), total=None)
+        tasks = []  # the bar appears with the first scan: a command that scans nothing shows none
 
         def observe(done: int, total: int) -> None:
-            bar.update(task, completed=done, total=total)
+            if not tasks:
+                tasks.append(bar.add_task(terminal_text(label), total=total))
+            bar.update(tasks[0], completed=done, total=total)
 
         with scan_observed(observe):
             yield

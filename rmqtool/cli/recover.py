@@ -122,11 +122,21 @@ def _recovery_summary(doc: dict) -> list[str]:
                            f"({_count(doc['queuesChanged'], 'queue')} changed)"),
         ("index", f"{did('drop', 'dropped')} {_count(doc['indexEntriesDropped'], 'entry', 'entries')} in "
                   f"{_count(doc['indexFilesDropped'], 'file')}, re-dispatch {did('add', 'added')} "
-                  f"{_count(doc['indexKeysAdded'], 'key')}"),
+                  f"{_count(doc['indexKeysAdded'], 'key')}{_fewer_keys(doc)}"),
         ("files", _removed(doc, did)),
     ]
     width = max(len(label) for label, _ in answers) + 2
     return [_headline(doc), *(f"  {label + ':':{width}}{value}" for label, value in answers)]
+
+
+def _fewer_keys(doc: dict) -> str:
+    """Keys an index file took with it that the re-dispatch does not put back: the broker's rule after a
+    crash, which leaves older messages unreachable by key until the whole log is indexed again."""
+    fewer = doc["indexKeysFewer"]
+    if not fewer or doc["thorough"]:
+        return ""
+    return (f" ({fewer} fewer: keys of lost messages and of messages before the recovery start; "
+            "`recover --thorough` indexes the whole log)")
 
 
 def _headline(doc: dict) -> str:

@@ -163,6 +163,7 @@ class RecoveryPlan:
             "indexEntriesDropped": self.index_entries_dropped,
             "indexFilesDropped": len(self.index_dropped),
             "indexKeysAdded": self.index_keys_added,
+            "indexKeysFewer": max(self.index_entries_dropped - self.index_keys_added, 0),
             "filesRemoved": len(self.deleted),
             "filesRemovedByStructure": self.removed_by_structure(),
             "segmentsFilled": len(self.filled),
