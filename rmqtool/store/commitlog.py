@@ -84,6 +84,7 @@ class CommitLog:
             if n:
                 newest = message.decode(last.map, int(self._walk_rows[n - 1, 0]), verify_crc=False)
                 self.last_store_timestamp, self.store_host = newest.store_timestamp, newest.store_host
+            last.release_range(pos, stop)  # walked: a full 1 GiB segment would stay resident otherwise
             if stop == pos or n < _WALK_ROWS:
                 pos = stop
                 break

@@ -66,22 +66,22 @@ class Dispatcher:
                 raise RmqError(f"dispatch: no commitlog segment holds offset {self.dispatched}")
             pos = self.dispatched - mf.from_offset
             if pos >= mf.wrote:
-                self._past(mf)
+                self._past(mf, pos)
                 continue
             n, stop, _, _ = kernels.walk(mf.arr, pos, mf.wrote, mf.from_offset, self._geo, kernels.POLICY_SCAN, False)
             if n == 0:
                 found = message.decode(mf.map, pos, verify_crc=False)
                 if not isinstance(found, message.Blank):
                     raise RmqError(f"dispatch: unreadable record at offset {self.dispatched}")
-                self._past(mf)
+                self._past(mf, pos)
                 continue
             self._dispatch(mf, n)
             self.dispatched = mf.from_offset + stop
-            mf.release(stop)  # dispatched (the writer is past `stop`): unmap, so resident memory stays bounded
+            mf.release_range(pos, stop)  # dispatched (the writer is past `stop`): resident memory stays bounded
 
-    def _past(self, mf: MappedFile) -> None:
-        """Done with a segment: unmap what is left of it and go on at the next."""
-        mf.release(mf.wrote)
+    def _past(self, mf: MappedFile, pos: int) -> None:
+        """Done with a segment at `pos`: unmap the rest of it and go on at the next."""
+        mf.release_range(pos, mf.size)
         self.dispatched = mf.from_offset + mf.size
 
     def _dispatch(self, mf: MappedFile, n: int) -> None:

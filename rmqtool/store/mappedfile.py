@@ -78,6 +78,14 @@ class MappedFile:
             self._advise(self.released, end - self.released, mmap.MADV_DONTNEED)
             self.released = end
 
+    def release_range(self, start: int, end: int) -> None:
+        """Unmap the whole pages in [start, end) a reader went through; a reader may come back over
+        pages another pass let go of, so this keeps no mark."""
+        start -= start % PAGE
+        end -= end % PAGE
+        if end > start:
+            self._advise(start, end - start, mmap.MADV_DONTNEED)
+
     def _advise(self, start: int, length: int, advice: int) -> bool:
         arr = self.arr
         if arr is None:
