@@ -41,6 +41,7 @@ class ScaleStore:
     config: Path | None
     messages: int
     chunks: int
+    data_bytes: int = 0  # where the commitlog ends
 
     def args(self) -> list[str]:
         return ["--config", str(self.config)] if self.config else []
@@ -68,7 +69,8 @@ def _rows(first: int, count: int, body_size: int) -> Iterator:
 
 
 def build(root: Path, config: Path | None, gib: float, body_size: int, chunks: int, progress=None) -> ScaleStore:
-    """Load about `gib` GiB of messages into a new store at `root` in `chunks` loads."""
+    """Load `gib` GiB of commitlog (to within a record) into a new store at `root` in `chunks` loads; the
+    first load's bytes per message size the rest."""
     from rmqtool.io.sources import TableSource
     from rmqtool.load.records import LoadOptions
     from rmqtool.load.writer import load
@@ -76,16 +78,19 @@ def build(root: Path, config: Path | None, gib: float, body_size: int, chunks: i
     if root.exists():
         raise RmqError(f"{root} exists: bench scale builds a new store")
     cfg = StoreConfig.from_file(config)[0] if config else StoreConfig()
-    messages = int(gib * (1 << 30)) // (body_size + _RECORD_OVERHEAD)
-    store = ScaleStore(root, config, messages, chunks)
-    per = -(-messages // chunks)
+    target = int(gib * (1 << 30))
+    store = ScaleStore(root, config, 0, chunks)
+    per = max(target // (body_size + _RECORD_OVERHEAD) // chunks, 1)
     for c in range(chunks):
-        first = c * per
-        count = min(per, messages - first)
-        load(root, TableSource(_rows(first, count, body_size), _NAMES),
-             LoadOptions(cfg, store.chunk_time(c)), register_topics=False)
+        summary = load(root, TableSource(_rows(store.messages, per, body_size), _NAMES),
+                       LoadOptions(cfg, store.chunk_time(c)), register_topics=False)
+        store.messages += per
+        store.data_bytes = summary.end_offset
         if progress:
-            progress(f"built {first + count} of {messages} messages")
+            progress(f"built {store.messages} messages, {summary.end_offset} bytes of {target}")
+        if c + 1 < chunks:
+            left = (target - summary.end_offset) * store.messages // summary.end_offset
+            per = max(-(-left // (chunks - c - 1)), 1)
     return store
 
 
@@ -208,9 +213,8 @@ def run_scale_bench(root: Path, *, gib: float, body_size: int, chunks: int, conf
     start = time.perf_counter()
     store = build(root, config, gib, body_size, chunks, progress)
     built = time.perf_counter() - start
-    data = sum(p.stat().st_size for p in StorePaths(root).commitlog.iterdir())
     doc = {"mode": "scale", "store": str(root), "messages": store.messages, "bodySize": body_size,
-           "commitlogBytes": data, "segments": len(list(StorePaths(root).commitlog.iterdir())),
+           "commitlogBytes": store.data_bytes, "segments": len(list(StorePaths(root).commitlog.iterdir())),
            "indexFiles": len(list(StorePaths(root).index.iterdir())), "buildSeconds": round(built, 1)}
     if progress:
         progress("whole-store commands")
