@@ -53,7 +53,7 @@ class IndexFile:
         if self._mf is None or self._mf.map.closed:  # a retired file: its header read, not mapped again
             with open(self.path, "rb") as f:
                 return index.decode_header(f.read(index.HEADER_LEN))
-        return index.decode_header(self._mf.map)
+        return index.decode_header(self._mf.map).copy()  # a view would keep the map from closing on retire
 
     @property
     def full(self) -> bool:
