@@ -227,10 +227,11 @@ class StoreReader:
             start = max(from_offset - seg.start, 0)
             with open_read_only(seg.path) as buf:
                 # a DLedger scan starts at an entry: from the segment's start, records before `start` dropped
-                at = 0 if self.dledger or not first else self._first_record_at(buf, seg, start)
+                written = data_end(seg.path)
+                at = 0 if self.dledger or not first else self._first_record_at(buf, seg, start, written)
                 below = seg.start + start if self.dledger and first and start else None
                 scanner = scanner_class(buf, seg.start, str(seg.path), verify_crc=verify_crc, start=at,
-                                        data_end=data_end(seg.path),
+                                        data_end=written,
                                         limit=None if until is None else until - seg.start)
                 first = False
                 released = 0
@@ -264,16 +265,19 @@ class StoreReader:
         last = self.segments[-1]
         return last.start + last.size
 
-    def _first_record_at(self, buf, seg: SegmentFile, pos: int) -> int:
-        """`pos` when a record (or the end) starts there, else the next record start."""
+    def _first_record_at(self, buf, seg: SegmentFile, pos: int, written: int | None) -> int:
+        """`pos` when a record (or the end) starts there, else the next record start (searched up to
+        `written`, where the file's unwritten hole begins: a 1 GiB tail of zeros is not read)."""
         if pos == 0 or pos >= len(buf):
             return pos
-        probe = message.decode(buf, pos, verify_crc=False, expected_offset=seg.start + pos)
-        if not isinstance(probe, message.Corrupt):
+        if written is not None and pos >= written:
             return pos
+        probe = message.decode(buf, pos, verify_crc=False, expected_offset=seg.start + pos)
+        if not isinstance(probe, message.Corrupt) or not any(buf[pos : pos + message.PREFIX.size]):
+            return pos  # a record, or unwritten bytes where the scan ends as it would from the start
         from rmqtool.format.scan import SegmentScanner
 
-        found = SegmentScanner(buf, seg.start, str(seg.path)).next_record_start(pos)
+        found = SegmentScanner(buf, seg.start, str(seg.path), data_end=written).next_record_start(pos)
         return found if found is not None else len(buf)
 
     def read_record(self, offset: int, *, verify_crc: bool = True) -> message.Message | message.Blank | \
