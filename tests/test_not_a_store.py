@@ -42,11 +42,15 @@ COMMANDS = [
     ["append", "{f}", "--topic", "T", "--body", "x"],
     ["import", "{f}", ROWS],
     ["spark-export", "{f}", "--out", "{out}"],
+    ["spark-load", ROWS, "--store", "{f}"],
     ["bench", "scan", "{f}"],
+    ["bench", "verify", "{f}"],
+    ["bench", "export", "{f}"],
+    ["bench", "render", "{f}"],
 ]
 
 
-@pytest.mark.parametrize("args", COMMANDS, ids=lambda a: " ".join(a[:2]))
+@pytest.mark.parametrize("args", COMMANDS, ids=lambda a: " ".join(a[:2]) + (" --store" if "--store" in a else ""))
 def test_a_text_file_is_refused_by_every_command_as_not_what_it_reads(passwd, tmp_path, args):
     out_path = tmp_path / "out"
     before = _digest(passwd)
