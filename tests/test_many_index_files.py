@@ -54,3 +54,21 @@ def test_rolling_an_index_file_unmaps_the_previous_one_at_once(tmp_path):
                 np.array([1_700_000_000_001], dtype=np.int64))
     assert len(service.files) == 2 and first.map.closed
     service.close()
+
+
+def test_a_key_lookup_keeps_no_index_file_mapped():
+    """A key lookup walks every index file newest first; keeping a map of each, a store with tens of
+    thousands of 64-slot index files ran into the kernel's limit on maps (and took 0.76 s for 7103
+    files where reading a header, a slot and a chain with pread takes 0.18 s)."""
+    from rmqtool.ops.query import StoreQuery
+    from rmqtool.store.config import StoreConfig
+    from rmqtool.store.reader import StoreReader
+    from tests.cli_helpers import CONF, FIXTURE
+
+    q = StoreQuery(StoreReader(FIXTURE, StoreConfig.from_file(CONF)[0]))
+    hits = q.by_key("OrderTopic", "shared-1")
+    assert len(hits) == 26 and {h.message.topic for h in hits} == {"OrderTopic"}
+    with open("/proc/self/maps") as f:
+        mapped = [line for line in f if "/index/" in line]
+    assert mapped == []
+    q.close()

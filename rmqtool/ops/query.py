@@ -10,6 +10,7 @@ by time is a binary search on the records' store timestamps, never on file times
 
 from __future__ import annotations
 
+import os
 import struct
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -98,7 +99,11 @@ class StoreQuery:
 
     def index_offsets(self, topic: str, key: str, *, begin: int = 0, end: int = LONG_MAX,
                       max_hits: int = 64) -> list[int]:
-        """The broker's raw index hits for topic#key: newest file first, at most `max_hits`."""
+        """The broker's raw index hits for topic#key: newest file first, at most `max_hits`.
+
+        Each file is read with a few `pread`s (header, slot, the chain's entries), not mapped: a store
+        with tens of thousands of small index files would otherwise keep a map of each.
+        """
         files = self._index_files()
         if not files:
             raise RmqError(f"{self.reader.paths.root} has no index files: use --scan")
@@ -106,27 +111,41 @@ class StoreQuery:
         key_hash = index.key_hash(full_key)
         hits: list[int] = []
         for path, slots, _num in reversed(files):
-            buf = self.maps.get(path)
-            begin_ts, end_ts, _, _, _, count = _HEADER.unpack_from(buf, 0)
-            overlaps = (begin < begin_ts and end > end_ts) or begin_ts <= begin <= end_ts or begin_ts <= end <= end_ts
-            if overlaps:
-                self._chain(buf, slots, count, begin_ts, key_hash, begin, end, max_hits, hits)
+            try:
+                fd = os.open(path, os.O_RDONLY)
+            except OSError as e:
+                raise RmqError(f"cannot open {path}: {e.strerror}") from None
+            try:
+                begin_ts, end_ts, _, _, _, count = _HEADER.unpack(os.pread(fd, index.HEADER_LEN, 0).ljust(
+                    index.HEADER_LEN, b"\0"))
+                overlaps = (begin < begin_ts and end > end_ts) or begin_ts <= begin <= end_ts or \
+                    begin_ts <= end <= end_ts
+                if overlaps:
+                    self._chain(fd, slots, count, begin_ts, key_hash, begin, end, max_hits, hits)
+            finally:
+                os.close(fd)
             if begin_ts < begin or len(hits) >= max_hits:
                 break
         return hits
 
     @staticmethod
-    def _chain(buf, slots: int, count: int, begin_ts: int, key_hash: int, begin: int, end: int, max_hits: int,
+    def _chain(fd: int, slots: int, count: int, begin_ts: int, key_hash: int, begin: int, end: int, max_hits: int,
                hits: list[int]) -> None:
         """Follow one bucket's chain from its slot, newest entry first, as IndexFile.selectPhyOffset does."""
-        entry = _SLOT.unpack_from(buf, index.HEADER_LEN + index.slot_of(key_hash, slots) * index.SLOT_LEN)[0]
+        slot = os.pread(fd, index.SLOT_LEN, index.HEADER_LEN + index.slot_of(key_hash, slots) * index.SLOT_LEN)
+        if len(slot) < index.SLOT_LEN:
+            return
+        entry = _SLOT.unpack(slot)[0]
         if not index.INVALID_INDEX < entry <= count:
             return
         entries_at = index.HEADER_LEN + slots * index.SLOT_LEN
         for _ in range(count):  # a chain visits each entry at most once; a cycle in a damaged file ends here
             if len(hits) >= max_hits:
                 return
-            h, phy, diff, prev = _ENTRY.unpack_from(buf, entries_at + entry * index.ENTRY_LEN)
+            raw = os.pread(fd, index.ENTRY_LEN, entries_at + entry * index.ENTRY_LEN)
+            if len(raw) < index.ENTRY_LEN:
+                return
+            h, phy, diff, prev = _ENTRY.unpack(raw)
             if diff < 0:
                 return
             when = begin_ts + diff * 1000
