@@ -72,3 +72,35 @@ def test_a_key_lookup_keeps_no_index_file_mapped():
         mapped = [line for line in f if "/index/" in line]
     assert mapped == []
     q.close()
+
+
+def test_opening_a_store_stats_a_handful_of_its_index_files_not_every_one(tmp_path, monkeypatch):
+    """Every query opens the store: checking the config against the index files stat'ed and sorted all
+    of them as paths, 1.5 s of each lookup's 1.6 s on a store with 70 956 index files."""
+    from pathlib import Path
+
+    from rmqtool.store.config import StoreConfig
+    from rmqtool.store.reader import StoreReader
+
+    conf = tmp_path / "broker.conf"
+    conf.write_text("mappedFileSizeCommitLog=1048576\nmaxHashSlotNum=64\nmaxIndexNum=256\n")
+    rows = tmp_path / "rows.jsonl"
+    rows.write_text("".join(json.dumps({"topic": "T", "bodyText": f"m{i}", "keys": f"k{i}"}) + "\n"
+                            for i in range(1500)))
+    store = tmp_path / "store"
+    out = subprocess.run([str(RMQTOOL), "import", str(store), str(rows), "--config", str(conf)], capture_output=True,
+                         text=True)
+    assert out.returncode == 0, out.stderr
+    assert len(list((store / "index").iterdir())) == 12  # 3000 keys at 255 a file
+    stat = Path.stat
+    seen: list[str] = []
+
+    def counting(self, *args, **kwargs):
+        if self.parent.name == "index":
+            seen.append(self.name)
+        return stat(self, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "stat", counting)
+    cfg, given = StoreConfig.from_file(conf)
+    StoreReader(store, cfg, given)
+    assert 0 < len(seen) <= 8

@@ -45,7 +45,8 @@ class StoreQuery:
         self.reader = reader
         self.levels = reader.config.delay_levels_ms
         self.maps = MapCache()
-        self._index: list[tuple[Path, int, int]] | None = None
+        self._index: list[str] | None = None
+        self._geometries: dict[int, tuple[int, int]] = {}
 
     def close(self) -> None:
         self.maps.close()
@@ -89,13 +90,19 @@ class StoreQuery:
                        f"topic's index holds it: try --unique-key {msg_id.strip()} --topic TOPIC --scan")
 
     # ---- index -----------------------------------------------------------------------------------
-    def _index_files(self) -> list[tuple[Path, int, int]]:
+    def _index_files(self) -> list[str]:
+        """The index files' paths, oldest first (strings: a store may hold tens of thousands)."""
         if self._index is None:
-            files = []
-            for path in self.reader.index_paths():
-                files.append((path, *self.reader.index_geometry(path)))
-            self._index = files
+            d = str(self.reader.paths.index)
+            self._index = [os.path.join(d, name) for name in self.reader.index_names()]
         return self._index
+
+    def _geometry(self, path: str, size: int) -> tuple[int, int]:
+        """(hash slots, entries) of an index file of `size` bytes, worked out once per size."""
+        found = self._geometries.get(size)
+        if found is None:
+            found = self._geometries[size] = self.reader.index_geometry(Path(path), size)
+        return found
 
     def index_offsets(self, topic: str, key: str, *, begin: int = 0, end: int = LONG_MAX,
                       max_hits: int = 64) -> list[int]:
@@ -110,12 +117,13 @@ class StoreQuery:
         full_key = index.index_key(topic, key)
         key_hash = index.key_hash(full_key)
         hits: list[int] = []
-        for path, slots, _num in reversed(files):
+        for path in reversed(files):
             try:
                 fd = os.open(path, os.O_RDONLY)
             except OSError as e:
                 raise RmqError(f"cannot open {path}: {e.strerror}") from None
             try:
+                slots, _num = self._geometry(path, os.fstat(fd).st_size)
                 begin_ts, end_ts, _, _, _, count = _HEADER.unpack(os.pread(fd, index.HEADER_LEN, 0).ljust(
                     index.HEADER_LEN, b"\0"))
                 overlaps = (begin < begin_ts and end > end_ts) or begin_ts <= begin <= end_ts or \

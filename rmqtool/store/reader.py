@@ -155,7 +155,7 @@ class StoreReader:
                            said.mappedFileSizeConsumeQueue, "consume-queue files",
                            _first_queue_file_sizes(self.paths.root / "consumequeue")))
         if {"maxHashSlotNum", "maxIndexNum"} & self.given and self.paths.index.is_dir():
-            files = sorted(p for p in self.paths.index.iterdir() if p.is_file())[:8]
+            files = [self.paths.index / n for n in self.index_names()[:8]]  # of tens of thousands, maybe
             size = index.file_len(said.maxHashSlotNum, said.maxIndexNum)
             checks.append((f"maxHashSlotNum={said.maxHashSlotNum}, maxIndexNum={said.maxIndexNum} ({size}-byte files)",
                            size, "index files",
@@ -323,7 +323,11 @@ class StoreReader:
     # -- index ---------------------------------------------------------------------------------
     def index_paths(self) -> list[Path]:
         d = self.paths.index
-        return sorted(Path(e.path) for e in os.scandir(d) if e.is_file() and index.is_file_name(e.name)) \
+        return [d / name for name in self.index_names()]
+
+    def index_names(self) -> list[str]:
+        d = self.paths.index
+        return sorted(e.name for e in os.scandir(d) if index.is_file_name(e.name) and e.is_file()) \
             if d.is_dir() else []
 
     def index_file(self, path: Path) -> IndexFileView:
