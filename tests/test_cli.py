@@ -213,3 +213,20 @@ def test_read_only_commands_touch_nothing(store_copy):
         assert run(*args).returncode == 0
     assert {p: p.stat().st_mtime_ns for p in store_copy.rglob("*")} == before
     assert not (store_copy / "abort").exists()
+
+
+@pytest.mark.parametrize("args", [
+    ["decode", "commitlog", STORE, "--config", CONF],
+    ["decode", "commitlog", STORE, "--config", CONF, "--jsonl"],
+    ["decode", "index", STORE, "--config", CONF],
+    ["recover", STORE, "--config", CONF, "--dry-run", "--all"],
+    ["info", STORE, "--config", CONF],
+], ids=lambda a: " ".join(a[:2]))
+def test_a_reader_that_stops_early_is_not_reported_as_damage(args):
+    """`| head -1`: rich's answer to the closed pipe was exit 1, which the exit-code table reserves for
+    damage found."""
+    proc = subprocess.Popen([RMQTOOL, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.stdout.readline()
+    proc.stdout.close()
+    err = proc.stderr.read()
+    assert proc.wait(timeout=120) == 0 and b"Traceback" not in err and b"error" not in err, err

@@ -79,6 +79,10 @@ def main(argv: list[str] | None = None) -> None:
     except BrokenPipeError:
         sys.stderr.close()
         sys.exit(0)
+    except SystemExit:
+        if isinstance(sys.stdout, click.utils.PacifyFlushWrapper):  # click's exit 1 when the reader went away
+            sys.exit(0)
+        raise
     except OSError as e:  # the system refused: permissions, descriptors, a full disk
         where = f": {e.filename}" if e.filename else ""
         print(f"rmqtool: error: {printable(e.strerror or e)}{printable(where)}", file=sys.stderr)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
@@ -15,7 +16,15 @@ from rmqtool.text import printable, printable_bytes  # noqa: F401 - the CLI's na
 
 PIPED_WIDTH = 160  # tables written to a file or a pipe are not squeezed to 80 columns
 
-stdout = Console(highlight=False, soft_wrap=False, width=None if sys.stdout.isatty() else PIPED_WIDTH)
+class _Console(Console):
+    def on_broken_pipe(self) -> None:
+        """The reader went away (`| head`): rich would exit 1, which says damage; the CLI exits 0."""
+        self.quiet = True
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        raise BrokenPipeError
+
+
+stdout = _Console(highlight=False, soft_wrap=False, width=None if sys.stdout.isatty() else PIPED_WIDTH)
 stderr = Console(stderr=True, highlight=False)
 
 

@@ -35,7 +35,7 @@ from rmqtool.format.finding import Finding
 from rmqtool.store.config import StoreConfig
 from rmqtool.store.paths import StorePaths, is_temporary, temporary_name
 from rmqtool.store.reader import StoreReader
-from rmqtool.store.segments import SegmentFile, data_end, list_segments, open_read_only
+from rmqtool.store.segments import SegmentFile, data_end, list_segments, open_read_only, read_head
 
 RECOVER_FROM_LAST = 3  # clean recovery starts at the third-last file
 MAX_LISTED_MESSAGES = 10_000
@@ -325,7 +325,8 @@ def plan_recovery(root: str | os.PathLike, cfg: StoreConfig, *, count_dispatch: 
     _plan_cuts(reader, cfg, plan)
     if plan.mode == "crash":
         _plan_index(reader, cfg, cp, plan)
-    plan.index_keys_before = sum(_index_entries(p) for p in reader.index_paths() if str(p) not in plan.index_dropped)
+    dropped = set(plan.index_dropped)
+    plan.index_keys_before = sum(_index_entries(p) for p in reader.index_paths() if str(p) not in dropped)
     if thorough:
         _plan_rebuilds(reader, plan)
     if count_dispatch:
@@ -381,8 +382,9 @@ def _plan_rebuilds(reader: StoreReader, plan: RecoveryPlan) -> None:
         plan.cuts = [c for c in plan.cuts if not c.file.startswith(d + os.sep)]
     index_dir = str(reader.paths.index)
     if any(f.file.startswith(index_dir) and f.severity == "error" for f in report.findings):
+        dropped = set(plan.index_dropped)
         for path in reader.index_paths():
-            if str(path) not in plan.index_dropped:
+            if str(path) not in dropped:
                 plan.index_dropped.append(str(path))
                 plan.index_entries_dropped += _index_entries(path)
                 plan.deleted.append((str(path), "rebuilt from the commitlog (keys missing or unreachable)"))
@@ -538,8 +540,8 @@ def _queue_cut(q: QueuePlan, log_end: int) -> int:
 
 def _plan_index(reader: StoreReader, cfg: StoreConfig, cp: checkpoint.Checkpoint, plan: RecoveryPlan) -> None:
     for path in reader.index_paths():
-        with open_read_only(path) as buf:
-            end_ts = int(index.decode_header(buf)["endTimestamp"]) if len(buf) >= index.HEADER_LEN else 0
+        head = read_head(path, index.HEADER_LEN)
+        end_ts = int(index.decode_header(head)["endTimestamp"]) if len(head) == index.HEADER_LEN else 0
         if end_ts > cp.indexMsgTimestamp:
             plan.index_dropped.append(str(path))
             plan.index_entries_dropped += _index_entries(path)
@@ -548,8 +550,8 @@ def _plan_index(reader: StoreReader, cfg: StoreConfig, cp: checkpoint.Checkpoint
 
 def _index_entries(path: Path) -> int:
     """Entries an index file holds (its header's indexCount, less the unused entry 0)."""
-    with open_read_only(path) as buf:
-        count = int(index.decode_header(buf)["indexCount"]) if len(buf) >= index.HEADER_LEN else 1
+    head = read_head(path, index.HEADER_LEN)  # one read: a store may hold tens of thousands of index files
+    count = int(index.decode_header(head)["indexCount"]) if len(head) == index.HEADER_LEN else 1
     return max(count - index.FIRST_INDEX, 0)
 
 
@@ -589,7 +591,8 @@ def _plan_dispatch(reader: StoreReader, cfg: StoreConfig, plan: RecoveryPlan) ->
 
 
 def _kept_index_end(reader: StoreReader, plan: RecoveryPlan) -> int:
-    kept = [p for p in reader.index_paths() if str(p) not in plan.index_dropped]
+    dropped = set(plan.index_dropped)
+    kept = [p for p in reader.index_paths() if str(p) not in dropped]
     if not kept:
         return 0
     with open_read_only(kept[-1]) as buf:

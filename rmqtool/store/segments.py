@@ -69,6 +69,15 @@ def open_read_only(path: Path) -> Iterator[mmap.mmap | bytes]:
             mm.close()
 
 
+def read_head(path: Path, length: int) -> bytes:
+    """The first `length` bytes of a file (fewer when it is shorter), in one read."""
+    try:
+        with open(path, "rb", buffering=0) as f:
+            return f.read(length)
+    except OSError as e:
+        raise RmqError(f"cannot read {path}: {e.strerror}") from None
+
+
 def read_file(path: Path) -> bytes:
     try:
         return path.read_bytes()
