@@ -122,4 +122,4 @@ def decode_entries(buf, hash_slots: int, index_count: int) -> np.ndarray:
 
 
 def header_to_json(header: np.void) -> dict:
-    return {name: int(header[name]) for name in HEADER.names()}
+    return dict(zip(HEADER.names(), header.tolist(), strict=True))

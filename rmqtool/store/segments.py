@@ -85,12 +85,19 @@ def read_file(path: Path) -> bytes:
         raise RmqError(f"cannot read {path}: {e.strerror}") from None
 
 
+READ_WHOLE_BELOW = 64 << 10  # a file this small is read at once: cheaper than mapping it
+
+
 def map_file(path: Path) -> mmap.mmap | bytes:
     """The file mapped read-only: only the pages a reader touches come into memory (an index file is
-    mostly an unwritten tail). The map closes when the last view of it goes away."""
+    mostly an unwritten tail). The map closes when the last view of it goes away. A small file (a
+    64-slot index file, of which a store may hold tens of thousands) is read whole instead."""
     try:
-        with open(path, "rb") as f:
-            return mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) if os.fstat(f.fileno()).st_size else b""
+        with open(path, "rb", buffering=0) as f:
+            size = os.fstat(f.fileno()).st_size
+            if size < READ_WHOLE_BELOW:
+                return f.read()
+            return mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
     except OSError as e:
         raise RmqError(f"cannot read {path}: {e.strerror}") from None
 
