@@ -58,8 +58,14 @@ class Grid:
         """Rows given column by column (one list per column, hidden ones included) as lines."""
         shown = [columns[i] for i in self._index]
         for k, width, right in self._text:
+            cells = shown[k]
+            whole = "".join(cells)  # one check of the column in C, not three calls per cell
+            if whole.isascii() and whole.isprintable():  # one character a cell: cut, the format pads
+                if max(map(len, cells), default=0) > width:
+                    shown[k] = [t if len(t) <= width else t[: width - 1] + ELLIPSIS for t in cells]
+                continue
             shown[k] = [t if t.isascii() and t.isprintable() and len(t) <= width else
-                        fit_cell(printable(t), width, right) for t in shown[k]]
+                        fit_cell(printable(t), width, right) for t in cells]
         fmt = self._format
         return [fmt(*row).rstrip() for row in zip(*shown, strict=True)]
 
