@@ -18,6 +18,7 @@ from rmqtool.errors import RmqError
 from rmqtool.format import index, indexkernel
 from rmqtool.store.config import StoreConfig
 from rmqtool.store.mappedfile import MappedFile
+from rmqtool.store.segments import read_head
 
 
 class IndexFile:
@@ -51,8 +52,7 @@ class IndexFile:
     @property
     def header(self) -> np.void:
         if self._mf is None or self._mf.map.closed:  # a retired file: its header read, not mapped again
-            with open(self.path, "rb") as f:
-                return index.decode_header(f.read(index.HEADER_LEN))
+            return index.decode_header(read_head(self.path, index.HEADER_LEN))
         return index.decode_header(self._mf.map).copy()  # a view would keep the map from closing on retire
 
     @property
