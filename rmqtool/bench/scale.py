@@ -109,19 +109,21 @@ runpy.run_module("rmqtool", run_name="__main__", alter_sys=True)
 """
 
 
-def run_process(args: list[str]) -> dict:
-    """One `rmqtool` process, output to /dev/null: wall seconds, exit code and peak RSS."""
+def run_process(args: list[str], *, keep_stdout: bool = False) -> dict:
+    """One `rmqtool` process, output to /dev/null (or kept as `stdout`): wall seconds, exit code and
+    peak RSS."""
     with tempfile.NamedTemporaryFile("r", suffix=".peak") as peak:
         start = time.perf_counter()
-        code = subprocess.run([sys.executable, "-c", _WITH_PEAK, peak.name, *args], stdout=subprocess.DEVNULL,
-                              stderr=subprocess.DEVNULL).returncode
+        done = subprocess.run([sys.executable, "-c", _WITH_PEAK, peak.name, *args], stderr=subprocess.DEVNULL,
+                              stdout=subprocess.PIPE if keep_stdout else subprocess.DEVNULL, text=True)
         seconds = time.perf_counter() - start
         kib = peak.read().strip()
-    return {"seconds": round(seconds, 3), "exitCode": code, "peakRssBytes": int(kib or 0) * 1024}
+    out = {"seconds": round(seconds, 3), "exitCode": done.returncode, "peakRssBytes": int(kib or 0) * 1024}
+    return {**out, "stdout": done.stdout} if keep_stdout else out
 
 
-def _command(store: ScaleStore, name: str, args: list[str]) -> dict:
-    out = {"command": name, **run_process([*args, *store.args()])}
+def _command(store: ScaleStore, name: str, args: list[str], *, keep_stdout: bool = False) -> dict:
+    out = {"command": name, **run_process([*args, *store.args()], keep_stdout=keep_stdout)}
     out["messagesPerSecond"] = round(store.messages / out["seconds"]) if out["seconds"] else None
     return out
 
@@ -143,14 +145,10 @@ def crash(store: ScaleStore) -> None:
     from rmqtool.store.reader import StoreReader
 
     reader = StoreReader(store.root, StoreConfig.from_file(store.config)[0] if store.config else StoreConfig())
-    seg = reader.segments[-1]
-    end = 0
-    for chunk in reader.scan(seg.start, verify_crc=False):
-        b = chunk.batch
-        if b is not None and len(b) and b.file == str(seg.path):
-            end = int(b.pos[-1]) + int(b.cols["totalSize"][-1])
-    if end == 0:
-        raise RmqError("bench scale: the last segment holds no record to garble")
+    seg = reader.segment_for(store.data_bytes - 1) if store.data_bytes else None
+    if seg is None:
+        raise RmqError("bench scale: the log holds no record to garble")
+    end = store.data_bytes - seg.start
     rng = np.random.default_rng(1)
     with open(seg.path, "r+b") as f:
         f.seek(max(end - GARBLED_TAIL, 0))
@@ -162,16 +160,14 @@ def crash_commands(store: ScaleStore) -> list[dict]:
     """A crash, its recovery, verify after it, and the thorough recovery that rebuilds the index."""
     root = str(store.root)
     crash(store)
-    rows = [_command(store, "crash: recover --dry-run", ["recover", root, "--dry-run"])]
-    plan = subprocess.run([sys.executable, "-m", "rmqtool", "recover", root, "--dry-run", "--json", *store.args()],
-                          capture_output=True, text=True)
-    doc = json.loads(plan.stdout) if plan.stdout else {}
-    rows.append({**_command(store, "crash: recover", ["recover", root]),
-                 "messagesLost": doc.get("messagesLost"), "indexFilesDropped": doc.get("indexFilesDropped")})
-    rows.append(_command(store, "verify after recover", ["verify", root]))
-    rows.append(_command(store, "recover --thorough", ["recover", root, "--thorough"]))
-    rows.append(_command(store, "verify after --thorough", ["verify", root]))
-    return rows
+    dry = _command(store, "crash: recover --dry-run", ["recover", root, "--dry-run", "--json"], keep_stdout=True)
+    plan = json.loads(dry.pop("stdout") or "{}")
+    return [dry,
+            {**_command(store, "crash: recover", ["recover", root]), "messagesLost": plan.get("messagesLost"),
+             "indexFilesDropped": plan.get("indexFilesDropped")},
+            _command(store, "verify after recover", ["verify", root]),
+            _command(store, "recover --thorough", ["recover", root, "--thorough"]),
+            _command(store, "verify after --thorough", ["verify", root])]
 
 
 def lookups(store: ScaleStore, samples: int, seed: int = 7) -> tuple[list[dict], int]:
