@@ -4,24 +4,10 @@ machine, wall time is reported beside it."""
 
 from __future__ import annotations
 
-import resource
-import subprocess
-import sys
-import time
 from pathlib import Path
 
+from rmqtool.bench.process import run_rmqtool
 from rmqtool.bench.readpath import bench_store
-
-
-def _run(args: list[str]) -> tuple[float, float]:
-    """(wall seconds, CPU seconds) of one `rmqtool` process."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    start = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "rmqtool", *args], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                   check=True, env={"COLUMNS": "160", "PATH": "/usr/bin:/bin"})
-    wall = time.perf_counter() - start
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
 def run_render_bench(store: Path | None, *, messages: int, body_size: int, repeat: int = 2,
@@ -32,11 +18,11 @@ def run_render_bench(store: Path | None, *, messages: int, body_size: int, repea
         count = sum(len(c.batch) for c in reader.scan(verify_crc=False) if c.batch is not None)
         modes = (("table", []), ("jsonl", ["--jsonl"]))
         for _, extra in modes:  # untimed: the first run after an install compiles and caches the kernels
-            _run(["decode", "commitlog", root, *extra])
+            run_rmqtool(["decode", "commitlog", root, *extra])
         best: dict[str, tuple[float, float]] = {}
         for _ in range(repeat):
             for mode, extra in modes:
-                wall, cpu = _run(["decode", "commitlog", root, *extra])
+                wall, cpu = run_rmqtool(["decode", "commitlog", root, *extra])
                 if mode not in best or cpu < best[mode][1]:
                     best[mode] = (wall, cpu)
     doc: dict = {"mode": "render", "messages": count}

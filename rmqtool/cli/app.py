@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 
 import typer
@@ -55,8 +56,8 @@ def main(argv: list[str] | None = None) -> None:
     """Run the app; bad input is one line on stderr and exit code 2, never a traceback."""
     import click
 
-    command = typer.main.get_command(app)
     args = sys.argv[1:] if argv is None else argv
+    command = _command_for(args)
     try:
         with output.scan_progress(" ".join(a for a in args[:2] if not a.startswith("-"))):
             code = command.main(args=args, prog_name="rmqtool", standalone_mode=False)
@@ -92,6 +93,22 @@ def main(argv: list[str] | None = None) -> None:
     if code == 0 and _bare_group(command, args):
         sys.exit(2)
     sys.exit(code if isinstance(code, int) else 0)
+
+
+def _command_for(args: list[str]):
+    """The click command that runs `args`. Only the named top-level command is built: building every
+    command's options costs more than a lookup in a small store. Help, completion and an unknown
+    name get the whole tree."""
+    import copy
+
+    name = args[0] if args else None
+    commands = [c for c in app.registered_commands if c.name == name]
+    groups = [g for g in app.registered_groups if g.name == name]
+    if not (commands or groups) or "_RMQTOOL_COMPLETE" in os.environ:
+        return typer.main.get_command(app)
+    one = copy.copy(app)
+    one.registered_commands, one.registered_groups = commands, groups
+    return typer.main.get_command(one)
 
 
 def _bare_group(command, args: list[str]) -> bool:

@@ -160,6 +160,31 @@ def render(
     output.emit(result, "bench render", as_json)
 
 
+@app.command("start")
+def start(
+    store: Path | None = typer.Argument(None, help="Store to query; omitted: generate one.", show_default=False),
+    runs: int = typer.Option(20, "--runs", min=1, help="Fresh processes of each command."),
+    as_json: bool = typer.Option(False, "--json", help="One JSON object."),
+    config: Path | None = typer.Option(None, "--config", help="broker.conf of STORE.", show_default=False),
+) -> None:
+    """What a short command costs as a process: --version, a query as JSON and as a card, info as JSON.
+
+    Scripts that run one lookup per process pay this on every call. The commands take turns,
+    and each is reported as the fastest and the median wall time and the median CPU time.
+
+    Example: [bold]rmqtool bench start --runs 10 --json[/]
+    """
+    from rmqtool.bench.start import run_start_bench
+
+    result = run_start_bench(store, runs=runs, config=config,
+                             progress=output.stderr if output.stderr.is_terminal else None)
+    if as_json:
+        output.emit_json(result)
+    else:
+        for name in ("version", "queryJson", "queryCard", "infoJson"):
+            output.stdout.print(output.key_values(name, result[name]))
+
+
 @app.command("spark-export")
 def spark_export(
     store: Path | None = typer.Argument(None, help="Store to export; omitted: generate one.", show_default=False),

@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import typer
-from rich.text import Text
 
 from rmqtool.cli import output
 from rmqtool.errors import EXIT_PROBLEM
@@ -40,6 +39,8 @@ def inspect(
             "problem": ins.problem,
         })
     else:
+        from rich.text import Text
+
         page = output.table(f"record at {ins.offset} in {ins.segment.path.name}",
                             ["field", "bytes", "len", "value", "raw"])
         for s in ins.spans:

@@ -3,29 +3,32 @@
 from __future__ import annotations
 
 import json
-import os
 import sys
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-
-from rich.console import Console
-from rich.table import Table
-from rich.text import Text
+from typing import TYPE_CHECKING
 
 from rmqtool.text import printable, printable_bytes  # noqa: F401 - the CLI's names for them
 
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.table import Table
+
 PIPED_WIDTH = 160  # tables written to a file or a pipe are not squeezed to 80 columns
 
-class _Console(Console):
-    def on_broken_pipe(self) -> None:
-        """The reader went away (`| head`): rich would exit 1, which says damage; the CLI exits 0."""
-        self.quiet = True
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        raise BrokenPipeError
+
+def _console(name: str) -> Console:
+    from rmqtool.cli import consoles
+
+    return getattr(consoles, name)
 
 
-stdout = _Console(highlight=False, soft_wrap=False, width=None if sys.stdout.isatty() else PIPED_WIDTH)
-stderr = Console(stderr=True, highlight=False)
+def __getattr__(name: str) -> Console:
+    """`output.stdout` and `output.stderr`, the rich consoles, made on first use: a command that prints
+    JSON never imports rich, which is a fifth of a short command's time."""
+    if name in ("stdout", "stderr"):
+        return _console(name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def emit_json(doc: object) -> None:
@@ -37,7 +40,7 @@ def emit(doc: dict, title: str, as_json: bool) -> None:
     if as_json:
         emit_json(doc)
     else:
-        stdout.print(key_values(title, doc))
+        _console("stdout").print(key_values(title, doc))
 
 
 def emit_jsonl(objects: Iterable[dict]) -> None:
@@ -76,15 +79,9 @@ def emit_rows(items: Iterable, body: str, as_document: bool = False) -> bool:
     return corrupt
 
 
-class SafeTable(Table):
-    """A table whose text cells are shown as text: control characters escaped, markup inert (cells
-    that are rich `Text` objects are the caller's styling and pass as they are)."""
-
-    def add_row(self, *cells, **kwargs) -> None:
-        super().add_row(*(c if isinstance(c, Text) else terminal_text(c) for c in cells), **kwargs)
-
-
 def table(title: str | None, columns: list[str], **kwargs) -> Table:
+    from rmqtool.cli.consoles import SafeTable
+
     t = SafeTable(title=terminal_text(title) if title else title, title_justify="left", **kwargs)
     for c in columns:
         t.add_column(c, overflow="fold")
@@ -92,6 +89,8 @@ def table(title: str | None, columns: list[str], **kwargs) -> Table:
 
 
 def key_values(title: str, values: dict) -> Table:
+    from rmqtool.cli.consoles import SafeTable
+
     t = SafeTable(title=terminal_text(title), title_justify="left", show_header=False)
     t.add_column("field", style="bold")
     t.add_column("value")
@@ -126,7 +125,7 @@ def note(text: str) -> None:
 
 
 def warn(text: str) -> None:
-    stderr.print(f"[yellow]warning:[/] {text}", markup=True)
+    _console("stderr").print(f"[yellow]warning:[/] {text}", markup=True)
 
 
 @contextmanager
@@ -138,7 +137,7 @@ def progress(label: str, total: int | None) -> Iterator[Callable[[int], None]]:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
-                  console=stderr, transient=True) as bar:
+                  console=_console("stderr"), transient=True) as bar:
         task = bar.add_task(label, total=total)
         pending = 0
 
@@ -163,7 +162,7 @@ def scan_progress(label: str) -> Iterator[None]:
     from rmqtool.store.reader import scan_observed
 
     with Progress(TextColumn("{task.description}"), BarColumn(), DownloadColumn(), TransferSpeedColumn(),
-                  TimeRemainingColumn(), console=stderr, transient=True) as bar:
+                  TimeRemainingColumn(), console=_console("stderr"), transient=True) as bar:
         tasks = []  # the bar appears with the first scan: a command that scans nothing shows none
 
         def observe(done: int, total: int) -> None:
@@ -184,7 +183,8 @@ def stages(labels: list[str]) -> Iterator[Callable[[str, int | None], None]]:
         return
     from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
-    with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(), console=stderr) as bar:
+    with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(),
+                  console=_console("stderr")) as bar:
         tasks = {label: bar.add_task(f"{label}", total=1, start=False) for label in labels}
         bar.start_task(tasks[labels[0]])
 

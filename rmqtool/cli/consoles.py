@@ -1,0 +1,32 @@
+"""The rich consoles and the safe table of the CLI, imported only by output that uses rich."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from rmqtool.cli.output import PIPED_WIDTH, terminal_text
+
+
+class _Console(Console):
+    def on_broken_pipe(self) -> None:
+        """The reader went away (`| head`): rich would exit 1, which says damage; the CLI exits 0."""
+        self.quiet = True
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        raise BrokenPipeError
+
+
+stdout = _Console(highlight=False, soft_wrap=False, width=None if sys.stdout.isatty() else PIPED_WIDTH)
+stderr = Console(stderr=True, highlight=False)
+
+
+class SafeTable(Table):
+    """A table whose text cells are shown as text: control characters escaped, markup inert (cells
+    that are rich `Text` objects are the caller's styling and pass as they are)."""
+
+    def add_row(self, *cells, **kwargs) -> None:
+        super().add_row(*(c if isinstance(c, Text) else terminal_text(c) for c in cells), **kwargs)

@@ -1,0 +1,68 @@
+"""A short command pays only for what it uses: one query per process is how scripts call rmqtool."""
+
+import json
+import subprocess
+import sys
+
+from cli_helpers import FIXTURE, run
+
+PROBE = (
+    "import json, sys\n"
+    "from rmqtool.cli import app\n"
+    "built = []\n"
+    "real = app.typer.main.get_command\n"
+    "app.typer.main.get_command = lambda a: built.append(sorted(c.name for c in a.registered_commands)) or real(a)\n"
+    "try:\n"
+    "    app.main(sys.argv[1:])\n"
+    "except SystemExit as e:\n"
+    "    code = e.code\n"
+    "sys.stderr.write(json.dumps({'code': code, 'built': built,\n"
+    "                             'rich': sorted(m for m in sys.modules if m.startswith('rich.'))}) + '\\n')\n"
+)
+
+
+def probe(*args: str) -> dict:
+    out = subprocess.run([sys.executable, "-c", PROBE, *map(str, args)], capture_output=True, text=True, timeout=120)
+    return json.loads(out.stderr.strip().splitlines()[-1])
+
+
+def test_a_json_query_imports_no_rich_and_builds_only_its_command():
+    got = probe("query", FIXTURE, "--phy-offset", "0", "--json")
+    assert got["code"] == 0
+    assert got["built"] == [["query"]]
+    assert not [m for m in got["rich"] if m in ("rich.console", "rich.table", "rich.text", "rich.markdown")]
+
+
+def test_a_card_still_draws_with_rich():
+    got = probe("query", FIXTURE, "--phy-offset", "0")
+    assert got["code"] == 0 and "rich.console" in got["rich"] and "rich.table" in got["rich"]
+
+
+def test_help_and_an_unknown_command_see_every_command():
+    assert len(probe("--help")["built"][0]) >= 12
+    out = run("quer", FIXTURE)
+    assert out.returncode == 2 and "Did you mean 'query'?" in out.stderr
+
+
+def test_a_group_built_alone_still_lists_its_subcommands():
+    out = run("decode", "--help")
+    assert out.returncode == 0
+    for sub in ("commitlog", "consumequeue", "index", "checkpoint"):
+        assert sub in out.stdout
+
+
+def test_bench_start_times_each_short_command_in_fresh_processes():
+    out = run("bench", "start", FIXTURE, "--runs", "2", "--json")
+    assert out.returncode == 0, out.stderr
+    doc = json.loads(out.stdout)
+    assert doc["mode"] == "start" and doc["runs"] == 2
+    assert set(doc) == {"mode", "runs", "version", "queryJson", "queryCard", "infoJson"}
+    for name in ("version", "queryJson", "queryCard", "infoJson"):
+        times = doc[name]
+        assert 0 < times["wallMsMin"] <= times["wallMsMedian"] and times["cpuMsMedian"] > 0
+
+
+def test_bench_start_refuses_what_is_not_a_store(tmp_path):
+    (tmp_path / "passwd").write_text("root:x:0:0:root:/root:/bin/bash\n")
+    out = run("bench", "start", tmp_path / "passwd", "--runs", "1")
+    assert out.returncode == 2 and "not a" in out.stderr and "Traceback" not in out.stderr
