@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import sys
 
 import typer
@@ -97,14 +96,14 @@ def main(argv: list[str] | None = None) -> None:
 
 def _command_for(args: list[str]):
     """The click command that runs `args`. Only the named top-level command is built: building every
-    command's options costs more than a lookup in a small store. Help, completion and an unknown
-    name get the whole tree."""
+    command's options costs more than a lookup in a small store. Help, completion (which
+    passes no arguments) and an unknown name get the whole tree."""
     import copy
 
     name = args[0] if args else None
     commands = [c for c in app.registered_commands if c.name == name]
     groups = [g for g in app.registered_groups if g.name == name]
-    if not (commands or groups) or "_RMQTOOL_COMPLETE" in os.environ:
+    if not (commands or groups):
         return typer.main.get_command(app)
     one = copy.copy(app)
     one.registered_commands, one.registered_groups = commands, groups

@@ -181,8 +181,9 @@ def start(
     if as_json:
         output.emit_json(result)
     else:
-        for name in ("version", "queryJson", "queryCard", "infoJson"):
-            output.stdout.print(output.key_values(name, result[name]))
+        for name, times in result.items():
+            if isinstance(times, dict):
+                output.stdout.print(output.key_values(name, times))
 
 
 @app.command("spark-export")

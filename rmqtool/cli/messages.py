@@ -45,8 +45,8 @@ def message_table(items, body: str, offset_digits: int = 10) -> bool:
 
     with paged() as out:
         shown = write_table(out, columns, rows())
-    regions = f", [red]{corrupt} corrupt region{'s' if corrupt != 1 else ''}[/]" if corrupt else ""
-    output.stderr.print(f"{shown} message{'s' if shown != 1 else ''}{regions}")
+    regions = f", [red]{output.count(corrupt, 'corrupt region')}[/]" if corrupt else ""
+    output.stderr.print(output.count(shown, "message") + regions)
     return bool(corrupt)
 
 

@@ -216,13 +216,18 @@ def utc(ms: int | None) -> str:
         return str(ms)
 
 
+def count(n: int, noun: str, plural: str = "") -> str:
+    """"1 file", "3 files"."""
+    return f"{n} {noun if n == 1 else plural or noun + 's'}"
+
+
 _BYTE_UNITS = ("KiB", "MiB", "GiB", "TiB", "PiB")
 
 
 def size(n: int) -> str:
     """A byte count for a glance, exact beside it: "1.2 GiB (1288490188 bytes)"; "512 bytes" below 1 KiB."""
     if abs(n) < 1024:
-        return f"{n} byte" + ("" if n == 1 else "s")
+        return count(n, "byte")
     value, unit = n / 1024, 0
     while abs(value) >= 1024 and unit < len(_BYTE_UNITS) - 1:
         value, unit = value / 1024, unit + 1

@@ -97,12 +97,7 @@ _FILE_NOUNS = {"commitlog": "segment", "consumequeue": "consume-queue file", "in
 
 
 def _files(count: int, structure: str) -> str:
-    return _count(count, _FILE_NOUNS.get(structure, "file"))
-
-
-def _count(n: int, noun: str, plural: str = "") -> str:
-    """"1 file", "3 files"."""
-    return f"{n} {noun if n == 1 else plural or noun + 's'}"
+    return output.count(count, _FILE_NOUNS.get(structure, "file"))
 
 
 def _recovery_summary(doc: dict) -> list[str]:
@@ -117,12 +112,12 @@ def _recovery_summary(doc: dict) -> list[str]:
         ("recovery point", _point(point, c["stop"])),
         ("last record", _stored(point["lastStoreTimestamp"] if point else None)),
         (did("lose", "lost"), _lost(doc)),
-        ("consume queues", f"{did('drop', 'dropped')} {_count(doc['queueEntriesDropped'], 'entry', 'entries')}, "
+        ("consume queues", f"{did('drop', 'dropped')} {output.count(doc['queueEntriesDropped'], 'entry', 'entries')}, "
                            f"re-dispatch {did('add', 'added')} {doc['queueEntriesAdded']} "
-                           f"({_count(doc['queuesChanged'], 'queue')} changed)"),
-        ("index", f"{did('drop', 'dropped')} {_count(doc['indexEntriesDropped'], 'entry', 'entries')} in "
-                  f"{_count(doc['indexFilesDropped'], 'file')}, re-dispatch {did('add', 'added')} "
-                  f"{_count(doc['indexKeysAdded'], 'key')}{_fewer_keys(doc)}"),
+                           f"({output.count(doc['queuesChanged'], 'queue')} changed)"),
+        ("index", f"{did('drop', 'dropped')} {output.count(doc['indexEntriesDropped'], 'entry', 'entries')} in "
+                  f"{output.count(doc['indexFilesDropped'], 'file')}, re-dispatch {did('add', 'added')} "
+                  f"{output.count(doc['indexKeysAdded'], 'key')}{_fewer_keys(doc)}"),
         ("files", _removed(doc, did)),
     ]
     width = max(len(label) for label, _ in answers) + 2
@@ -152,7 +147,7 @@ def _lost(doc: dict) -> str:
         return "nothing (0 messages, 0 bytes)"
     torn = f" ({doc['tornMessages']} torn, known by their queue entries)" if doc["tornMessages"] else ""
     records, torn_bytes = output.size(doc["messageBytesLost"]), output.size(doc["tornBytes"])
-    return (f"{_count(doc['messagesLost'], 'message')}{torn}; {output.size(doc['bytesLost'])} past the recovery "
+    return (f"{output.count(doc['messagesLost'], 'message')}{torn}; {output.size(doc['bytesLost'])} past the recovery "
             f"point: {records} of records, {torn_bytes} torn or garbage")
 
 
@@ -206,8 +201,8 @@ def _recovery_groups(doc: dict, store: Path) -> list[str]:
 
 
 def _torn(doc: dict) -> str:
-    return (f"  lose {_count(doc['tornMessages'], 'torn message')}: consume-queue entries past the recovery point "
-            "whose records no longer parse")
+    return (f"  lose {output.count(doc['tornMessages'], 'torn message')}: consume-queue entries past the recovery "
+            "point whose records no longer parse")
 
 
 def _queue_change(q: dict) -> str:
@@ -229,7 +224,7 @@ def _recovery_items(doc: dict, store: Path) -> list[str]:
     if doc["tornMessages"]:
         lines.append(_torn(doc))
     lines += [f"  queue {output.printable(q['topic'])}/{q['queueId']}: "
-              f"{_count(q['entriesDropped'], 'entry', 'entries')} dropped, {q['entriesAdded']} added"
+              f"{output.count(q['entriesDropped'], 'entry', 'entries')} dropped, {q['entriesAdded']} added"
               for q in doc["consumeQueues"]]
     return lines
 
@@ -286,7 +281,7 @@ def _clean_summary(doc: dict) -> list[str]:
     lines = [head]
     for structure, f in doc["freed"].items():
         name = _STRUCTURE_NAMES.get(structure, structure)
-        lines.append(f"  {name + ':':16} {_count(f['files'], 'file')}, {output.size(f['bytes'])}" + _on_disk(f))
+        lines.append(f"  {name + ':':16} {output.count(f['files'], 'file')}, {output.size(f['bytes'])}" + _on_disk(f))
     return lines
 
 

@@ -114,6 +114,11 @@ class RecoveryPlan:
         """Bytes lost that belong to no intact record: a torn record, garbage, end-of-segment markers."""
         return self.bytes_lost - self.dropped_bytes
 
+    def kept_index(self, paths: list[Path]) -> list[Path]:
+        """The index files of `paths` this plan keeps."""
+        dropped = set(self.index_dropped)
+        return [p for p in paths if str(p) not in dropped]
+
     @property
     def messages_lost(self) -> int:
         """Records past the recovery point that still parse, and torn ones a consume queue had taken."""
@@ -325,8 +330,7 @@ def plan_recovery(root: str | os.PathLike, cfg: StoreConfig, *, count_dispatch: 
     _plan_cuts(reader, cfg, plan)
     if plan.mode == "crash":
         _plan_index(reader, cfg, cp, plan)
-    dropped = set(plan.index_dropped)
-    plan.index_keys_before = sum(_index_entries(p) for p in reader.index_paths() if str(p) not in dropped)
+    plan.index_keys_before = sum(_index_entries(p) for p in plan.kept_index(reader.index_paths()))
     if thorough:
         _plan_rebuilds(reader, plan)
     if count_dispatch:
@@ -382,12 +386,10 @@ def _plan_rebuilds(reader: StoreReader, plan: RecoveryPlan) -> None:
         plan.cuts = [c for c in plan.cuts if not c.file.startswith(d + os.sep)]
     index_dir = str(reader.paths.index)
     if any(f.file.startswith(index_dir) and f.severity == "error" for f in report.findings):
-        dropped = set(plan.index_dropped)
-        for path in reader.index_paths():
-            if str(path) not in dropped:
-                plan.index_dropped.append(str(path))
-                plan.index_entries_dropped += _index_entries(path)
-                plan.deleted.append((str(path), "rebuilt from the commitlog (keys missing or unreachable)"))
+        for path in plan.kept_index(reader.index_paths()):
+            plan.index_dropped.append(str(path))
+            plan.index_entries_dropped += _index_entries(path)
+            plan.deleted.append((str(path), "rebuilt from the commitlog (keys missing or unreachable)"))
         plan.index_keys_before = 0
 
 
@@ -591,12 +593,11 @@ def _plan_dispatch(reader: StoreReader, cfg: StoreConfig, plan: RecoveryPlan) ->
 
 
 def _kept_index_end(reader: StoreReader, plan: RecoveryPlan) -> int:
-    dropped = set(plan.index_dropped)
-    kept = [p for p in reader.index_paths() if str(p) not in dropped]
+    kept = plan.kept_index(reader.index_paths())
     if not kept:
         return 0
-    with open_read_only(kept[-1]) as buf:
-        return int(index.decode_header(buf)["endPhyOffset"]) if len(buf) >= index.HEADER_LEN else 0
+    head = read_head(kept[-1], index.HEADER_LEN)
+    return int(index.decode_header(head)["endPhyOffset"]) if len(head) == index.HEADER_LEN else 0
 
 
 def apply_recovery(root: str | os.PathLike, cfg: StoreConfig, plan: RecoveryPlan) -> None:
