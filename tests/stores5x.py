@@ -7,8 +7,8 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from rmqtool.format import checkpoint, timerlog
-from rmqtool.store.paths import offset_name
+from rmqtool.files.paths import offset_name
+from rmqtool.structures import checkpoint, timerlog
 
 
 def make_timer_store(src: Path, dst: Path, units: list[tuple[int, int, int, int]], file_size: int = 52 * 3 + 16) \

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from fixtures_messages import expected_messages
 
-from rmqtool.format import crc, msgid
-from rmqtool.format.javahash import java_string_hash
+from rmqtool.structures.commitlog import crc, msgid
+from rmqtool.structures.javahash import java_string_hash
 
 RMQTOOL = str(Path(sys.executable).with_name("rmqtool"))
 ROOT = Path(__file__).resolve().parent.parent

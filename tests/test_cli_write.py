@@ -11,9 +11,10 @@ from pathlib import Path
 import pytest
 from lockholder import lock_held_elsewhere
 
-from rmqtool.format import index, msgid
-from rmqtool.format.delay import SCHEDULE_TOPIC
-from rmqtool.format.hosts import parse_host
+from rmqtool.structures import index
+from rmqtool.structures.commitlog import msgid
+from rmqtool.structures.commitlog.delay import SCHEDULE_TOPIC
+from rmqtool.structures.commitlog.hosts import parse_host
 
 RMQTOOL = str(Path(sys.executable).with_name("rmqtool"))
 ROOT = Path(__file__).resolve().parent.parent

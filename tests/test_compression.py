@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from rmqtool.format import compression, message, sysflag
-from rmqtool.format.crc import body_crc
-from rmqtool.store.paths import offset_name
+from rmqtool.files.paths import offset_name
+from rmqtool.structures.commitlog import compression, message, sysflag
+from rmqtool.structures.commitlog.crc import body_crc
 
 RMQTOOL = str(Path(sys.executable).with_name("rmqtool"))
 CONF = str(Path(__file__).resolve().parent.parent / "fixtures" / "broker.conf")

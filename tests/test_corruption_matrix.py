@@ -9,15 +9,16 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
+from rmqtool.engine.config import StoreConfig
+from rmqtool.engine.reader import open_reader
 from rmqtool.errors import RmqError
-from rmqtool.format import consumequeue, index, message
-from rmqtool.format.finding import ERROR, Finding
 from rmqtool.ops.export import export_store
 from rmqtool.ops.log_rows import log_rows
 from rmqtool.ops.recovery import apply_recovery, plan_recovery
 from rmqtool.ops.verify import verify_path
-from rmqtool.store.config import StoreConfig
-from rmqtool.store.reader import open_reader
+from rmqtool.report import ERROR, Finding
+from rmqtool.structures import consumequeue, index
+from rmqtool.structures.commitlog import message
 from tests.cli_helpers import fixture_copy
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -11,19 +11,20 @@ import numpy as np
 import pytest
 from lockholder import lock_held_elsewhere
 
+from rmqtool.engine.config import StoreConfig
+from rmqtool.engine.message_store import MessageStore
+from rmqtool.engine.producer import build_message, client_batch
+from rmqtool.engine.reader import StoreReader
+from rmqtool.engine.results import PutStatus
 from rmqtool.errors import RmqError
-from rmqtool.format import batch, consumequeue, index, message, msgid, properties, sysflag
-from rmqtool.format.delay import SCHEDULE_TOPIC
-from rmqtool.format.hosts import parse_host
-from rmqtool.format.message import Message
 from rmqtool.io.sources import Source
 from rmqtool.load.records import LoadOptions
 from rmqtool.load.writer import load
-from rmqtool.store.config import StoreConfig
-from rmqtool.store.message_store import MessageStore
-from rmqtool.store.producer import build_message, client_batch
-from rmqtool.store.reader import StoreReader
-from rmqtool.store.results import PutStatus
+from rmqtool.structures import consumequeue, index
+from rmqtool.structures.commitlog import batch, message, msgid, properties, sysflag
+from rmqtool.structures.commitlog.delay import SCHEDULE_TOPIC
+from rmqtool.structures.commitlog.hosts import parse_host
+from rmqtool.structures.commitlog.message import Message
 
 BORN = parse_host("10.0.0.1:4000")
 STORE = parse_host("10.0.0.9:10911")
@@ -401,7 +402,7 @@ def test_append_interrupted_mid_record_leaves_a_store_that_reopens(root, cfg):
 
 
 def test_checkpoint_records_last_store_and_dispatch_times(root, cfg):
-    from rmqtool.format import checkpoint
+    from rmqtool.structures import checkpoint
 
     with MessageStore(root, cfg) as store:
         store.put_message(msg(tx=0))

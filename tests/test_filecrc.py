@@ -5,7 +5,7 @@ import os
 import crc32c
 import pytest
 
-from rmqtool.store.filecrc import extend_zeros, file_crc
+from rmqtool.files.filecrc import extend_zeros, file_crc
 
 
 @pytest.mark.parametrize("zeros", [0, 1, 7, 4096, 1 << 20])

@@ -9,11 +9,12 @@ import numpy as np
 import pytest
 
 from rmqtool.errors import RmqError
-from rmqtool.format import batch, checkpoint, consumequeue, crc, index, message, msgid, properties, sysflag
-from rmqtool.format.delay import SCHEDULE_TOPIC, deliver_timestamp, parse_delay_levels
-from rmqtool.format.hosts import parse_host
-from rmqtool.format.javahash import java_string_hash
-from rmqtool.format.message import Blank, Corrupt, Message
+from rmqtool.structures import checkpoint, consumequeue, index
+from rmqtool.structures.commitlog import batch, crc, message, msgid, properties, sysflag
+from rmqtool.structures.commitlog.delay import SCHEDULE_TOPIC, deliver_timestamp, parse_delay_levels
+from rmqtool.structures.commitlog.hosts import parse_host
+from rmqtool.structures.commitlog.message import Blank, Corrupt, Message
+from rmqtool.structures.javahash import java_string_hash
 
 V4_BORN, V4_STORE = parse_host("192.0.2.1:30000"), parse_host("198.51.100.7:10911")
 V6_BORN, V6_STORE = parse_host("[2001:db8::17]:30001"), parse_host("[2001:db8::7]:10911")
@@ -239,7 +240,7 @@ def test_header_dtype_agrees_with_struct_codec():
 
 
 def test_layout_lengths_equal_their_dtypes():
-    from rmqtool.format import consumequeue, index
+    from rmqtool.structures import consumequeue, index
 
     assert consumequeue.ENTRY_DTYPE.itemsize == consumequeue.ENTRY_LEN
     sizes = (index.HEADER_DTYPE.itemsize, index.SLOT_DTYPE.itemsize, index.ENTRY_DTYPE.itemsize)

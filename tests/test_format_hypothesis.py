@@ -7,9 +7,9 @@ import ipaddress
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rmqtool.format import batch, crc, message, msgid, properties
-from rmqtool.format.hosts import SocketAddress
-from rmqtool.format.message import Message
+from rmqtool.structures.commitlog import batch, crc, message, msgid, properties
+from rmqtool.structures.commitlog.hosts import SocketAddress
+from rmqtool.structures.commitlog.message import Message
 
 INT = st.integers(-(2**31), 2**31 - 1)
 LONG = st.integers(-(2**63), 2**63 - 1)

@@ -118,13 +118,13 @@ def _accepted() -> dict[tuple[str, ...], tuple[str, ...]]:
     from rmqtool.bench.layouts import LAYOUTS
     from rmqtool.bench.scan import MODES
     from rmqtool.bench.transfer import ROWS
-    from rmqtool.format.compression import CODECS
-    from rmqtool.format.message import BODY_FORMATS
+    from rmqtool.engine.message_store import FLUSH_ASYNC, FLUSH_SYNC
+    from rmqtool.engine.producer import TRANSACTIONS
     from rmqtool.ops.export import EXPORT_FORMATS
     from rmqtool.spark import export as spark_export
     from rmqtool.spark import load as spark_load
-    from rmqtool.store.message_store import FLUSH_ASYNC, FLUSH_SYNC
-    from rmqtool.store.producer import TRANSACTIONS
+    from rmqtool.structures.commitlog.compression import CODECS
+    from rmqtool.structures.commitlog.message import BODY_FORMATS
 
     flush = (FLUSH_SYNC, FLUSH_ASYNC)
     return {

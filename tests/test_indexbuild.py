@@ -7,10 +7,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from rmqtool.format import index, message, sysflag
-from rmqtool.format.indexbuild import build_files
+from rmqtool.engine.reader import open_reader
 from rmqtool.ops.verify import VerifyReport, record_windows
-from rmqtool.store.reader import open_reader
+from rmqtool.structures import index
+from rmqtool.structures.commitlog import message, sysflag
+from rmqtool.structures.index.build import build_files
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from rmqtool.engine.reader import open_reader
 from rmqtool.ops.views import decode_log, index_report, queue_entries
-from rmqtool.store.reader import open_reader
 
 RMQTOOL = str(Path(sys.executable).with_name("rmqtool"))
 FIELDS = ["msgId", "commitLogOffset", "storeSize", "topic", "queueId", "queueOffset", "sysFlag", "flag",
@@ -57,7 +57,7 @@ def test_every_golden_message_matches_the_broker(golden_reader, golden_expected)
 
 
 def test_segments_end_where_the_broker_put_blank_markers(golden_reader, golden_expected):
-    from rmqtool.format.message import Blank
+    from rmqtool.structures.commitlog.message import Blank
 
     for blank in golden_expected["blanks"]:
         rec = golden_reader.read_record(blank["offset"])
@@ -84,7 +84,8 @@ def test_every_index_header_matches(golden_reader, golden_expected):
 
 
 def test_index_entries_point_at_records_carrying_the_key(golden_reader, golden_expected):
-    from rmqtool.format import index, properties
+    from rmqtool.structures import index
+    from rmqtool.structures.commitlog import properties
 
     by_offset = {m["commitLogOffset"]: m for m in golden_expected["messages"]}
     for path in golden_reader.index_paths():

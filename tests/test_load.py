@@ -14,13 +14,13 @@ from pathlib import Path
 import pytest
 from cli_helpers import CONF, FIXTURE, run
 
+from rmqtool.engine.config import StoreConfig
 from rmqtool.errors import RmqError
-from rmqtool.format import message
 from rmqtool.io.sources import Source
 from rmqtool.load import writer
 from rmqtool.load.records import LoadOptions
-from rmqtool.store.config import StoreConfig
-from rmqtool.store.topics import topics_path
+from rmqtool.structures.commitlog import message
+from rmqtool.structures.config.topics import topics_path
 
 SEGMENT = 4096
 SLOTS, ENTRIES = 16, 64
@@ -240,7 +240,7 @@ def test_body_given_as_base64_or_bytes_or_text_is_the_same_record(tmp_path):
 def test_load_keys_are_laid_out_as_a_producers_unique_id():
     import numpy as np
 
-    from rmqtool.format.uniqkernel import put_load_keys
+    from rmqtool.structures.commitlog.uniqkernel import put_load_keys
 
     buf = np.zeros(100, dtype=np.uint8)
     put_load_keys(buf, np.array([3, 50]), np.array([[10, 1, 2, 3], [127, 0, 0, 1]], dtype=np.uint8),
@@ -256,9 +256,9 @@ def test_generated_properties_equal_the_producers_builder(tags, keys):
     import numpy as np
     import pyarrow as pa
 
-    from rmqtool.format.propskernel import build_properties
+    from rmqtool.engine.producer import client_properties
     from rmqtool.io.buffers import string_buffers
-    from rmqtool.store.producer import client_properties
+    from rmqtool.structures.commitlog.propskernel import build_properties
 
     def column(value):
         arr = pa.array([value], pa.string())

@@ -41,8 +41,8 @@ def test_rolling_an_index_file_unmaps_the_previous_one_at_once(tmp_path):
     files took minutes to load instead of seconds)."""
     import numpy as np
 
-    from rmqtool.store.config import StoreConfig
-    from rmqtool.store.index_service import IndexService
+    from rmqtool.engine.config import StoreConfig
+    from rmqtool.engine.index_service import IndexService
 
     cfg = StoreConfig(maxHashSlotNum=64, maxIndexNum=256)
     service = IndexService(tmp_path / "index", cfg, clock=lambda: 1_700_000_000_000)
@@ -60,9 +60,9 @@ def test_a_key_lookup_keeps_no_index_file_mapped():
     """A key lookup walks every index file newest first; keeping a map of each, a store with tens of
     thousands of 64-slot index files ran into the kernel's limit on maps (and took 0.76 s for 7103
     files where reading a header, a slot and a chain with pread takes 0.18 s)."""
+    from rmqtool.engine.config import StoreConfig
+    from rmqtool.engine.reader import StoreReader
     from rmqtool.ops.query import StoreQuery
-    from rmqtool.store.config import StoreConfig
-    from rmqtool.store.reader import StoreReader
     from tests.cli_helpers import CONF, FIXTURE
 
     q = StoreQuery(StoreReader(FIXTURE, StoreConfig.from_file(CONF)[0]))
@@ -79,8 +79,8 @@ def test_opening_a_store_stats_a_handful_of_its_index_files_not_every_one(tmp_pa
     of them as paths, 1.5 s of each lookup's 1.6 s on a store with 70 956 index files."""
     from pathlib import Path
 
-    from rmqtool.store.config import StoreConfig
-    from rmqtool.store.reader import StoreReader
+    from rmqtool.engine.config import StoreConfig
+    from rmqtool.engine.reader import StoreReader
 
     conf = tmp_path / "broker.conf"
     conf.write_text("mappedFileSizeCommitLog=1048576\nmaxHashSlotNum=64\nmaxIndexNum=256\n")

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from rmqtool.format.message import BLANK_MARKER_LEN
 from rmqtool.load.planner import NO_QUEUE, LoadPlanner, assign_queues, plan_layout, plan_queue_offsets
+from rmqtool.structures.commitlog.message import BLANK_MARKER_LEN
 
 
 def _one_by_one(lengths, start, segment):

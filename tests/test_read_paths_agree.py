@@ -12,18 +12,18 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rmqtool.format import message, properties
-from rmqtool.format.crc import body_crc
-from rmqtool.format.finding import Finding
-from rmqtool.format.hosts import parse_host
-from rmqtool.format.message import Message
+from rmqtool.engine.config import StoreConfig
+from rmqtool.engine.message_store import MessageStore
+from rmqtool.engine.reader import StoreReader, open_reader
+from rmqtool.files.paths import offset_name
 from rmqtool.io.jsonl import BODY_FORMATS
 from rmqtool.ops.log_rows import log_lines
 from rmqtool.ops.views import decode_log
-from rmqtool.store.config import StoreConfig
-from rmqtool.store.message_store import MessageStore
-from rmqtool.store.paths import offset_name
-from rmqtool.store.reader import StoreReader, open_reader
+from rmqtool.report import Finding
+from rmqtool.structures.commitlog import message, properties
+from rmqtool.structures.commitlog.crc import body_crc
+from rmqtool.structures.commitlog.hosts import parse_host
+from rmqtool.structures.commitlog.message import Message
 
 SEG = 4096
 
@@ -158,7 +158,7 @@ def test_rows_equal_decoder_on_one_segment_given_by_path(tmp_path, fixture_store
 
 
 def test_inspect_and_decode_give_the_same_verdict_on_a_damaged_record(fixture_store):
-    from rmqtool.format.template import record_template
+    from rmqtool.structures.commitlog.template import record_template
 
     buf = bytearray((fixture_store / "commitlog" / offset_name(0)).read_bytes())
     first = message.decode(buf, 0)

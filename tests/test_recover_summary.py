@@ -13,7 +13,8 @@ import pytest
 from cli_helpers import CONF, FIXTURE, run
 
 from rmqtool.cli import output
-from rmqtool.format import consumequeue, index, message
+from rmqtool.structures import consumequeue, index
+from rmqtool.structures.commitlog import message
 from tests.cli_helpers import fixture_copy
 
 SEG = 65536

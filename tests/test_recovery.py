@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 from lockholder import lock_held_elsewhere
 
-from rmqtool.format import message, msgid
+from rmqtool.engine.config import StoreConfig
 from rmqtool.ops.recovery import apply_recovery, plan_recovery
 from rmqtool.ops.verify import verify_path
-from rmqtool.store.config import StoreConfig
+from rmqtool.structures.commitlog import message, msgid
 from tests.cli_helpers import fixture_copy
 
 RMQTOOL = str(Path(sys.executable).with_name("rmqtool"))
@@ -212,9 +212,9 @@ def test_crc_failure_in_last_segments_cuts_there_and_drops_queue_entries(store):
 def test_clean_recovery_checks_only_the_last_three_segments(tmp_path):
     """The broker's blind spot: a bad record in an older segment survives a clean-shutdown recovery."""
     src = tmp_path / "src"
-    from rmqtool.format.hosts import parse_host
-    from rmqtool.format.message import Message
-    from rmqtool.store.message_store import MessageStore
+    from rmqtool.engine.message_store import MessageStore
+    from rmqtool.structures.commitlog.hosts import parse_host
+    from rmqtool.structures.commitlog.message import Message
 
     host = parse_host("1.2.3.4:5")
     with MessageStore(src, cfg()) as st:

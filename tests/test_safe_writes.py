@@ -8,8 +8,8 @@ from pathlib import Path
 
 from cli_helpers import CONF, FIXTURE, run
 
-from rmqtool.format import msgid
-from rmqtool.format.hosts import parse_host
+from rmqtool.structures.commitlog import msgid
+from rmqtool.structures.commitlog.hosts import parse_host
 
 
 def last_record(store: Path) -> dict:
@@ -79,11 +79,11 @@ def test_a_file_system_without_room_for_a_new_file_is_refused_and_nothing_is_hal
 
     import pytest
 
+    from rmqtool.engine.config import StoreConfig
+    from rmqtool.engine.message_store import MessageStore
+    from rmqtool.engine.producer import build_message
     from rmqtool.errors import RmqError
-    from rmqtool.store import mappedfile
-    from rmqtool.store.config import StoreConfig
-    from rmqtool.store.message_store import MessageStore
-    from rmqtool.store.producer import build_message
+    from rmqtool.files import mappedfile
 
     cfg = StoreConfig.from_file(CONF)[0]
     store = tmp_path / "s"

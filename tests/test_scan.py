@@ -9,14 +9,14 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rmqtool.format import message, properties
-from rmqtool.format.hosts import parse_host
-from rmqtool.format.message import Message
-from rmqtool.format.scan import END_BLANK, END_ZEROS, scan_buffer
-from rmqtool.store.config import StoreConfig
-from rmqtool.store.message_store import MessageStore
-from rmqtool.store.paths import offset_name
-from rmqtool.store.reader import StoreReader, open_reader
+from rmqtool.engine.config import StoreConfig
+from rmqtool.engine.message_store import MessageStore
+from rmqtool.engine.reader import StoreReader, open_reader
+from rmqtool.files.paths import offset_name
+from rmqtool.structures.commitlog import message, properties
+from rmqtool.structures.commitlog.hosts import parse_host
+from rmqtool.structures.commitlog.message import Message
+from rmqtool.structures.commitlog.scan import END_BLANK, END_ZEROS, scan_buffer
 
 SEG = 4096
 HOST = parse_host("10.0.0.1:9876")

@@ -18,18 +18,18 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from rmqtool.engine import staging as staging_mod
+from rmqtool.engine.config import StoreConfig
+from rmqtool.engine.message_store import MessageStore
+from rmqtool.engine.reader import open_reader
 from rmqtool.errors import RmqError
+from rmqtool.files.paths import StorePaths
 from rmqtool.io.sources import Source
 from rmqtool.load.records import LoadOptions
 from rmqtool.load.writer import load
 from rmqtool.ops.export import export_store
 from rmqtool.spark.export import spark_export
 from rmqtool.spark.load import spark_load
-from rmqtool.store import staging as staging_mod
-from rmqtool.store.config import StoreConfig
-from rmqtool.store.message_store import MessageStore
-from rmqtool.store.paths import StorePaths
-from rmqtool.store.reader import open_reader
 
 ROOT = Path(__file__).resolve().parent.parent
 CONF = ROOT / "fixtures" / "broker.conf"

@@ -13,13 +13,13 @@ import pytest
 from cli_helpers import run
 from test_spark import CONF, STAMP, export_rows, files_of, imported, producer_rows, tree_digest, write_jsonl
 
+from rmqtool.engine.config import StoreConfig
+from rmqtool.engine.staging import RECORDS_DIR, adopted
 from rmqtool.errors import RmqError
+from rmqtool.files.paths import StorePaths
 from rmqtool.load.records import LoadOptions
 from rmqtool.spark.inprocess import count_rows
 from rmqtool.spark.load import IN_PROCESS_STAGES, SPARK_STAGES, spark_load
-from rmqtool.store.config import StoreConfig
-from rmqtool.store.paths import StorePaths
-from rmqtool.store.staging import RECORDS_DIR, adopted
 
 BROKER_ENTRIES = {"checkpoint", "commitlog", "config", "consumequeue", "index", "lock"}  # a 4.9 broker's store root
 SMALL = 1_000_000  # a threshold every input here is below

@@ -14,12 +14,12 @@ import pytest
 
 from rmqtool.bench.generate import BENCH_TOPIC, generate_store
 from rmqtool.bench.scan import run_scan_bench, scan_once
+from rmqtool.engine.config import StoreConfig, parse_properties
+from rmqtool.engine.reader import StoreReader, open_reader
 from rmqtool.errors import RmqError
-from rmqtool.format import message
-from rmqtool.format.crc import body_crc
 from rmqtool.ops.views import decode_log
-from rmqtool.store.config import StoreConfig, parse_properties
-from rmqtool.store.reader import StoreReader, open_reader
+from rmqtool.structures.commitlog import message
+from rmqtool.structures.commitlog.crc import body_crc
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -165,8 +165,8 @@ def test_a_scan_from_the_end_of_the_log_does_not_search_the_unwritten_tail(tmp_p
     whole unwritten tail of a 1 GiB segment (1.23 GB resident, twice the time)."""
     from cli_helpers import CONF, fixture_copy
 
-    from rmqtool.format.scan import SegmentScanner
-    from rmqtool.store.segments import data_end
+    from rmqtool.files.segments import data_end
+    from rmqtool.structures.commitlog.scan import SegmentScanner
 
     root = fixture_copy(tmp_path)
     last = root / "commitlog" / f"{2 * 65536:020d}"

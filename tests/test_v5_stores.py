@@ -16,14 +16,15 @@ from conftest import REQUIRE_GOLDEN_ENV, golden_root
 from stores5x import make_5x_checkpoint_store, make_batch_queue_store, make_timer_store
 
 from rmqtool.bench.layouts import records, to_dledger, to_rocksdb
-from rmqtool.format import dledger, rocksqueue, timerlog
+from rmqtool.engine.kind import KIND_4X, KIND_5X_FILE, KIND_5X_ROCKSDB, KIND_DLEDGER, detect
+from rmqtool.engine.reader import StoreReader, open_reader
+from rmqtool.files.paths import StorePaths
 from rmqtool.ops.info import store_info
 from rmqtool.ops.query import StoreQuery
-from rmqtool.ops.timerlog import timer_units
 from rmqtool.ops.verify import verify_store
-from rmqtool.store.kind import KIND_4X, KIND_5X_FILE, KIND_5X_ROCKSDB, KIND_DLEDGER, detect
-from rmqtool.store.paths import StorePaths
-from rmqtool.store.reader import StoreReader, open_reader
+from rmqtool.structures import dledger, timerlog
+from rmqtool.structures.consumequeue import rockskeys as rocksqueue
+from rmqtool.structures.timerlog.reader import timer_units
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURE = ROOT / "fixtures" / "store"

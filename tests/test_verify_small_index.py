@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from cli_helpers import run
 
-from rmqtool.format import index
+from rmqtool.structures import index
 
 SLOTS, ENTRIES, MESSAGES = 64, 256, 3000
 TOPIC = "SmallIndexTopic"

@@ -19,12 +19,12 @@ from pathlib import Path
 import numpy as np
 
 from rmqtool.bench.scan import peak_rss_bytes, reset_peak_rss, throughput
+from rmqtool.engine.config import StoreConfig
+from rmqtool.engine.message_store import FLUSH_ASYNC, FLUSH_SYNC, MessageStore
+from rmqtool.engine.producer import DEFAULT_BORN_HOST, DEFAULT_STORE_HOST
 from rmqtool.errors import RmqError
-from rmqtool.format import batch, properties
-from rmqtool.format.message import Message
-from rmqtool.store.config import StoreConfig
-from rmqtool.store.message_store import FLUSH_ASYNC, FLUSH_SYNC, MessageStore
-from rmqtool.store.producer import DEFAULT_BORN_HOST, DEFAULT_STORE_HOST
+from rmqtool.structures.commitlog import batch, properties
+from rmqtool.structures.commitlog.message import Message
 
 TOPIC = "BenchTopic"
 QUEUES = 4

@@ -16,14 +16,14 @@ import tempfile
 import time
 from pathlib import Path
 
-from rmqtool.store.config import StoreConfig
+from rmqtool.engine.config import StoreConfig
 
 _WRITER = r"""
 import sys
-from rmqtool.format.hosts import parse_host
-from rmqtool.format.message import Message
-from rmqtool.store.config import StoreConfig
-from rmqtool.store.message_store import MessageStore
+from rmqtool.structures.commitlog.hosts import parse_host
+from rmqtool.structures.commitlog.message import Message
+from rmqtool.engine.config import StoreConfig
+from rmqtool.engine.message_store import MessageStore
 root, flush, segment = sys.argv[1], sys.argv[2], int(sys.argv[3])
 cfg = StoreConfig()
 cfg.mappedFileSizeCommitLog, cfg.mappedFileSizeConsumeQueue = segment, 20 * 1000
@@ -52,9 +52,9 @@ def crash_config() -> StoreConfig:
 
 def crash_round(root: Path, flush: str, rng: random.Random) -> dict:
     """One writer killed at a random moment, then recovered and checked."""
+    from rmqtool.engine.reader import StoreReader
     from rmqtool.ops.recovery import apply_recovery, plan_recovery
     from rmqtool.ops.verify import verify_store
-    from rmqtool.store.reader import StoreReader
 
     proc = subprocess.Popen([sys.executable, "-c", _WRITER, str(root), flush, str(SEGMENT)], stdout=subprocess.PIPE,
                             stderr=subprocess.DEVNULL)

@@ -16,11 +16,12 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from rmqtool.format import consumequeue, message
-from rmqtool.store.paths import StorePaths, offset_name
+from rmqtool.files.paths import StorePaths, offset_name
+from rmqtool.structures import consumequeue
+from rmqtool.structures.commitlog import message
 
 if TYPE_CHECKING:
-    from rmqtool.store.config import StoreConfig
+    from rmqtool.engine.config import StoreConfig
 
 BENCH_TOPIC = "BenchTopic"
 BASE_TIME = 1_700_000_000_000
@@ -62,10 +63,10 @@ def generate_store(root: str | os.PathLike, messages: int, body_size: int = 100,
                    config: StoreConfig | None = None) -> GeneratedStore:
     """Write a store of `messages` records with random `body_size`-byte bodies under `root` (with
     `config`'s other settings, such as the index geometry, when given)."""
+    from rmqtool.engine.config import StoreConfig
     from rmqtool.io.sources import TableSource
     from rmqtool.load.records import LoadOptions
     from rmqtool.load.writer import load
-    from rmqtool.store.config import StoreConfig
 
     cfg = dataclasses.replace(config) if config else StoreConfig()
     cfg.mappedFileSizeCommitLog, cfg.mappedFileSizeConsumeQueue = segment_size, cq_file_size

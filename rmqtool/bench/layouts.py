@@ -9,9 +9,11 @@ import shutil
 import struct
 from pathlib import Path
 
-from rmqtool.format import consumequeue, dledger, index, message, rocksqueue
-from rmqtool.store.paths import offset_name
-from rmqtool.store.reader import StoreReader
+from rmqtool.engine.reader import StoreReader
+from rmqtool.files.paths import offset_name
+from rmqtool.structures import consumequeue, dledger, index
+from rmqtool.structures.commitlog import message
+from rmqtool.structures.consumequeue import rockskeys as rocksqueue
 
 LAYOUTS = ("plain", "dledger", "rocksdb")
 _POS = struct.Struct(">q")

@@ -19,9 +19,9 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from rmqtool.bench.scan import peak_rss_bytes, reset_peak_rss, scan_once, throughput
+from rmqtool.engine.config import StoreConfig
+from rmqtool.engine.reader import StoreReader, open_reader
 from rmqtool.errors import RmqError
-from rmqtool.store.config import StoreConfig
-from rmqtool.store.reader import StoreReader, open_reader
 
 EXPORT_FORMATS = ("parquet", "jsonl")
 
@@ -48,9 +48,9 @@ def bench_store(store: Path | None, config: Path | None, messages: int, body_siz
 def indexed_store(root: Path, messages: int, body_size: int, config: StoreConfig | None = None) -> None:
     """A generated store whose consume queues and index the crash recovery rebuilt from the log."""
     from rmqtool.bench.generate import generate_store
-    from rmqtool.format import checkpoint
+    from rmqtool.files.paths import StorePaths
     from rmqtool.ops.recovery import apply_recovery, plan_recovery
-    from rmqtool.store.paths import StorePaths
+    from rmqtool.structures import checkpoint
 
     cfg = config or StoreConfig()
     generate_store(root, messages, body_size, segment_size=cfg.mappedFileSizeCommitLog,
@@ -128,8 +128,8 @@ from pathlib import Path
 from rmqtool.bench.scan import peak_rss_bytes, reset_peak_rss
 from rmqtool.spark.export import spark_export
 from rmqtool.spark.session import get_session
-from rmqtool.store.config import StoreConfig
-from rmqtool.store.reader import open_reader
+from rmqtool.engine.config import StoreConfig
+from rmqtool.engine.reader import open_reader
 master, store, out = sys.argv[1:4]
 cfg = open_reader(store).config
 get_session(master)
@@ -175,6 +175,6 @@ def run_spark_export_bench(store: Path | None, *, masters: list[str], messages: 
 
 def _data_bytes(reader: StoreReader) -> int:
     """Bytes of the log's data (a preallocated segment's unwritten tail is not read)."""
-    from rmqtool.store.segments import data_end
+    from rmqtool.files.segments import data_end
 
     return sum(data_end(s.path) or s.size for s in reader.segments)

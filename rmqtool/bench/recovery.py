@@ -16,11 +16,12 @@ from pathlib import Path
 
 from rmqtool.bench.generate import BENCH_TOPIC, generate_store
 from rmqtool.bench.scan import peak_rss_bytes, reset_peak_rss, throughput
-from rmqtool.format import checkpoint, msgid
-from rmqtool.format.hosts import parse_host
-from rmqtool.format.message import BLANK_MARKER_LEN
-from rmqtool.store.config import StoreConfig
-from rmqtool.store.paths import StorePaths
+from rmqtool.engine.config import StoreConfig
+from rmqtool.files.paths import StorePaths
+from rmqtool.structures import checkpoint
+from rmqtool.structures.commitlog import msgid
+from rmqtool.structures.commitlog.hosts import parse_host
+from rmqtool.structures.commitlog.message import BLANK_MARKER_LEN
 
 STORE_HOST = parse_host("10.0.0.2:10911")  # the generator's store host
 _UNIQ_PREFIX = "C0A8000100002A9F0000"
@@ -33,10 +34,10 @@ def percentiles(samples: list[float]) -> dict:
 
 
 def run_recovery_bench(*, messages: int, body_size: int, lookups: int = 2000, progress=None) -> dict:
+    from rmqtool.engine.reader import StoreReader
     from rmqtool.ops.query import StoreQuery
     from rmqtool.ops.recovery import apply_recovery, plan_recovery
     from rmqtool.ops.verify import verify_store
-    from rmqtool.store.reader import StoreReader
 
     tmp = Path(tempfile.mkdtemp(prefix="rmqtool-bench-recover-"))
     try:

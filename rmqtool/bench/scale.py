@@ -22,9 +22,9 @@ from pathlib import Path
 import numpy as np
 
 from rmqtool.bench.recovery import percentiles
+from rmqtool.engine.config import StoreConfig
 from rmqtool.errors import RmqError
-from rmqtool.store.config import StoreConfig
-from rmqtool.store.paths import StorePaths
+from rmqtool.files.paths import StorePaths
 
 TOPICS, QUEUES = 4, 8
 FIRST_STORE_TIME = 1_767_225_600_000  # 2026-01-01T00:00:00Z
@@ -142,7 +142,7 @@ def whole_store_commands(store: ScaleStore, scratch: Path) -> list[dict]:
 
 def crash(store: ScaleStore) -> None:
     """`abort` left behind and the last GARBLED_TAIL bytes before the end of the log garbled."""
-    from rmqtool.store.reader import StoreReader
+    from rmqtool.engine.reader import StoreReader
 
     reader = StoreReader(store.root, StoreConfig.from_file(store.config)[0] if store.config else StoreConfig())
     seg = reader.segment_for(store.data_bytes - 1) if store.data_bytes else None

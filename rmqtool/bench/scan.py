@@ -8,9 +8,9 @@ import tempfile
 import time
 from pathlib import Path
 
+from rmqtool.engine.reader import StoreReader, open_reader
 from rmqtool.errors import RmqError
-from rmqtool.format import consumequeue
-from rmqtool.store.reader import StoreReader, open_reader
+from rmqtool.structures import consumequeue
 
 MODES = ("full", "headers", "consumequeue")
 _HEADER_COLUMNS = ("totalSize", "queueId", "queueOffset", "storeTimestamp")

@@ -30,7 +30,7 @@ _CHILD = """
 import json, sys, time
 from pathlib import Path
 from rmqtool.bench.scan import peak_rss_bytes
-from rmqtool.store.config import StoreConfig
+from rmqtool.engine.config import StoreConfig
 from rmqtool.load.records import LoadOptions
 mode, source, warm, target = sys.argv[1:5]
 opts = LoadOptions(StoreConfig(), STAMP)

@@ -19,9 +19,9 @@ import tempfile
 from pathlib import Path
 
 from rmqtool.bench.scan import throughput
+from rmqtool.engine.reader import open_reader
 from rmqtool.errors import RmqError
 from rmqtool.ops.export import EXPORT_FORMATS, export_store
-from rmqtool.store.reader import open_reader
 
 ROWS = ("producer", "export")
 APPEND_BATCH = 256
@@ -33,7 +33,7 @@ from rmqtool.bench.scan import peak_rss_bytes
 from rmqtool.io.sources import Source
 from rmqtool.load.records import LoadOptions
 from rmqtool.load.writer import load
-from rmqtool.store.config import StoreConfig
+from rmqtool.engine.config import StoreConfig
 source, warm, target = sys.argv[1:4]
 load(target + "-warm", Source(warm), LoadOptions(StoreConfig(), STAMP))  # kernels loaded, as bench append warms up
 t0 = time.perf_counter()

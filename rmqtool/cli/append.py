@@ -35,9 +35,9 @@ PREALLOCATE = typer.Option(False, "--preallocate", help="Allocate every new segm
 
 def load_options(cfg, store_timestamp: str | None, queues: int, queue_by: str | None, store_host: str | None = None):
     from rmqtool.cli.times import epoch_ms
-    from rmqtool.format.hosts import parse_host
+    from rmqtool.engine.commitlog import now_ms
     from rmqtool.load.records import LoadOptions
-    from rmqtool.store.commitlog import now_ms
+    from rmqtool.structures.commitlog.hosts import parse_host
 
     store_timestamp = epoch_ms(store_timestamp, "--store-timestamp")
     return LoadOptions(cfg, now_ms() if store_timestamp is None else store_timestamp, queues, queue_by,
@@ -45,7 +45,7 @@ def load_options(cfg, store_timestamp: str | None, queues: int, queue_by: str | 
 
 
 def _config(path: Path | None, preallocate: bool = False):
-    from rmqtool.store.config import StoreConfig
+    from rmqtool.engine.config import StoreConfig
 
     cfg = StoreConfig.from_file(path)[0] if path else StoreConfig()
     cfg.warmMapedFileEnable = cfg.warmMapedFileEnable or preallocate
@@ -53,8 +53,8 @@ def _config(path: Path | None, preallocate: bool = False):
 
 
 def _hosts(born_host: str | None, store_host: str | None):
-    from rmqtool.format.hosts import parse_host
-    from rmqtool.store.producer import Hosts
+    from rmqtool.engine.producer import Hosts
+    from rmqtool.structures.commitlog.hosts import parse_host
 
     hosts = Hosts()
     if born_host:
@@ -137,8 +137,8 @@ def append(
     Example: [bold]rmqtool append /tmp/store --topic OrderTopic --tags TagA --keys "order-1 user-7" --body hi[/]
     Example: [bold]rmqtool append /tmp/store --batch fixtures/rows.jsonl --json[/]
     """
-    from rmqtool.store.message_store import MessageStore
-    from rmqtool.store.producer import build_message
+    from rmqtool.engine.message_store import MessageStore
+    from rmqtool.engine.producer import build_message
 
     cfg = _config(config, preallocate)
     if batch is not None:
@@ -161,7 +161,7 @@ def append(
     msg = build_message(topic, _body(body, body_file), queue_id=queue, flag=flag, tags=tags, keys=keys,
                         user=_properties(prop), delay_level=delay_level, transaction=transaction,
                         hosts=_hosts(born_host, store_host), compress=compress)
-    from rmqtool.store.commitlog import message_refusal
+    from rmqtool.engine.commitlog import message_refusal
 
     refusal = message_refusal(cfg, msg)  # before the store is opened: a refused message creates nothing
     if refusal is not None:
@@ -245,8 +245,8 @@ def export(
 
     Example: [bold]rmqtool export fixtures/store --out /tmp/export.parquet[/]
     """
+    from rmqtool.engine.reader import open_reader
     from rmqtool.ops.export import export_store
-    from rmqtool.store.reader import open_reader
 
     reader = open_reader(store, config)
     out = None if out == Path("-") else out

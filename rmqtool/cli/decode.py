@@ -55,9 +55,9 @@ def commitlog(
 
     Example: [bold]rmqtool decode commitlog fixtures/store --count 5 --body text[/]
     """
+    from rmqtool.engine.reader import open_reader
     from rmqtool.io.jsonl import BODY_FORMATS
     from rmqtool.ops.log_rows import log_lines, log_rows
-    from rmqtool.store.reader import open_reader
 
     if body is None:
         body = "base64" if as_json or as_jsonl else "text"
@@ -88,8 +88,8 @@ def consumequeue(
 
     Example: [bold]rmqtool decode consumequeue fixtures/store --topic OrderTopic --queue 0 --jsonl[/]
     """
+    from rmqtool.engine.reader import open_reader
     from rmqtool.ops.views import queue_entries
-    from rmqtool.store.reader import open_reader
 
     single = store.is_file()
     reader = None if single else open_reader(store, config)
@@ -144,8 +144,8 @@ def timerlog_cmd(
 
     Example: [bold]rmqtool decode timerlog ~/store --jsonl[/]
     """
-    from rmqtool.format.finding import Finding
-    from rmqtool.ops.timerlog import timer_units
+    from rmqtool.report import Finding
+    from rmqtool.structures.timerlog.reader import timer_units
 
     units, findings = [], []
     for item in timer_units(store, config, resolve):
@@ -173,9 +173,9 @@ def timerlog_cmd(
 
 
 def _file_reader(path: Path, config: Path | None):
-    from rmqtool.store.config import StoreConfig
-    from rmqtool.store.reader import IndexFiles
-    from rmqtool.store.recognition import require_file
+    from rmqtool.engine.config import StoreConfig
+    from rmqtool.engine.reader import IndexFiles
+    from rmqtool.engine.recognition import require_file
 
     require_file(path, "index file")
     cfg, given = StoreConfig.from_file(config) if config else (StoreConfig(), set())
@@ -225,7 +225,7 @@ def index_cmd(
 
 
 def _store_reader(store: Path, config: Path | None):
-    from rmqtool.store.reader import open_reader
+    from rmqtool.engine.reader import open_reader
 
     return open_reader(store, config)
 
@@ -239,9 +239,9 @@ def checkpoint_cmd(
 
     Example: [bold]rmqtool decode checkpoint fixtures/store --json[/]
     """
-    from rmqtool.format import checkpoint
-    from rmqtool.store.recognition import require_file
-    from rmqtool.store.segments import read_file
+    from rmqtool.engine.recognition import require_file
+    from rmqtool.files.segments import read_file
+    from rmqtool.structures import checkpoint
 
     path = store if store.is_file() else store / "checkpoint"
     if not path.is_file():
@@ -266,7 +266,7 @@ def msgid_cmd(
 
     Example: [bold]rmqtool decode msgid C633640700002A9F0000000000000000[/]
     """
-    from rmqtool.format import msgid
+    from rmqtool.structures.commitlog import msgid
 
     host, offset = msgid.decode(msg_id)
     doc = {"msgId": msg_id.strip().upper(), "address": host.ip, "port": host.port, "storeHost": str(host),

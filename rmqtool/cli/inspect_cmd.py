@@ -25,8 +25,8 @@ def inspect(
 
     Example: [bold]rmqtool inspect fixtures/store --phy-offset 0[/]
     """
+    from rmqtool.engine.reader import open_reader
     from rmqtool.ops.views import inspect_record
-    from rmqtool.store.reader import open_reader
 
     ins = inspect_record(open_reader(store, config), offset)
     if as_json:

@@ -7,7 +7,7 @@ import base64
 
 from rmqtool.cli import output
 from rmqtool.cli.grid import Column
-from rmqtool.format.message import render_body
+from rmqtool.structures.commitlog.message import render_body
 
 MESSAGE_COLUMNS = (  # `keep`: on a narrow terminal the lowest goes first
     Column("phyOffset", 10, right=True, keep=10),  # as wide as the store's largest offset
@@ -29,7 +29,7 @@ def message_table(items, body: str, offset_digits: int = 10) -> bool:
     """Messages (message-schema batches, or lists of message JSON objects) as a streaming table, with a
     line for each finding where it occurs; whether any finding was an error."""
     from rmqtool.cli.grid import paged, write_table
-    from rmqtool.format.finding import ERROR, Finding
+    from rmqtool.report import ERROR, Finding
 
     columns = [Column("phyOffset", max(offset_digits, 9), right=True, keep=10), *MESSAGE_COLUMNS[1:]]
     corrupt = 0
@@ -55,7 +55,7 @@ def message_columns(batch, body: str) -> list[list]:
     import numpy as np
     import pyarrow.compute as pc
 
-    from rmqtool.format import sysflag
+    from rmqtool.structures.commitlog import sysflag
 
     col = batch.column
     props = col("properties")
@@ -73,7 +73,7 @@ def message_columns(batch, body: str) -> list[list]:
 
 def json_columns(messages: list[dict], body: str) -> list[list]:
     """The cell texts of message JSON objects (`to_json("base64")`), one list per column."""
-    from rmqtool.format import sysflag
+    from rmqtool.structures.commitlog import sysflag
 
     raw = [base64.b64decode(m["body"] or "")[:BODY_PREVIEW] for m in messages]
     return [

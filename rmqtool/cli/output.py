@@ -53,8 +53,8 @@ def emit_jsonl(objects: Iterable[dict]) -> None:
 def emit_rows(items: Iterable, body: str, as_document: bool = False) -> bool:
     """Message row batches and findings (from `ops.log_rows`) as JSON lines, or as one document
     `{"messages": [...]}`; returns whether an error finding was among them."""
-    from rmqtool.format.finding import ERROR, Finding
     from rmqtool.io.jsonl import jsonl_bytes
+    from rmqtool.report import ERROR, Finding
 
     out = sys.stdout.buffer
     sys.stdout.flush()
@@ -103,7 +103,7 @@ def findings_table(findings: list, show_all: bool = False) -> Table | None:
     """Findings as a table: one row per group of consecutive findings of one kind on one file
     (`format.report`), or one row per finding with `show_all`; None when there are none."""
 
-    from rmqtool.format.report import group_findings
+    from rmqtool.report import group_findings
 
     if not findings:
         return None
@@ -159,7 +159,7 @@ def scan_progress(label: str) -> Iterator[None]:
         return
     from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn, TransferSpeedColumn
 
-    from rmqtool.store.reader import scan_observed
+    from rmqtool.engine.reader import scan_observed
 
     with Progress(TextColumn("{task.description}"), BarColumn(), DownloadColumn(), TransferSpeedColumn(),
                   TimeRemainingColumn(), console=_console("stderr"), transient=True) as bar:

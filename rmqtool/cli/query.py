@@ -59,10 +59,10 @@ def query(
 
     Example: [bold]rmqtool query fixtures/store --config fixtures/broker.conf --topic OrderTopic --key order-3[/]
     """
-    from rmqtool.format.message import BODY_FORMATS
+    from rmqtool.engine.reader import open_reader
+    from rmqtool.files.lock import lock_holder
     from rmqtool.ops.query import StoreQuery
-    from rmqtool.store.lock import lock_holder
-    from rmqtool.store.reader import open_reader
+    from rmqtool.structures.commitlog.message import BODY_FORMATS
 
     at_time = epoch_ms(at_time, "--time")
     begin = epoch_ms(begin, "--begin") or 0
@@ -135,7 +135,7 @@ def _show(hits, body: str, how: str) -> None:
 
 def _card(hit, body: str) -> dict:
     """Every field of a hit for a person: body as text or as asked, times with UTC, sysFlag in words."""
-    from rmqtool.format import sysflag
+    from rmqtool.structures.commitlog import sysflag
 
     doc = hit.to_json(body)
     if body == "text":  # UTF-8 text, any other byte as \xNN (never raw to the terminal)

@@ -39,12 +39,12 @@ def recover(
 
     Example: [bold]rmqtool recover fixtures/store --config fixtures/broker.conf --dry-run[/]
     """
+    from rmqtool.engine.config import StoreConfig
+    from rmqtool.engine.kind import require_store
     from rmqtool.errors import RmqError
+    from rmqtool.files.lock import lock_holder
+    from rmqtool.files.paths import StorePaths
     from rmqtool.ops.recovery import apply_recovery, plan_recovery
-    from rmqtool.store.config import StoreConfig
-    from rmqtool.store.kind import require_store
-    from rmqtool.store.lock import lock_holder
-    from rmqtool.store.paths import StorePaths
 
     cfg = StoreConfig.from_file(config)[0] if config else StoreConfig()
     require_store(StorePaths(store), "recover")
@@ -247,10 +247,10 @@ def clean(
 
     Example: [bold]rmqtool clean fixtures/store --reserved-hours 48 --dry-run[/]
     """
+    from rmqtool.engine.config import StoreConfig
+    from rmqtool.engine.kind import require_store
+    from rmqtool.files.paths import StorePaths
     from rmqtool.ops.clean import apply_clean, plan_clean
-    from rmqtool.store.config import StoreConfig
-    from rmqtool.store.kind import require_store
-    from rmqtool.store.paths import StorePaths
 
     cfg = StoreConfig.from_file(config)[0] if config else StoreConfig()
     require_store(StorePaths(store), "clean")

@@ -29,8 +29,8 @@ def verify(
 
     Example: [bold]rmqtool verify fixtures/store --config fixtures/broker.conf[/]
     """
-    from rmqtool.format.report import group_findings
     from rmqtool.ops.verify import verify_path
+    from rmqtool.report import group_findings
 
     report = verify_path(store, config)
     if as_json:
@@ -61,9 +61,9 @@ def salvage(
 
     Example: [bold]rmqtool salvage fixtures/store --out /tmp/salvaged.jsonl --force[/]
     """
-    from rmqtool.format.report import group_findings
+    from rmqtool.engine.reader import open_reader
     from rmqtool.ops.export import export_store
-    from rmqtool.store.reader import open_reader
+    from rmqtool.report import group_findings
 
     summary = export_store(open_reader(store, config), out, "jsonl", overwrite=force)
     if as_json:

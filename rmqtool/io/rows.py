@@ -13,14 +13,14 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from rmqtool.format import compression, msgid, properties, sysflag
-from rmqtool.format.crc import body_crc
-from rmqtool.format.finding import COMMITLOG, WARNING, Finding
-from rmqtool.format.hosts import IPV4_HOST_LEN, SocketAddress
-from rmqtool.format.scan import RecordBatch
 from rmqtool.io import textkernels
 from rmqtool.io.buffers import binary_array, string_buffers, utf8_replaced
 from rmqtool.io.schema import MESSAGE_SCHEMA
+from rmqtool.report import COMMITLOG, WARNING, Finding
+from rmqtool.structures.commitlog import compression, msgid, properties, sysflag
+from rmqtool.structures.commitlog.crc import body_crc
+from rmqtool.structures.commitlog.hosts import IPV4_HOST_LEN, SocketAddress
+from rmqtool.structures.commitlog.scan import RecordBatch
 
 _HOST_V6_BITS = sysflag.BORN_HOST_V6 | sysflag.STORE_HOST_V6
 _PAIR_END = ord(properties.PROPERTY_SEPARATOR)
@@ -33,7 +33,7 @@ _FIXED = ("storeSize", "totalSize"), ("queueId", "queueId"), ("queueOffset", "qu
 
 def message_rows(batch: RecordBatch, delay_levels: np.ndarray) -> pa.RecordBatch:
     """The records of `batch` as rows of the message schema (`io.schema.MESSAGE_SCHEMA`)."""
-    from rmqtool.format.dispatchkernel import D_IN_CQ, D_TAGS_CODE, dispatch_records
+    from rmqtool.structures.commitlog.dispatchkernel import D_IN_CQ, D_TAGS_CODE, dispatch_records
 
     cols = batch.cols
     arr = np.frombuffer(batch.buf, dtype=np.uint8)

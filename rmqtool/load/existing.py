@@ -9,9 +9,9 @@ import base64
 import numpy as np
 import pyarrow as pa
 
+from rmqtool.engine.reader import StoreReader
 from rmqtool.errors import RmqError
-from rmqtool.format import crc, message
-from rmqtool.store.reader import StoreReader
+from rmqtool.structures.commitlog import crc, message
 
 
 class ExistingRecords:

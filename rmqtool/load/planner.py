@@ -19,9 +19,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from rmqtool.format import sysflag
-from rmqtool.format.consumequeue import queue_keys, queue_of_key
-from rmqtool.format.message import BLANK_MARKER_LEN
+from rmqtool.structures.commitlog import sysflag
+from rmqtool.structures.commitlog.message import BLANK_MARKER_LEN
+from rmqtool.structures.consumequeue import queue_keys, queue_of_key
 
 NO_QUEUE = -1  # a row that names no queue: the planner assigns one
 

@@ -24,20 +24,20 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from rmqtool.engine.commitlog import schedule
+from rmqtool.engine.config import StoreConfig
+from rmqtool.engine.producer import DEFAULT_BORN_HOST, DEFAULT_STORE_HOST, client_properties
+from rmqtool.engine.rules import SEPARATORS, size_refusals, topic_refusal
 from rmqtool.errors import RmqError
-from rmqtool.format import properties, sysflag, uniqkey
-from rmqtool.format.columns import RecordColumns, b64decode_column
-from rmqtool.format.hosts import IPV4_LEN, IPV6_LEN, SocketAddress, parse_host
-from rmqtool.format.javahash import java_string_hash
-from rmqtool.format.propskernel import build_properties
-from rmqtool.format.uniqkernel import put_load_keys
+from rmqtool.files.scratch import load_arrays, save_arrays
 from rmqtool.io.buffers import string_buffers
 from rmqtool.load.planner import NO_QUEUE
-from rmqtool.store.commitlog import schedule
-from rmqtool.store.config import StoreConfig
-from rmqtool.store.producer import DEFAULT_BORN_HOST, DEFAULT_STORE_HOST, client_properties
-from rmqtool.store.rules import SEPARATORS, size_refusals, topic_refusal
-from rmqtool.store.scratch import load_arrays, save_arrays
+from rmqtool.structures.commitlog import properties, sysflag, uniqkey
+from rmqtool.structures.commitlog.columns import RecordColumns, b64decode_column
+from rmqtool.structures.commitlog.hosts import IPV4_LEN, IPV6_LEN, SocketAddress, parse_host
+from rmqtool.structures.commitlog.propskernel import build_properties
+from rmqtool.structures.commitlog.uniqkernel import put_load_keys
+from rmqtool.structures.javahash import java_string_hash
 
 MAX_ERRORS = 20  # bad rows reported per chunk
 _PLACEHOLDER = "0" * uniqkey.LEN

@@ -18,19 +18,19 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from rmqtool.engine.message_store import MessageStore
+from rmqtool.engine.reader import StoreReader
+from rmqtool.engine.rollback import mark, roll_back
 from rmqtool.errors import RmqError
-from rmqtool.format import uniqkey
-from rmqtool.format.delay import SCHEDULE_TOPIC
+from rmqtool.files.paths import StorePaths
 from rmqtool.io.schema import PRODUCER_TYPES, STORED_ONLY, STORED_TYPES
 from rmqtool.io.sources import Source
 from rmqtool.load.existing import ExistingRecords
 from rmqtool.load.planner import LoadPlanner, PlacementError, QueueRotation
 from rmqtool.load.records import LoadChunk, LoadOptions, RowError, producer_chunk, stored_chunk
 from rmqtool.ops.pipeline import ahead
-from rmqtool.store.message_store import MessageStore
-from rmqtool.store.paths import StorePaths
-from rmqtool.store.reader import StoreReader
-from rmqtool.store.rollback import mark, roll_back
+from rmqtool.structures.commitlog import uniqkey
+from rmqtool.structures.commitlog.delay import SCHEDULE_TOPIC
 
 CHUNK_ROWS = 1 << 16
 CHUNK_BYTES = 16 << 20  # of input per chunk: with large bodies a chunk has fewer rows, so memory stays flat

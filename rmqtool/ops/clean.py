@@ -17,11 +17,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from rmqtool.format import consumequeue, index
-from rmqtool.format.finding import COMMITLOG, CONSUMEQUEUE, INDEX, structure_of
-from rmqtool.store.config import StoreConfig
-from rmqtool.store.paths import StorePaths, parse_offset_name
-from rmqtool.store.segments import list_segments, open_read_only
+from rmqtool.engine.config import StoreConfig
+from rmqtool.files.paths import StorePaths, parse_offset_name
+from rmqtool.files.segments import list_segments, open_read_only
+from rmqtool.report import COMMITLOG, CONSUMEQUEUE, INDEX, structure_of
+from rmqtool.structures import consumequeue, index
 
 MS_PER_HOUR = 3_600_000
 STRUCTURES = (COMMITLOG, CONSUMEQUEUE, INDEX)  # the summary shows each, in this order, even when nothing goes
@@ -118,7 +118,7 @@ class CleanPlan:
 def plan_clean(root: str | os.PathLike, cfg: StoreConfig, reserved_hours: float | None = None,
                now_ms: int | None = None) -> CleanPlan:
     """What the broker's cleanup would delete from the store at `root` now, nothing changed."""
-    from rmqtool.store.kind import require_writable
+    from rmqtool.engine.kind import require_writable
 
     paths = StorePaths(root, cfg.storePathCommitLog or None)
     require_writable(paths, "clean")
@@ -170,7 +170,7 @@ def orphaned_files(paths: StorePaths, min_offset: int) -> list[tuple[str, str]]:
 
 
 def apply_clean(root: str | os.PathLike, cfg: StoreConfig, plan: CleanPlan) -> None:
-    from rmqtool.store.lock import StoreLock
+    from rmqtool.files.lock import StoreLock
 
     lock = StoreLock(StorePaths(root, cfg.storePathCommitLog or None), "clean")
     try:

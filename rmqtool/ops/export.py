@@ -12,12 +12,12 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from rmqtool.engine.reader import StoreReader
 from rmqtool.errors import RmqError
-from rmqtool.format.finding import ERROR, Finding
 from rmqtool.io.jsonl import jsonl_bytes
 from rmqtool.io.schema import MESSAGE_SCHEMA
 from rmqtool.ops.log_rows import STORED, UNCOMPRESSED, log_rows
-from rmqtool.store.reader import StoreReader
+from rmqtool.report import ERROR, Finding
 
 EXPORT_FORMATS = ("jsonl", "parquet")
 _SUFFIX_FORMATS = {".parquet": "parquet", ".pq": "parquet", ".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "jsonl"}

@@ -13,13 +13,13 @@ import os
 from collections import Counter
 from pathlib import Path
 
+from rmqtool.engine.kind import detect
+from rmqtool.engine.reader import StoreReader, open_reader
 from rmqtool.errors import RmqError
-from rmqtool.format import index
-from rmqtool.store.kind import detect
-from rmqtool.store.lock import lock_holder
-from rmqtool.store.reader import StoreReader, open_reader
-from rmqtool.store.rocksqueue import RocksQueues
-from rmqtool.store.segments import list_segments
+from rmqtool.files.lock import lock_holder
+from rmqtool.files.segments import list_segments
+from rmqtool.structures import index
+from rmqtool.structures.consumequeue.rocksdb import RocksQueues
 
 
 def store_info(path: str | os.PathLike, config: str | os.PathLike | None = None) -> dict:
@@ -132,7 +132,7 @@ def _checkpoint(reader: StoreReader, last_ts: int | None) -> dict:
 
 
 def _timer(root: Path) -> dict:
-    from rmqtool.store.kind import TIMER_FILES
+    from rmqtool.engine.kind import TIMER_FILES
 
     out = {}
     for name in TIMER_FILES:

@@ -15,12 +15,12 @@ from typing import TypeVar
 import numpy as np
 import pyarrow as pa
 
-from rmqtool.format.finding import Finding
-from rmqtool.format.scan import RecordBatch
+from rmqtool.engine.reader import StoreReader
+from rmqtool.files.segments import release_pages
 from rmqtool.io.rows import decompressed, message_rows, uncompressed
 from rmqtool.ops.pipeline import WORKERS, ordered_map
-from rmqtool.store.reader import StoreReader
-from rmqtool.store.segments import release_pages
+from rmqtool.report import Finding
+from rmqtool.structures.commitlog.scan import RecordBatch
 
 R = TypeVar("R")
 STORED, PLAIN, UNCOMPRESSED = "stored", "plain", "uncompressed"  # the bodies rows carry
@@ -115,8 +115,8 @@ def _in_offset_order(batch: RecordBatch | None, findings: list[Finding]) -> Iter
 
 def log_lines(reader: StoreReader, body: str = "base64", **selection) -> Iterator[memoryview | Finding]:
     """`log_rows` rendered as JSON lines (one bytes-like block per batch) by the read path's workers."""
-    from rmqtool.format.message import DECOMPRESSED_FORMATS
     from rmqtool.io.jsonl import jsonl_bytes
+    from rmqtool.structures.commitlog.message import DECOMPRESSED_FORMATS
 
     return log_rows(reader, bodies=PLAIN if body in DECOMPRESSED_FORMATS else STORED,
                     render=lambda rows: jsonl_bytes(rows, body),

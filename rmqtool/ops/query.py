@@ -16,11 +16,12 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from rmqtool.engine.reader import StoreReader
 from rmqtool.errors import NoSuchQueue, NotFound, RmqError
-from rmqtool.format import consumequeue, index, message, msgid, properties, sysflag, uniqkey
-from rmqtool.format.delay import SCHEDULE_TOPIC
-from rmqtool.store.queues import MapCache
-from rmqtool.store.reader import StoreReader
+from rmqtool.structures import consumequeue, index
+from rmqtool.structures.commitlog import message, msgid, properties, sysflag, uniqkey
+from rmqtool.structures.commitlog.delay import SCHEDULE_TOPIC
+from rmqtool.structures.consumequeue.queues import MapCache
 
 LONG_MAX = 2**63 - 1
 _ENTRY = index.ENTRY.codec  # keyHash, phyOffset, timeDiff, prevIndex

@@ -28,14 +28,15 @@ from pathlib import Path
 
 import numpy as np
 
+from rmqtool.engine.config import StoreConfig
+from rmqtool.engine.reader import StoreReader
 from rmqtool.errors import RmqError
-from rmqtool.format import checkpoint, consumequeue, index, message, msgid
-from rmqtool.format.consumequeue import ENTRY_LEN
-from rmqtool.format.finding import Finding
-from rmqtool.store.config import StoreConfig
-from rmqtool.store.paths import StorePaths, is_temporary, temporary_name
-from rmqtool.store.reader import StoreReader
-from rmqtool.store.segments import SegmentFile, data_end, list_segments, open_read_only, read_head
+from rmqtool.files.paths import StorePaths, is_temporary, temporary_name
+from rmqtool.files.segments import SegmentFile, data_end, list_segments, open_read_only, read_head
+from rmqtool.report import Finding
+from rmqtool.structures import checkpoint, consumequeue, index
+from rmqtool.structures.commitlog import message, msgid
+from rmqtool.structures.consumequeue import ENTRY_LEN
 
 RECOVER_FROM_LAST = 3  # clean recovery starts at the third-last file
 MAX_LISTED_MESSAGES = 10_000
@@ -270,8 +271,15 @@ def plan_recovery(root: str | os.PathLike, cfg: StoreConfig, *, count_dispatch: 
     `count_dispatch` simulates the re-dispatch to count the queue entries and index keys it
     adds (a dry run needs that; `apply_recovery` counts them from the result instead).
     """
-    from rmqtool.format.kernels import POLICY_BROKER, STOP_BLANK, STOP_REASONS, STOP_WINDOW, walk, walk_rows
-    from rmqtool.store.kind import require_writable
+    from rmqtool.engine.kind import require_writable
+    from rmqtool.structures.commitlog.kernels import (
+        POLICY_BROKER,
+        STOP_BLANK,
+        STOP_REASONS,
+        STOP_WINDOW,
+        walk,
+        walk_rows,
+    )
 
     require_writable(StorePaths(root, cfg.storePathCommitLog or None), "recover")
     reader = StoreReader(root, cfg, {"mappedFileSizeCommitLog", "mappedFileSizeConsumeQueue", "maxHashSlotNum",
@@ -559,7 +567,7 @@ def _index_entries(path: Path) -> int:
 
 def _plan_dispatch(reader: StoreReader, cfg: StoreConfig, plan: RecoveryPlan) -> None:
     """Count the queue entries and index keys the re-dispatch after recovery adds."""
-    from rmqtool.format.dispatchkernel import D_IN_CQ, D_OFFSET, D_QUEUE_ID, D_SIZE, dispatch_records
+    from rmqtool.structures.commitlog.dispatchkernel import D_IN_CQ, D_OFFSET, D_QUEUE_ID, D_SIZE, dispatch_records
 
     queue_end = {(q.topic, q.queue_id): q for q in plan.queues}
     reput = max([q.max_physical_end for q in plan.queues] + [0])
@@ -602,8 +610,8 @@ def _kept_index_end(reader: StoreReader, plan: RecoveryPlan) -> int:
 
 def apply_recovery(root: str | os.PathLike, cfg: StoreConfig, plan: RecoveryPlan) -> None:
     """Do what `plan` says: cut, delete, re-dispatch, then close the store cleanly."""
-    from rmqtool.store.lock import StoreLock
-    from rmqtool.store.message_store import MessageStore
+    from rmqtool.engine.message_store import MessageStore
+    from rmqtool.files.lock import StoreLock
 
     if plan.refused:
         raise RmqError(f"recovery refused: {plan.refused}")

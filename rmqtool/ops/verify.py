@@ -22,11 +22,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from rmqtool.format import consumequeue, index
-from rmqtool.format.consumequeue import queue_keys, queue_of_key
-from rmqtool.format.finding import CHECKPOINT, COMMITLOG, CONSUMEQUEUE, ERROR, INDEX, STORE, WARNING, Finding
-from rmqtool.store.reader import StoreReader
-from rmqtool.store.segments import release_pages
+from rmqtool.engine.reader import StoreReader
+from rmqtool.files.segments import release_pages
+from rmqtool.report import CHECKPOINT, COMMITLOG, CONSUMEQUEUE, ERROR, INDEX, STORE, WARNING, Finding
+from rmqtool.structures import consumequeue, index
+from rmqtool.structures.consumequeue import queue_keys, queue_of_key
 
 WINDOW_RECORDS = 1 << 19  # records held at once
 REPORT_CAP = 100  # findings of one kind for one file before they are summed up in one more
@@ -131,7 +131,7 @@ def verify_store(reader: StoreReader) -> VerifyReport:
 def record_windows(reader: StoreReader, report: VerifyReport, keys: dict[tuple[str, int], int]) -> Iterator[Window]:
     """The log's good records window by window (the scanner's findings go to `report`); `keys`
     numbers each (topic, queue) as it is met."""
-    from rmqtool.format.dispatchkernel import (
+    from rmqtool.structures.commitlog.dispatchkernel import (
         D_IN_CQ,
         D_OFFSET,
         D_QUEUE_ID,
@@ -338,7 +338,7 @@ class _IndexCursor:
     def _reachable(self, view) -> np.ndarray:
         """Which entries a lookup reaches from the slots, in one backward pass whose passed pages are
         given back as it goes (resident memory stays a chunk of the file)."""
-        from rmqtool.format.indexkernel import follow_links, slot_heads
+        from rmqtool.structures.index.kernel import follow_links, slot_heads
 
         buf = np.frombuffer(view.buf, dtype=np.uint8)
         count = min(view.header["indexCount"], view.index_num)
@@ -438,6 +438,6 @@ def _check_checkpoint(reader: StoreReader, report: VerifyReport, last_ts: int | 
 
 
 def verify_path(path: str | os.PathLike, config_path=None) -> VerifyReport:
-    from rmqtool.store.reader import open_reader
+    from rmqtool.engine.reader import open_reader
 
     return verify_store(open_reader(path, config_path))

@@ -9,12 +9,13 @@ from pathlib import Path
 
 import numpy as np
 
+from rmqtool.engine.reader import StoreReader
 from rmqtool.errors import NotFound, RmqError
-from rmqtool.format import compression, consumequeue, index, message
-from rmqtool.format.finding import COMMITLOG, ERROR, WARNING, Finding
-from rmqtool.format.template import FieldSpan, record_template
-from rmqtool.store.reader import StoreReader
-from rmqtool.store.segments import SegmentFile, open_read_only, single_segment
+from rmqtool.files.segments import SegmentFile, open_read_only, single_segment
+from rmqtool.report import COMMITLOG, ERROR, WARNING, Finding
+from rmqtool.structures import consumequeue, index
+from rmqtool.structures.commitlog import compression, message
+from rmqtool.structures.commitlog.template import FieldSpan, record_template
 
 
 def decode_log(reader: StoreReader, *, from_offset: int = 0, count: int | None = None, topic: str | None = None,
@@ -63,8 +64,8 @@ def _decoded(file: str, msg: message.Message, levels: list[int],
 def queue_entries(reader: StoreReader | None, topic: str | None, queue_id: int | None,
                   file: Path | None = None) -> Iterator[dict]:
     """Consume-queue entries of topic/queue (or of one queue file) as decode JSON objects."""
-    from rmqtool.store.queues import queue_file_entries
-    from rmqtool.store.recognition import require_file
+    from rmqtool.engine.recognition import require_file
+    from rmqtool.structures.consumequeue.queues import queue_file_entries
 
     if file is not None:
         require_file(file, "consume-queue file")

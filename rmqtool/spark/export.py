@@ -16,11 +16,11 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
+from rmqtool.engine.config import StoreConfig
+from rmqtool.engine.reader import StoreReader
 from rmqtool.errors import RmqError
+from rmqtool.files.segments import SegmentFile, data_end, open_read_only
 from rmqtool.io.schema import MESSAGE_SCHEMA
-from rmqtool.store.config import StoreConfig
-from rmqtool.store.reader import StoreReader
-from rmqtool.store.segments import SegmentFile, data_end, open_read_only
 
 FORMATS = ("parquet", "jsonl")
 STAGES = ["start Spark", "split", "export"]
@@ -59,7 +59,7 @@ def record_ranges(reader: StoreReader, parts: int) -> list[tuple[int, int]]:
 
 def _record_starts_at_or_after(seg: SegmentFile, wanted: np.ndarray) -> list[int]:
     """For each offset in `wanted`, the first record start at or after it (the header walk of the scanner)."""
-    from rmqtool.format.scan import SegmentEnd, SegmentScanner
+    from rmqtool.structures.commitlog.scan import SegmentEnd, SegmentScanner
 
     found: list[int] = []
     if not len(wanted):

@@ -15,12 +15,12 @@ from __future__ import annotations
 
 import pyarrow as pa
 
+from rmqtool.engine.message_store import claim
+from rmqtool.engine.staging import adopted, discard_stale, record_load, tidy
 from rmqtool.errors import RmqError
+from rmqtool.files.paths import StorePaths
 from rmqtool.io.sources import SourceFiles
 from rmqtool.load.records import LoadOptions
-from rmqtool.store.message_store import claim
-from rmqtool.store.paths import StorePaths
-from rmqtool.store.staging import adopted, discard_stale, record_load, tidy
 
 _BLOCK = 1 << 20
 

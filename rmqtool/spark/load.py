@@ -22,18 +22,9 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from rmqtool.errors import RmqError
-from rmqtool.format import checkpoint, uniqkey
-from rmqtool.format.index import file_len
-from rmqtool.io.schema import PRODUCER_TYPES
-from rmqtool.io.sources import input_files
-from rmqtool.load.planner import LoadPlanner
-from rmqtool.load.records import LoadOptions
-from rmqtool.store.message_store import claim
-from rmqtool.store.paths import StorePaths
-from rmqtool.store.recognition import require_store_root
-from rmqtool.store.scratch import load_arrays, save_arrays
-from rmqtool.store.staging import (
+from rmqtool.engine.message_store import claim
+from rmqtool.engine.recognition import require_store_root
+from rmqtool.engine.staging import (
     Staging,
     adopt,
     adopted,
@@ -45,7 +36,17 @@ from rmqtool.store.staging import (
     read_end,
     tidy,
 )
-from rmqtool.store.topics import read_table, register, topics_path
+from rmqtool.errors import RmqError
+from rmqtool.files.paths import StorePaths
+from rmqtool.files.scratch import load_arrays, save_arrays
+from rmqtool.io.schema import PRODUCER_TYPES
+from rmqtool.io.sources import input_files
+from rmqtool.load.planner import LoadPlanner
+from rmqtool.load.records import LoadOptions
+from rmqtool.structures import checkpoint
+from rmqtool.structures.commitlog import uniqkey
+from rmqtool.structures.config.topics import read_table, register, topics_path
+from rmqtool.structures.index import file_len
 
 FORMATS = ("jsonl", "parquet", "csv")
 Progress = Callable[[str, int | None], None]  # (stage finished, rows)

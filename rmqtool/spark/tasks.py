@@ -21,14 +21,14 @@ from urllib.parse import unquote, urlparse
 
 import numpy as np
 
-from rmqtool.format import kernels
-from rmqtool.format.consumequeue import ENTRY_LEN, encode_entries, queue_keys
-from rmqtool.format.dispatchkernel import D_OFFSET, D_SIZE, D_TAGS_CODE, dispatch_records
-from rmqtool.format.indexbuild import fill_file
+from rmqtool.files.paths import StorePaths, offset_name
+from rmqtool.files.scratch import load_arrays, save_arrays
 from rmqtool.io.schema import PRODUCER_TYPES
 from rmqtool.load.records import LoadChunk, LoadOptions, producer_chunk
-from rmqtool.store.paths import StorePaths, offset_name
-from rmqtool.store.scratch import load_arrays, save_arrays
+from rmqtool.structures.commitlog import kernels
+from rmqtool.structures.commitlog.dispatchkernel import D_OFFSET, D_SIZE, D_TAGS_CODE, dispatch_records
+from rmqtool.structures.consumequeue import ENTRY_LEN, encode_entries, queue_keys
+from rmqtool.structures.index.build import fill_file
 
 CHUNK_ROWS = 1 << 16
 META_FIELDS = "file int, block long, seq int, rows long, errors string"

@@ -1,0 +1,332 @@
+"""The commitlog: appends records to the segment queue exactly as the broker's CommitLog does.
+
+A record goes to the last segment when it fits with 8 bytes to spare; otherwise the
+segment is closed with a blank marker and the record starts the next one. Queue offsets
+come from the topic-queue table; prepared and rolled-back records take queue offset 0 and
+do not advance it. A plain or committed record with a delay level is moved to the schedule
+topic (queue = level - 1) with its real topic and queue kept in properties. A client batch
+is re-encoded into records written back to back in one segment.
+"""
+
+from __future__ import annotations
+
+import time
+import zlib
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+
+from rmqtool.engine.config import StoreConfig
+from rmqtool.engine.results import PutResult, PutStatus, refused
+from rmqtool.engine.rules import ENCODER_HEADROOM, Refusal, size_refusal, topic_refusal
+from rmqtool.engine.worker import Worker
+from rmqtool.errors import RmqError
+from rmqtool.files.filequeue import FileQueue
+from rmqtool.files.mappedfile import MappedFile
+from rmqtool.structures.commitlog import batchkernel, kernels, message, properties, sysflag
+from rmqtool.structures.commitlog.columns import RecordColumns
+from rmqtool.structures.commitlog.crc import POSITIVE_MASK
+from rmqtool.structures.commitlog.delay import SCHEDULE_TOPIC
+from rmqtool.structures.commitlog.hosts import IPV6_LEN, SocketAddress
+
+WARM_AHEAD = 64 << 20  # pages kept mapped ahead of the writer, once it has written as much
+WARM_FIRST = 1 << 20  # ... and at first: a store of one message stays a few pages of a sparse segment
+_WALK_ROWS = 1 << 20
+_DELAY_MARK = properties.DELAY + properties.NAME_VALUE_SEPARATOR
+_HOST_BITS = sysflag.BORN_HOST_V6 | sysflag.STORE_HOST_V6
+_HEADER_LEN = {flags: message.header_len(flags)
+               for flags in (0, sysflag.BORN_HOST_V6, sysflag.STORE_HOST_V6, _HOST_BITS)}
+
+
+def now_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+def delay_level(props_string: str) -> int:
+    """The DELAY property as the broker reads it (0 when absent or not a number)."""
+    value = properties.parse_java(props_string).get(properties.DELAY)
+    try:
+        return int(value) if value is not None else 0
+    except ValueError:
+        return 0
+
+
+class CommitLog:
+    def __init__(self, directory: Path, cfg: StoreConfig) -> None:
+        self.cfg = cfg
+        self.segment_size = cfg.mappedFileSizeCommitLog
+        self.queue = FileQueue(directory, self.segment_size, cfg.warmMapedFileEnable)
+        self.table: dict[tuple[str, int], int] = {}  # topic-queueId -> next queue offset
+        self.max_delay_level = len(cfg.delay_levels_ms)
+        self.last_store_timestamp = 0
+        self.store_host: SocketAddress | None = None  # the broker address of the newest record on open
+        self._topics: dict[str, bytes] = {}
+        self._walk_rows = np.empty((_WALK_ROWS, kernels.GEO_COLUMNS), dtype=np.int64)
+        self.warmer: Worker | None = None  # runs warm_ahead in the background when set
+
+    # ---- opening -------------------------------------------------------------------------
+    def find_end(self) -> None:
+        """Set the write position of the last segment to the end of its records.
+
+        Earlier segments are full by construction. A last segment that ends in anything but
+        a blank marker or zeros was not closed cleanly: that is for recovery to decide.
+        """
+        for mf in self.queue.files[:-1]:
+            mf.wrote = mf.flushed = mf.size
+        last = self.queue.last
+        if last is None:
+            return
+        pos = 0
+        while True:
+            n, stop, _, _ = kernels.walk(last.arr, pos, last.size, last.from_offset, self._walk_rows,
+                                         kernels.POLICY_SCAN, False)
+            if n:
+                newest = message.decode(last.map, int(self._walk_rows[n - 1, 0]), verify_crc=False)
+                self.last_store_timestamp, self.store_host = newest.store_timestamp, newest.store_host
+            last.release_range(pos, stop)  # walked: a full 1 GiB segment would stay resident otherwise
+            if stop == pos or n < _WALK_ROWS:
+                pos = stop
+                break
+            pos = stop
+        end = _classify_end(last, pos)
+        last.wrote = last.flushed = end
+
+    # ---- appending -------------------------------------------------------------------------
+    def _topic_bytes(self, topic: str) -> bytes:
+        b = self._topics.get(topic)
+        if b is None:
+            b = self._topics[topic] = topic.encode("utf-8")
+        return b
+
+    def _space_for(self, length: int) -> MappedFile:
+        """The segment the next `length` bytes go to, closing the current one with a blank marker if needed."""
+        mf = self.queue.files[-1] if self.queue.files else None
+        if mf is not None and length + message.BLANK_MARKER_LEN <= mf.size - mf.wrote:
+            return mf
+        mf = self.queue.writable(self.queue.max_offset)
+        if length + message.BLANK_MARKER_LEN > mf.room:
+            mf.map[mf.wrote : mf.wrote + message.BLANK_MARKER_LEN] = message.encode_blank(mf.room)
+            mf.wrote = mf.size
+            mf = self.queue.roll()
+        return mf
+
+    def _prepare(self, msg: message.Message, as_stored: bool) -> tuple[bytes, bytes, int] | PutResult:
+        """Rewrite and check `msg` in place: (topic bytes, properties bytes, record length) or a refusal."""
+        if not as_stored and _DELAY_MARK in msg.properties_string:
+            rewrite_delay(msg, self.max_delay_level)
+        msg.sys_flag = flags = _with_host_bits(msg.sys_flag, msg.born_host, msg.store_host)
+        topic = self._topics.get(msg.topic) or self._topic_bytes(msg.topic)
+        props = msg.properties_string.encode("utf-8")
+        body_len = len(msg.body)
+        length = (_HEADER_LEN[flags & _HOST_BITS] + body_len + message.topic_len_size(msg.magic) + len(topic) + 2
+                  + len(props))
+        bad = size_refusal(self.cfg, msg.properties_string, body_len, len(props), length)
+        if bad is not None:
+            return bad.result()
+        return topic, props, length
+
+    def put_message(self, msg: message.Message, *, as_stored: bool = False) -> PutResult:
+        """Append one message; the store fills in its offsets, storeTimestamp and bodyCRC.
+
+        `msg` is updated to the record as stored (as the broker updates its message). With
+        `as_stored` the message is written as it was once stored elsewhere: its
+        storeTimestamp is kept and no delay rewrite happens (import).
+        """
+        prepared = self._prepare(msg, as_stored)
+        if isinstance(prepared, PutResult):
+            return prepared
+        topic, props, length = prepared
+        if not as_stored:
+            msg.store_timestamp = time.time_ns() // 1_000_000
+        msg.body_crc = zlib.crc32(msg.body) & POSITIVE_MASK
+        key = (msg.topic, msg.queue_id)
+        queued = sysflag.enters_consume_queue(msg.sys_flag)
+        msg.queue_offset = self.table.get(key, 0) if queued else 0
+        mf = self._space_for(length)
+        at = mf.wrote
+        if at + length + WARM_AHEAD // 2 > mf.populated:
+            self._warm(mf, at + length)
+        msg.physical_offset = mf.from_offset + at
+        msg.store_size = message.encode_into(mf.map, at, msg, (topic, props))
+        mf.wrote = at + length
+        if queued:
+            self.table[key] = msg.queue_offset + 1
+        self.last_store_timestamp = msg.store_timestamp
+        return PutResult(PutStatus.PUT_OK, wrote_offset=msg.physical_offset, wrote_bytes=length,
+                         queue_offset=msg.queue_offset, store_timestamp=msg.store_timestamp, msg_count=1,
+                         store_host=msg.store_host, offsets=(msg.physical_offset,))
+
+    def put_batch(self, topic: str, queue_id: int, body, *, batch_properties: str = "", sys_flag: int = 0,
+                  born_timestamp: int = 0, born_host: SocketAddress, store_host: SocketAddress,
+                  reconsume_times: int = 0) -> PutResult:
+        """Append a client batch (MessageBatch body bytes) as consecutive records of one topic-queue."""
+        if sysflag.transaction_type(sys_flag) != sysflag.TRANSACTION_NOT:
+            return refused(PutStatus.MESSAGE_ILLEGAL, "a batch cannot be transactional")
+        if delay_level(batch_properties) > 0:
+            return refused(PutStatus.MESSAGE_ILLEGAL, "a batch cannot be delayed")
+        topic_b = self._topic_bytes(topic)
+        if len(body) > self.cfg.maxMessageSize:
+            return refused(PutStatus.MESSAGE_ILLEGAL, f"batch body is {len(body)} bytes; maxMessageSize is "
+                                                      f"{self.cfg.maxMessageSize}")
+        batch_props = properties.java_rebuild(batch_properties).encode("utf-8") if batch_properties else b""
+        if len(batch_props) > properties.MAX_PROPERTIES_LEN:
+            return refused(PutStatus.PROPERTIES_SIZE_EXCEEDED, "batch properties exceed 32767 bytes")
+        sys_flag = _with_host_bits(sys_flag, born_host, store_host)
+        store_ts = now_ms()
+        header = np.frombuffer(message.header_template(sys_flag, queue_id, born_timestamp, born_host, store_ts,
+                                                       store_host, reconsume_times), dtype=np.uint8)
+        src = np.frombuffer(body, dtype=np.uint8)
+        cap = len(body) // batchkernel.MIN_ITEM_LEN + 1
+        offsets = np.empty(cap, dtype=np.int64)
+        sizes = np.empty(cap, dtype=np.int64)
+        key = (topic, queue_id)
+        first_queue_offset = self.table.get(key, 0)
+        topic_arr = np.frombuffer(topic_b, dtype=np.uint8)
+        props_arr = np.frombuffer(batch_props, dtype=np.uint8)
+        for attempt in range(2):
+            mf = self.queue.writable(self.queue.max_offset)
+            need = mf.wrote + len(body) * 2 + len(batch_props) * cap  # records outgrow client items a little
+            if need + WARM_AHEAD // 2 > mf.populated:
+                self._warm(mf, need)
+            status, n, total = batchkernel.encode_client_batch(
+                src, mf.arr, mf.wrote, mf.room, header, topic_arr, props_arr, first_queue_offset,
+                mf.end_offset, offsets, sizes)
+            if status == batchkernel.BATCH_MALFORMED:
+                return refused(PutStatus.MESSAGE_ILLEGAL, f"malformed batch body (message {n + 1})")
+            if status == batchkernel.BATCH_PROPERTIES_TOO_LONG:
+                return refused(PutStatus.PROPERTIES_SIZE_EXCEEDED, f"message {n + 1} of the batch has properties "
+                                                                   f"over {properties.MAX_PROPERTIES_LEN} bytes")
+            if n == 0:
+                return refused(PutStatus.MESSAGE_ILLEGAL, "empty batch")
+            if total + message.BLANK_MARKER_LEN <= mf.room:
+                break
+            if attempt or mf.wrote == 0 or total + message.BLANK_MARKER_LEN > self.segment_size:
+                return refused(PutStatus.MESSAGE_ILLEGAL, f"batch of {total} bytes does not fit a commitlog segment "
+                                                          f"of {self.segment_size}")
+            self._space_for(total)
+        wrote_offset = mf.end_offset
+        mf.wrote += total
+        self.table[key] = first_queue_offset + n
+        self.last_store_timestamp = store_ts
+        return PutResult(PutStatus.PUT_OK, wrote_offset=wrote_offset, wrote_bytes=total,
+                         queue_offset=first_queue_offset, store_timestamp=store_ts, msg_count=n,
+                         store_host=store_host, offsets=offsets[:n].tolist())
+
+    def write_planned(self, cols: RecordColumns, physical_offset: np.ndarray, queue_offset: np.ndarray) -> int:
+        """Encode records at the offsets a load planner gave them from this log's end (and checked
+        against the rules); a segment left behind is closed with its blank marker. Returns the bytes taken."""
+        start, n = self.max_offset, len(cols)
+        if n == 0:
+            return 0
+        phys = physical_offset
+        first = int(phys[0])
+        if first != start and first != start - start % self.segment_size + self.segment_size:
+            raise RmqError(f"a load planned from offset {first}, but the commitlog ends at {start}")
+        lengths = cols.lengths()
+        i = 0
+        while i < n:
+            seg_start = int(phys[i]) - int(phys[i]) % self.segment_size
+            j = int(np.searchsorted(phys, seg_start + self.segment_size))
+            mf = self.queue.files[-1] if self.queue.files else None
+            if mf is None or mf.from_offset != seg_start:
+                if mf is not None and mf.wrote < mf.size:
+                    mf.map[mf.wrote : mf.wrote + message.BLANK_MARKER_LEN] = message.encode_blank(mf.room)
+                    mf.wrote = mf.size
+                mf = self.queue.roll(seg_start)
+            at = int(phys[i]) - seg_start
+            self._warm(mf, int(phys[j - 1] + lengths[j - 1]) - seg_start)
+            wrote = cols.encode_into(mf.arr, at, queue_offset, phys, i, j)
+            mf.wrote = at + wrote
+            i = j
+        self.last_store_timestamp = int(cols.store_timestamp[-1])
+        return self.max_offset - start
+
+    def warm_ahead(self) -> None:
+        """Map the pages ahead of the writer (the warmer thread's step), as the broker warms mapped files."""
+        files = self.queue.files
+        if files:
+            mf = files[-1]
+            mf.prefault(min(mf.wrote + min(WARM_AHEAD, max(WARM_FIRST, mf.wrote)), mf.size))
+
+    def _warm(self, mf: MappedFile, need: int) -> None:
+        """Have pages mapped ahead of the writer: by the warmer thread, or here when it falls behind."""
+        if self.warmer is not None:
+            self.warmer.wake()
+        if need > mf.populated:
+            mf.prefault(need)
+
+    @property
+    def max_offset(self) -> int:
+        files = self.queue.files
+        return files[-1].from_offset + files[-1].wrote if files else 0
+
+    def flush(self) -> None:
+        self.queue.flush()
+
+    def discard_torn_tail(self) -> None:
+        """Zero bytes an interrupted append left past the write position, so the log ends cleanly."""
+        mf = self.queue.last
+        if mf is None or mf.wrote >= mf.size or not any(mf.map[mf.wrote : mf.wrote + message.BLANK_MARKER_LEN]):
+            return
+        end = min(mf.size, mf.wrote + self.cfg.maxMessageSize + ENCODER_HEADROOM + message.BLANK_MARKER_LEN,
+                  max(mf.populated, mf.wrote + message.BLANK_MARKER_LEN))
+        mf.map[mf.wrote : end] = bytes(end - mf.wrote)
+
+    def close(self) -> None:
+        if self.warmer is not None:
+            self.warmer.stop()
+            self.warmer = None
+        self.queue.close()
+
+
+def schedule(props_string: str, topic: str, queue_id: int, max_level: int) -> tuple[str, str, int] | None:
+    """Where a delayed message is stored, as the broker moves it: (properties with REAL_TOPIC and
+    REAL_QID, the schedule topic, level - 1), the level clamped to `max_level`; None when not delayed."""
+    level = delay_level(props_string)
+    if level <= 0:
+        return None
+    updates = []
+    if level > max_level:
+        updates.append((properties.DELAY, str(max_level)))
+        level = max_level
+    updates += [(properties.REAL_TOPIC, topic), (properties.REAL_QID, str(queue_id))]
+    return properties.java_rebuild(props_string, updates), SCHEDULE_TOPIC, level - 1
+
+
+def rewrite_delay(msg: message.Message, max_level: int) -> None:
+    """Move a delayed plain/commit message to the schedule topic, as the broker does."""
+    if not sysflag.enters_consume_queue(msg.sys_flag):
+        return
+    moved = schedule(msg.properties_string, msg.topic, msg.queue_id, max_level)
+    if moved is not None:
+        msg.properties_string, msg.topic, msg.queue_id = moved
+
+
+def message_refusal(cfg: StoreConfig, msg: message.Message) -> Refusal | None:
+    """The refusal a store with `cfg` would give `msg`, without a store and without changing `msg`."""
+    stored = replace(msg)
+    rewrite_delay(stored, len(cfg.delay_levels_ms))
+    flags = _with_host_bits(stored.sys_flag, stored.born_host, stored.store_host)
+    props = stored.properties_string.encode("utf-8")
+    length = message.record_len(flags, len(stored.body), len(stored.topic.encode("utf-8")), len(props), stored.magic)
+    return topic_refusal(msg.topic) or size_refusal(cfg, stored.properties_string, len(stored.body), len(props),
+                                                    length)
+
+
+def _with_host_bits(sys_flag: int, born: SocketAddress, store: SocketAddress) -> int:
+    return sysflag.with_host_bits(sys_flag, len(born.address) == IPV6_LEN, len(store.address) == IPV6_LEN)
+
+
+def _classify_end(mf: MappedFile, pos: int) -> int:
+    """Where appends continue in the last segment, given where the record walk stopped."""
+    if pos >= mf.size:
+        return mf.size
+    found = message.decode(mf.map, pos, verify_crc=False, expected_offset=mf.from_offset + pos)
+    if isinstance(found, message.Blank):
+        return mf.size
+    if not any(mf.map[pos : pos + message.BLANK_MARKER_LEN]):
+        return pos
+    reason = found.reason if isinstance(found, message.Corrupt) else "a record the walk could not follow"
+    raise RmqError(f"commitlog damaged at offset {mf.from_offset + pos} ({reason}): run `rmqtool recover` first")
+

@@ -1,0 +1,117 @@
+"""Dispatch: reading appended records back from the commitlog into consume queues and the
+index, as the broker's reput service does, many records per compiled pass.
+
+The dispatcher keeps the physical offset it has dispatched up to. Each run walks the records
+from there to the commitlog's write position, takes every record's consume-queue entry and
+index keys (`format.dispatchkernel`), appends the entries to their queues in record order and
+puts the keys into the index.
+"""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+
+from rmqtool.engine.commitlog import CommitLog
+from rmqtool.engine.index_service import IndexService
+from rmqtool.errors import RmqError
+from rmqtool.files.mappedfile import MappedFile
+from rmqtool.structures.commitlog import kernels, message
+from rmqtool.structures.commitlog.dispatchkernel import (
+    D_COLUMNS,
+    D_IN_CQ,
+    D_OFFSET,
+    D_QUEUE_ID,
+    D_QUEUE_OFFSET,
+    D_SIZE,
+    D_STORE_TS,
+    D_TAGS_CODE,
+    dispatch_records,
+)
+from rmqtool.structures.commitlog.scan import group_strings
+from rmqtool.structures.consumequeue import queue_keys
+from rmqtool.structures.consumequeue.queue import ConsumeQueue
+
+CHUNK_RECORDS = 1 << 16
+
+
+class Dispatcher:
+    def __init__(self, commitlog: CommitLog, queue_for, index: IndexService | None, levels_ms: list[int]) -> None:
+        self.commitlog = commitlog
+        self.queue_for = queue_for  # (topic, queueId) -> ConsumeQueue
+        self.index = index
+        self.levels = np.asarray(levels_ms, dtype=np.int64)
+        self.dispatched = commitlog.queue.min_offset
+        self.last_logics_timestamp = 0
+        self._geo = np.empty((CHUNK_RECORDS, kernels.GEO_COLUMNS), dtype=np.int64)
+        self._fields = np.empty((CHUNK_RECORDS, D_COLUMNS), dtype=np.int64)
+        self.lock = threading.Lock()  # one run at a time: the background thread or a caller
+
+    @property
+    def behind(self) -> int:
+        """Bytes appended but not yet dispatched."""
+        return self.commitlog.max_offset - self.dispatched
+
+    def run(self) -> None:
+        """Dispatch everything appended so far."""
+        with self.lock:
+            self._run()
+
+    def _run(self) -> None:
+        queue = self.commitlog.queue
+        while self.dispatched < queue.max_offset:
+            mf = queue.find(self.dispatched)
+            if mf is None:
+                raise RmqError(f"dispatch: no commitlog segment holds offset {self.dispatched}")
+            pos = self.dispatched - mf.from_offset
+            if pos >= mf.wrote:
+                self._past(mf, pos)
+                continue
+            n, stop, _, _ = kernels.walk(mf.arr, pos, mf.wrote, mf.from_offset, self._geo, kernels.POLICY_SCAN, False)
+            if n == 0:
+                found = message.decode(mf.map, pos, verify_crc=False)
+                if not isinstance(found, message.Blank):
+                    raise RmqError(f"dispatch: unreadable record at offset {self.dispatched}")
+                self._past(mf, pos)
+                continue
+            self._dispatch(mf, n)
+            self.dispatched = mf.from_offset + stop
+            mf.release_range(pos, stop)  # dispatched (the writer is past `stop`): resident memory stays bounded
+
+    def _past(self, mf: MappedFile, pos: int) -> None:
+        """Done with a segment at `pos`: unmap the rest of it and go on at the next."""
+        mf.release_range(pos, mf.size)
+        self.dispatched = mf.from_offset + mf.size
+
+    def _dispatch(self, mf: MappedFile, n: int) -> None:
+        geo = self._geo[:n]
+        found = dispatch_records(mf.arr, geo, mf.from_offset, self.levels, self._fields)
+        fields = found.fields
+        nkeys = len(found.key_rec)
+        queued = np.flatnonzero(fields[:, D_IN_CQ])
+        if len(queued):
+            self._to_queues(mf, geo, fields, queued)
+            self.last_logics_timestamp = int(fields[queued[-1], D_STORE_TS])
+        if self.index is not None and nkeys:
+            rec = found.key_rec
+            self.index.put(found.key_hash.copy(), fields[rec, D_OFFSET], fields[rec, D_STORE_TS])
+
+    def _to_queues(self, mf: MappedFile, geo: np.ndarray, fields: np.ndarray, rows: np.ndarray) -> None:
+        topic_ids, names = group_strings(mf.map, geo[rows, kernels.GEO_TOPIC], geo[rows, kernels.GEO_TOPIC_LEN])
+        qids = fields[rows, D_QUEUE_ID]
+        group = queue_keys(topic_ids, qids)
+        if (group == group[0]).all():
+            starts, order = np.zeros(1, dtype=np.int64), np.arange(len(rows))
+        else:
+            order = np.argsort(group, kind="stable")
+            sorted_groups = group[order]
+            starts = np.flatnonzero(np.r_[True, sorted_groups[1:] != sorted_groups[:-1]])
+        bounds = np.r_[starts, len(rows)]
+        for a, b in zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True):
+            sel = rows[order[a:b]]
+            first = sel[0]
+            cq: ConsumeQueue = self.queue_for(names[topic_ids[order[a]]], int(fields[first, D_QUEUE_ID]))
+            cq.put(fields[sel, D_OFFSET], fields[sel, D_SIZE], fields[sel, D_TAGS_CODE],
+                   int(fields[first, D_QUEUE_OFFSET]))
+

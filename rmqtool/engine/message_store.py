@@ -1,0 +1,270 @@
+"""MessageStore: a store root opened for writing, as the broker's DefaultMessageStore.
+
+Open takes the `lock` (refusing a store anyone else holds, a running broker included),
+refuses a store whose `abort` says the last writer crashed (recovery first), finds the end of
+the commitlog, rebuilds the topic-queue offset table from the consume queues, catches up
+dispatch, and creates `abort`. Appends go to the commitlog; dispatch to consume queues and
+the index follows in chunks, as the broker's reput service follows its writers. Close
+dispatches the rest, flushes every file, writes the checkpoint, and only then removes
+`abort` and releases the lock.
+
+Flush modes: `sync` acknowledges an append (a batch: one group commit) only after
+`fdatasync` of the commitlog; `async` acknowledges once the bytes are in the page cache and
+a background flusher makes them durable every `flushIntervalCommitLog` ms and at close.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+from collections.abc import Callable
+
+from rmqtool.engine.commitlog import CommitLog
+from rmqtool.engine.config import SYNC_FLUSH, StoreConfig
+from rmqtool.engine.dispatcher import Dispatcher
+from rmqtool.engine.index_service import IndexService
+from rmqtool.engine.recognition import require_store_root
+from rmqtool.engine.results import PutResult, PutStatus
+from rmqtool.engine.rules import topic_refusal
+from rmqtool.engine.worker import Worker
+from rmqtool.errors import RmqError
+from rmqtool.files.lock import StoreLock, create_abort, remove_abort
+from rmqtool.files.paths import StorePaths
+from rmqtool.structures.checkpoint.file import CheckpointFile
+from rmqtool.structures.commitlog import message
+from rmqtool.structures.commitlog.hosts import SocketAddress
+from rmqtool.structures.config.topics import read_table, register, topics_path
+from rmqtool.structures.consumequeue.queue import ConsumeQueue
+
+FLUSH_SYNC = "sync"
+FLUSH_ASYNC = "async"
+DISPATCH_EVERY_BYTES = 4 << 20  # the background dispatcher is woken when this much waits
+DISPATCH_MAX_BEHIND = 128 << 20  # a bulk write waits for dispatch past this: mapped pages stay bounded
+
+
+class MessageStore:
+    def __init__(self, root: str | os.PathLike, config: StoreConfig | None = None, *, flush: str | None = None,
+                 create: bool = True, clock: Callable[[], int] | None = None, recovering: bool = False,
+                 dispatch_from: int | None = None, register_topics: bool = False) -> None:
+        """`clock` (ms since the epoch) names new index files; fixtures pass a fixed one. Recovery
+        opens a store whose `abort` is present (`recovering`) and re-dispatches from `dispatch_from`.
+        With `register_topics`, close merges the topics written into `config/topics.json`."""
+        self.cfg = config or StoreConfig()
+        self.clock = clock
+        self.paths = StorePaths(root, self.cfg.storePathCommitLog or None)
+        self.flush_mode = flush or (FLUSH_SYNC if self.cfg.flushDiskType == SYNC_FLUSH else FLUSH_ASYNC)
+        if self.flush_mode not in (FLUSH_SYNC, FLUSH_ASYNC):
+            raise RmqError(f"unknown flush mode {self.flush_mode!r}: use sync or async")
+        if register_topics:
+            require_store_root(self.paths.root, "a write")
+            read_table(topics_path(self.paths.root))  # a topic table that cannot be merged: refused before a write
+        self._lock = claim(self.paths, create, recovering)
+        self.register_topics = register_topics
+        self.written: dict[str, int] = {}  # topic -> queues it needs (highest queue id written + 1)
+        self.commitlog: CommitLog | None = None
+        self.queues: dict[tuple[str, int], ConsumeQueue] = {}
+        self.index: IndexService | None = None
+        self._flusher: Worker | None = None
+        self._dispatch_thread: Worker | None = None
+        self._good_topics: set[str] = set()
+        try:
+            self._load(dispatch_from)
+        except BaseException:
+            self._close_files()
+            self._lock.release()
+            raise
+        create_abort(self.paths.abort)
+        self._dispatch_thread = Worker("rmqtool-dispatch", self.dispatcher.run)  # the broker's reput service
+        self.commitlog.warmer = Worker("rmqtool-warm", self.commitlog.warm_ahead)
+        if self.flush_mode == FLUSH_ASYNC:
+            self._flusher = Worker("rmqtool-flush", self._flush_commitlog, self.cfg.flushIntervalCommitLog / 1000)
+
+    def _load(self, dispatch_from: int | None) -> None:
+        self.commitlog = CommitLog(self.paths.commitlog, self.cfg)
+        self.commitlog.find_end()
+        self.checkpoint = CheckpointFile(self.paths.checkpoint)
+        if self.paths.consumequeue.is_dir():
+            for topic_dir in sorted(self.paths.consumequeue.iterdir()):
+                for qdir in sorted(topic_dir.iterdir()) if topic_dir.is_dir() else []:
+                    if qdir.name.lstrip("-").isdigit():
+                        self._open_queue(topic_dir.name, int(qdir.name))
+        if self.cfg.messageIndexEnable:
+            self.index = IndexService(self.paths.index, self.cfg, self.clock)
+        for key, cq in self.queues.items():
+            self.commitlog.table[key] = cq.max_offset_in_queue
+        self.dispatcher = Dispatcher(self.commitlog, self._queue, self.index, self.cfg.delay_levels_ms)
+        reput = max((cq.max_physical_end for cq in self.queues.values()), default=0)
+        if dispatch_from is not None:
+            reput = min(reput, dispatch_from)
+        self.dispatcher.dispatched = min(max(reput, self.commitlog.queue.min_offset), self.commitlog.max_offset)
+        self.dispatcher.run()
+
+    def _open_queue(self, topic: str, queue_id: int) -> ConsumeQueue:
+        cq = ConsumeQueue(self.paths.queue_dir(topic, queue_id), topic, queue_id, self.cfg.mappedFileSizeConsumeQueue,
+                          self.cfg.warmMapedFileEnable)
+        self.queues[(topic, queue_id)] = cq
+        return cq
+
+    def _queue(self, topic: str, queue_id: int) -> ConsumeQueue:
+        cq = self.queues.get((topic, queue_id))
+        return cq if cq is not None else self._open_queue(topic, queue_id)
+
+    # ---- appending -------------------------------------------------------------------------
+    def put_message(self, msg: message.Message, *, as_stored: bool = False) -> PutResult:
+        """Append one message (see `CommitLog.put_message`)."""
+        topic, queue_id = msg.topic, msg.queue_id
+        if topic not in self._good_topics:
+            bad = topic_refusal(topic)
+            if bad:
+                return bad.result()
+            self._good_topics.add(topic)
+        result = self.commitlog.put_message(msg, as_stored=as_stored)
+        self._after_put(result, topic, queue_id)
+        return result
+
+    def put_batch(self, topic: str, queue_id: int, body, *, batch_properties: str = "", sys_flag: int = 0,
+                  born_timestamp: int = 0, born_host: SocketAddress, store_host: SocketAddress,
+                  reconsume_times: int = 0) -> PutResult:
+        """Append a client batch body as one broker batch (see `CommitLog.put_batch`)."""
+        bad = topic_refusal(topic)
+        if bad:
+            return bad.result()
+        result = self.commitlog.put_batch(topic, queue_id, body, batch_properties=batch_properties,
+                                          sys_flag=sys_flag, born_timestamp=born_timestamp, born_host=born_host,
+                                          store_host=store_host, reconsume_times=reconsume_times)
+        self._after_put(result, topic, queue_id)
+        return result
+
+    def write_planned(self, cols, physical_offset, queue_offset) -> int:
+        """Append records a load planned and checked (see `CommitLog.write_planned`); returns bytes taken."""
+        taken = self.commitlog.write_planned(cols, physical_offset, queue_offset)
+        if self.flush_mode == FLUSH_SYNC:
+            self.commitlog.flush()
+        self._dispatch_thread.check()
+        if self.dispatcher.behind > DISPATCH_MAX_BEHIND:
+            self.dispatcher.run()  # catch up here: written pages are unmapped only once dispatched
+        else:
+            self._dispatch_thread.wake()
+        return taken
+
+    @property
+    def store_host(self) -> SocketAddress | None:
+        """The broker address the newest record names (None in an empty store): new messages name it too."""
+        return self.commitlog.store_host
+
+    def note_written(self, topic: str, queues: int) -> None:
+        """Remember that `topic` was written with queue ids below `queues` (for the topic table)."""
+        if queues > self.written.get(topic, 0):
+            self.written[topic] = queues
+
+    def _flush_commitlog(self) -> None:
+        """Async flush: fdatasync what was appended since the last round (fdatasync releases the GIL)."""
+        for mf in list(self.commitlog.queue.files):
+            wrote = mf.wrote
+            if mf.flushed < wrote and not mf.map.closed:
+                try:
+                    os.fdatasync(mf.fd)
+                except OSError as e:  # closed meanwhile (a load rolled back): nothing left to flush
+                    if e.errno != errno.EBADF:
+                        raise
+                    continue
+                mf.flushed = max(mf.flushed, wrote)
+
+    def _after_put(self, result: PutResult, topic: str, queue_id: int) -> None:
+        if result.status is not PutStatus.PUT_OK:
+            return
+        self.note_written(topic, queue_id + 1)
+        if self.flush_mode == FLUSH_SYNC:
+            self.commitlog.flush()
+        if result.wrote_offset + result.wrote_bytes - self.dispatcher.dispatched >= DISPATCH_EVERY_BYTES:
+            self._dispatch_thread.check()
+            self._dispatch_thread.wake()
+
+    # ---- durability ------------------------------------------------------------------------
+    def dispatch(self) -> None:
+        """Bring consume queues and the index up to the commitlog."""
+        self.dispatcher.run()
+
+    def flush(self) -> None:
+        """Dispatch, then make the commitlog, queues, index and checkpoint durable."""
+        self.dispatcher.run()
+        self.commitlog.flush()
+        for cq in self.queues.values():
+            cq.flush()
+        if self.index is not None:
+            self.index.flush()
+        cp = self.checkpoint
+        cp.physic = self.commitlog.last_store_timestamp or cp.physic
+        cp.logics = self.dispatcher.last_logics_timestamp or cp.logics
+        if self.index is not None:
+            cp.index = self.index.last_full_end_timestamp or cp.index
+        cp.flush()
+
+    def close(self) -> None:
+        """Clean shutdown: flush everything, write the checkpoint, remove `abort`, release the lock."""
+        if self.commitlog is None:
+            return
+        try:
+            if self._flusher is not None:
+                self._flusher.stop()
+            self._dispatch_thread.stop()
+            self.commitlog.discard_torn_tail()
+            self.flush()
+            self._close_files()
+            remove_abort(self.paths.abort)
+            if self.register_topics and self.written:
+                register(self.paths.root, self.written)
+        finally:
+            self._lock.release()
+
+    def _close_files(self) -> None:
+        if self.commitlog is not None:
+            self.commitlog.close()
+        for cq in self.queues.values():
+            cq.close()
+        if self.index is not None:
+            self.index.close()
+        self.commitlog = None
+
+    def __enter__(self) -> MessageStore:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def claim(paths: StorePaths, create: bool, recovering: bool = False) -> StoreLock:
+    """The one way a writer opens a store root: make it (when allowed), take the lock, finish a
+    bulk load's interrupted adoption, and refuse a store whose last writer crashed. The caller
+    releases the returned lock."""
+    _prepare_root(paths, create)
+    lock = StoreLock(paths)
+    try:
+        from rmqtool.engine.staging import finish_pending
+
+        finish_pending(paths)  # a bulk load killed while it was adopted
+        if paths.abort.exists() and not recovering:
+            raise RmqError(f"store {paths.root} was not shut down cleanly (abort file present): "
+                           "run `rmqtool recover` first")
+    except BaseException:
+        lock.release()
+        raise
+    return lock
+
+
+def _prepare_root(paths: StorePaths, create: bool) -> None:
+    root = paths.root
+    require_store_root(root, "a write")
+    from rmqtool.engine.kind import require_writable
+
+    require_writable(paths, "write to")
+    if paths.is_store():
+        return
+    if not create:
+        raise RmqError(f"{root} is not a store (no commitlog/ folder)")
+    if root.exists() and any(p.name not in ("lock", "config") for p in root.iterdir()):
+        raise RmqError(f"{root} is not empty and holds no store: refusing to create one there")
+    try:
+        paths.commitlog.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise RmqError(f"cannot create {paths.commitlog}: {e.strerror}") from None

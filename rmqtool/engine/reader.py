@@ -1,0 +1,390 @@
+"""Read-only access to a store root (or a single file): commitlog scans, consume queues,
+index files and the checkpoint. Nothing here creates, locks or changes a file."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from rmqtool.engine.config import StoreConfig
+from rmqtool.engine.recognition import require_file
+from rmqtool.errors import RmqError
+from rmqtool.files.paths import DLEDGER_PREFIX, StorePaths, offset_name
+from rmqtool.report import Finding
+from rmqtool.structures import checkpoint, dledger, index
+from rmqtool.structures.commitlog import message
+from rmqtool.structures.consumequeue.queues import QueueStore, open_queues
+
+if TYPE_CHECKING:  # numpy and the scanner load on first use: lookups start faster without them
+    import numpy as np
+
+    from rmqtool.structures.commitlog.scan import RecordBatch
+import itertools
+
+from rmqtool.files.segments import (
+    SegmentFile,
+    data_end,
+    list_segments,
+    map_file,
+    open_read_only,
+    read_file,
+    release_pages,
+    single_segment,
+)
+
+
+@dataclass
+class ScanChunk:
+    """Good records of one stretch of the log and the findings met on the way."""
+
+    batch: RecordBatch | None
+    findings: list[Finding] = field(default_factory=list)
+
+
+@dataclass
+class IndexFileView:
+    path: Path
+    header: dict
+    hash_slots: int
+    index_num: int
+    buf: bytes
+
+    def slots(self) -> np.ndarray:
+        return index.decode_slots(self.buf, self.hash_slots)
+
+    def entries(self) -> np.ndarray:
+        """Entries 1 .. indexCount-1 (the used ones), with their entry numbers."""
+        count = min(self.header["indexCount"], self.index_num)
+        return index.decode_entries(self.buf, self.hash_slots, max(count, index.FIRST_INDEX))[index.FIRST_INDEX :]
+
+
+_observers: list[Callable[[int, int], None]] = []  # told (bytes scanned, bytes to scan) as scans go
+
+
+@contextmanager
+def scan_observed(observer: Callable[[int, int], None]) -> Iterator[None]:
+    """Within this block every commitlog scan tells `observer` how far it has got, in bytes."""
+    _observers.append(observer)
+    try:
+        yield
+    finally:
+        _observers.remove(observer)
+
+
+def _tell(done: int, total: int) -> None:
+    for observer in _observers:
+        observer(done, total)
+
+
+class IndexFiles:
+    """Index files read with a store's settings: the geometry from the config or, where the config
+    does not set it, from each file's size."""
+
+    def __init__(self, config: StoreConfig, given: set[str]) -> None:
+        self.config = config
+        self.given = given
+
+    def index_file(self, path: Path) -> IndexFileView:
+        buf = map_file(path)
+        if len(buf) < index.HEADER_LEN:
+            raise RmqError(f"{path}: {len(buf)} bytes is too small for an index file")
+        header = index.header_to_json(index.decode_header(buf))
+        return IndexFileView(path, header, *self.index_geometry(path, len(buf)), buf)
+
+    def index_geometry(self, path: Path, size: int | None = None) -> tuple[int, int]:
+        """(hash slots, index entries) of an index file: from the config, or inferred from its size."""
+        size = path.stat().st_size if size is None else size
+        slots, num = self.config.maxHashSlotNum, self.config.maxIndexNum
+        if index.file_len(slots, num) != size and not {"maxHashSlotNum", "maxIndexNum"} & self.given:
+            slots, num = infer_index_geometry(size)
+        if index.file_len(slots, num) != size:
+            raise RmqError(f"{path}: {size} bytes does not match maxHashSlotNum={slots}, maxIndexNum={num};"
+                           " pass --config broker.conf")
+        return slots, num
+
+
+class StoreReader:
+    """A store root opened read-only, or one commitlog segment given by path."""
+
+    def __init__(self, path: str | os.PathLike, config: StoreConfig | None = None,
+                 given: set[str] | None = None) -> None:
+        p = Path(path)
+        if not p.exists():
+            raise RmqError(f"{path}: no such file or directory")
+        self.config = config or StoreConfig()
+        self.given = given or set()
+        self.single_file = p.is_file()
+        if self.single_file:
+            require_file(p, "commitlog segment")
+            self.paths = StorePaths(p.parent.parent if p.parent.name == "commitlog" else p.parent)
+            self.segments = [single_segment(p)]
+        else:
+            self.paths = StorePaths(p, self.config.storePathCommitLog or self._dledger_data(p))
+            if not self.paths.is_store():
+                raise RmqError(f"{path}: not a RocketMQ store (no commitlog/ folder)")
+            self.segments = list_segments(self.paths.commitlog)
+            self._refuse_contradicting_config()
+        self.segment_size = self._segment_size()
+        self._queues: QueueStore | None = None
+
+    # -- commitlog ------------------------------------------------------------------------
+    @staticmethod
+    def _dledger_data(root: Path) -> Path | None:
+        """`dledger-<id>/data` under the root: the commitlog of a DLedger store."""
+        found = sorted(root.glob(f"{DLEDGER_PREFIX}*/{dledger.DATA_DIR}"))
+        return found[0] if found and found[0].is_dir() else None
+
+    @property
+    def dledger(self) -> bool:
+        """Whether the log is a DLedger data log (records wrapped in entries)."""
+        return self.paths.commitlog.name == dledger.DATA_DIR and \
+            self.paths.commitlog.parent.name.startswith(DLEDGER_PREFIX)
+
+    def _refuse_contradicting_config(self) -> None:
+        """A size the config sets that no file of its kind has is a wrong config, not a corrupt store."""
+        said = self.config
+        checks = []  # (what the config says, the file size that implies, which files, their sizes)
+        if "mappedFileSizeCommitLog" in self.given and not self.dledger and _sizes_confirmed(self.segments):
+            checks.append((f"mappedFileSizeCommitLog={said.mappedFileSizeCommitLog}", said.mappedFileSizeCommitLog,
+                           "commitlog segments", {s.size for s in self.segments}))
+        if "mappedFileSizeConsumeQueue" in self.given:
+            checks.append((f"mappedFileSizeConsumeQueue={said.mappedFileSizeConsumeQueue}",
+                           said.mappedFileSizeConsumeQueue, "consume-queue files",
+                           _first_queue_file_sizes(self.paths.root / "consumequeue")))
+        if {"maxHashSlotNum", "maxIndexNum"} & self.given and self.paths.index.is_dir():
+            files = [self.paths.index / n for n in self.index_names()[:8]]  # of tens of thousands, maybe
+            size = index.file_len(said.maxHashSlotNum, said.maxIndexNum)
+            checks.append((f"maxHashSlotNum={said.maxHashSlotNum}, maxIndexNum={said.maxIndexNum} ({size}-byte files)",
+                           size, "index files",
+                           {p.stat().st_size for p in files}))
+        for setting, size, files, sizes in checks:
+            if sizes and size not in sizes:
+                shown = ", ".join(str(s) for s in sorted(sizes)[:3])
+                raise RmqError(f"the config says {setting}, but the {files} are {shown} bytes: "
+                               "pass the broker.conf the store was written with")
+
+    def _segment_size(self) -> int:
+        if "mappedFileSizeCommitLog" in self.given or not self.segments:
+            return self.config.mappedFileSizeCommitLog
+        sizes = [s.size for s in self.segments]
+        return max(set(sizes), key=sizes.count)
+
+    def segment_for(self, offset: int) -> SegmentFile | None:
+        for seg in self.segments:
+            if seg.start <= offset < seg.start + max(seg.size, 1):
+                return seg
+        return None
+
+    def sequence_findings(self) -> list[Finding]:
+        """Missing segments (one finding per file that should be there, named by that file), overlapping
+        segments, and segments whose size is not the configured one."""
+        out = []
+        size = self.segment_size
+        for prev, seg in zip(self.segments, self.segments[1:], strict=False):
+            expected = prev.start + size
+            if seg.start < expected:
+                out.append(Finding(str(seg.path), seg.start, f"segment starts at {seg.start}, inside {prev.path.name} "
+                                   f"(segments are {size} bytes)", expected - seg.start, structure="commitlog",
+                                   kind="overlapping-segment"))
+            for start in range(expected, seg.start, size) if size > 0 else ():
+                out.append(Finding(str(prev.path.parent / offset_name(start)), start, "gap in the segment sequence: "
+                                   f"next segment starts at {seg.start}", min(size, seg.start - start),
+                                   structure="commitlog", kind="missing-segment"))
+        for seg in self.segments:
+            if seg.size != size and not self.single_file:
+                out.append(Finding(str(seg.path), seg.start, f"segment is {seg.size} bytes, expected "
+                                   f"{size}", abs(size - seg.size), structure="commitlog",
+                                   kind="segment-size"))
+        return out
+
+    def scan(self, from_offset: int = 0, *, verify_crc: bool = True, until: int | None = None) \
+            -> Iterator[ScanChunk]:
+        """Every good record from `from_offset` on (starting before `until`), in log order, with findings
+        as data."""
+        from rmqtool.structures.commitlog.scan import END_ZEROS, SegmentEnd, SegmentScanner
+
+        scanner_class = SegmentScanner
+        if self.dledger:
+            from rmqtool.structures.dledger.scan import DLedgerScanner
+
+            scanner_class = DLedgerScanner
+        if not self.segments:
+            return
+        first = True
+        pending_hole: Finding | None = None
+        for seg in self.segments:
+            if seg.start + seg.size <= from_offset and seg.size:
+                continue
+            if until is not None and seg.start >= until:
+                return
+            if seg.size < message.BLANK_MARKER_LEN:
+                yield ScanChunk(None, [Finding(str(seg.path), seg.start, "segment file too small to hold a record",
+                                               seg.size)])
+                continue
+            start = max(from_offset - seg.start, 0)
+            with open_read_only(seg.path) as buf:
+                # a DLedger scan starts at an entry: from the segment's start, records before `start` dropped
+                written = data_end(seg.path)
+                at = 0 if self.dledger or not first else self._first_record_at(buf, seg, start, written)
+                below = seg.start + start if self.dledger and first and start else None
+                scanner = scanner_class(buf, seg.start, str(seg.path), verify_crc=verify_crc, start=at,
+                                        data_end=written,
+                                        limit=None if until is None else until - seg.start)
+                first = False
+                released = 0
+                for item in scanner.batches():
+                    found, scanner.findings = scanner.findings, []
+                    if isinstance(item, SegmentEnd):
+                        if pending_hole and item.pos > 0:
+                            found.insert(0, pending_hole)
+                        pending_hole = None
+                        if item.kind == END_ZEROS:
+                            pending_hole = Finding(str(seg.path), seg.start + item.pos,
+                                                   "segment ends in zeros without a blank marker while later "
+                                                   "segments hold records", seg.size - item.pos)
+                        if found:
+                            yield ScanChunk(None, found)
+                    else:
+                        if below is not None:
+                            item = item.select(item.offsets >= below)
+                        if pending_hole and len(item):
+                            found.insert(0, pending_hole)
+                            pending_hole = None
+                        yield ScanChunk(item, found)
+                        released = release_pages(buf, released, int(item.pos[-1]) if len(item) else released)
+                        if _observers:
+                            _tell(seg.start + released - from_offset, self._log_end() - from_offset)
+                del scanner
+        if _observers:
+            _tell(self._log_end() - from_offset, self._log_end() - from_offset)
+
+    def _log_end(self) -> int:
+        last = self.segments[-1]
+        return last.start + last.size
+
+    def _first_record_at(self, buf, seg: SegmentFile, pos: int, written: int | None) -> int:
+        """`pos` when a record (or the end) starts there, else the next record start (searched up to
+        `written`, where the file's unwritten hole begins: a 1 GiB tail of zeros is not read)."""
+        if pos == 0 or pos >= len(buf):
+            return pos
+        if written is not None and pos >= written:
+            return pos
+        probe = message.decode(buf, pos, verify_crc=False, expected_offset=seg.start + pos)
+        if not isinstance(probe, message.Corrupt) or not any(buf[pos : pos + message.PREFIX.size]):
+            return pos  # a record, or unwritten bytes where the scan ends as it would from the start
+        from rmqtool.structures.commitlog.scan import SegmentScanner
+
+        found = SegmentScanner(buf, seg.start, str(seg.path), data_end=written).next_record_start(pos)
+        return found if found is not None else len(buf)
+
+    def read_record(self, offset: int, *, verify_crc: bool = True) -> message.Message | message.Blank | \
+            message.Corrupt:
+        """The record at physical offset `offset` through the per-record decoder."""
+        seg = self.segment_for(offset)
+        if seg is None:
+            raise RmqError(f"offset {offset} is outside the commitlog ({self.describe_range()})")
+        with open_read_only(seg.path) as buf:
+            return message.decode(buf, offset - seg.start, verify_crc=verify_crc, expected_offset=offset)
+
+    def read_bytes(self, offset: int, length: int) -> bytes:
+        seg = self.segment_for(offset)
+        if seg is None:
+            raise RmqError(f"offset {offset} is outside the commitlog ({self.describe_range()})")
+        with open_read_only(seg.path) as buf:
+            pos = offset - seg.start
+            return bytes(buf[pos : pos + length])
+
+    def describe_range(self) -> str:
+        if not self.segments:
+            return "no segments"
+        return f"segments cover {self.segments[0].start}..{self.segments[-1].end}"
+
+    # -- consume queues ------------------------------------------------------------------------
+    @property
+    def queues(self) -> QueueStore:
+        """The store's consume queues, in whichever form its files hold them."""
+        if self._queues is None:
+            self._queues = open_queues(self.paths, self.config.mappedFileSizeConsumeQueue)
+        return self._queues
+
+    def topics(self) -> list[str]:
+        return self.queues.topics()
+
+    def queue_ids(self, topic: str) -> list[int]:
+        return self.queues.queue_ids(topic)
+
+    def consume_queue(self, topic: str, queue_id: int) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        """(queue offsets, entries) of topic/queue_id in chunks, read by the broker's rule."""
+        return self.queues.read(topic, queue_id)
+
+    # -- index ---------------------------------------------------------------------------------
+    def index_paths(self) -> list[Path]:
+        d = self.paths.index
+        return [d / name for name in self.index_names()]
+
+    def index_names(self) -> list[str]:
+        d = self.paths.index
+        return sorted(e.name for e in os.scandir(d) if index.is_file_name(e.name) and e.is_file()) \
+            if d.is_dir() else []
+
+    def index_file(self, path: Path) -> IndexFileView:
+        return IndexFiles(self.config, self.given).index_file(path)
+
+    def index_geometry(self, path: Path, size: int | None = None) -> tuple[int, int]:
+        return IndexFiles(self.config, self.given).index_geometry(path, size)
+
+    # -- checkpoint ----------------------------------------------------------------------------
+    def checkpoint(self) -> checkpoint.Checkpoint:
+        path = self.paths.checkpoint
+        if not path.is_file():
+            raise RmqError(f"{self.paths.root}: no checkpoint file")
+        buf = read_file(path)
+        if len(buf) < 24:
+            raise RmqError(f"{path}: {len(buf)} bytes is too small for a checkpoint")
+        return checkpoint.decode(buf)
+
+    def abort_present(self) -> bool:
+        return self.paths.abort.exists()
+
+
+def _sizes_confirmed(segments: list[SegmentFile]) -> bool:
+    """Whether the segments' names agree with their sizes (each starts where the one before ends): then
+    their size is the store's; a lone or shorter file may be a truncated one, which is damage."""
+    if len(segments) < 2:
+        return False
+    return all(b.start - a.start == a.size for a, b in itertools.pairwise(segments))
+
+
+def _first_queue_file_sizes(root: Path, queues: int = 16) -> set[int]:
+    """Sizes of the first file of up to `queues` consume queues (a few stats, not a walk of the store)."""
+    sizes: set[int] = set()
+    if not root.is_dir():
+        return sizes
+    for topic in sorted(root.iterdir())[:queues]:
+        for queue in sorted(topic.iterdir())[:2] if topic.is_dir() else ():
+            first = min((f for f in queue.iterdir() if f.is_file()), default=None) if queue.is_dir() else None
+            if first is not None:
+                sizes.add(first.stat().st_size)
+    return sizes
+
+
+def infer_index_geometry(size: int) -> tuple[int, int]:
+    """(slots, entries) of an index file of `size` bytes with the broker's 1:4 slot/entry ratio."""
+    body = size - index.HEADER_LEN
+    per_slot = index.SLOT_LEN + 4 * index.ENTRY_LEN
+    if body > 0 and body % per_slot == 0:
+        return body // per_slot, 4 * (body // per_slot)
+    return index.DEFAULT_HASH_SLOTS, index.DEFAULT_INDEX_NUM
+
+
+
+def open_reader(path: str | os.PathLike, config_path: str | os.PathLike | None = None) -> StoreReader:
+    """A reader over `path` with the settings of `config_path` (a broker.conf), if given."""
+    if config_path is None:
+        return StoreReader(path)
+    cfg, given = StoreConfig.from_file(config_path)
+    return StoreReader(path, cfg, given)

@@ -1,0 +1,104 @@
+"""Taking a bulk write back: a mark of where every file of an open store ends, and the undo to it.
+
+A load writes at the tail of every structure: the commitlog past its end, consume-queue entries
+past each queue's end (new queues in new folders), index entries past the newest file's count
+(new index files after it). So the undo is a truncation of each: segments and queue files are
+cut back and zeroed where they were zero, files made since the mark are deleted, and the newest
+index file gets its header back, its new entries zeroed and each slot they touched pointed at
+the entry it pointed at before (the first new entry of a slot remembers it as its prevIndex).
+"""
+
+from __future__ import annotations
+
+import shutil
+from dataclasses import dataclass
+
+import numpy as np
+
+from rmqtool.engine.message_store import MessageStore
+from rmqtool.structures import index
+
+
+@dataclass
+class WriteMark:
+    commitlog_end: int
+    last_store_timestamp: int
+    table: dict[tuple[str, int], int]
+    queue_ends: dict[tuple[str, int], tuple[int, int]]  # bytes written, max physical end
+    logics_timestamp: int
+    written: dict[str, int]
+    index_files: int = 0
+    index_header: bytes = b""
+    index_last_full: int = 0
+
+
+def mark(store: MessageStore) -> WriteMark:
+    """Where the store ends now (everything appended so far is dispatched first)."""
+    store.dispatch()
+    log = store.commitlog
+    m = WriteMark(log.max_offset, log.last_store_timestamp, dict(log.table),
+                  {k: (cq.files.max_offset, cq.max_physical_end) for k, cq in store.queues.items()},
+                  store.dispatcher.last_logics_timestamp, dict(store.written))
+    if store.index is not None:
+        m.index_files = len(store.index.files)
+        m.index_last_full = store.index.last_full_end_timestamp
+        if store.index.files:
+            m.index_header = bytes(store.index.files[-1].mf.map[: index.HEADER_LEN])
+    return m
+
+
+def roll_back(store: MessageStore, m: WriteMark) -> None:
+    """Undo every write since `m`: the files end where they ended, byte for byte."""
+    with store.dispatcher.lock:
+        log = store.commitlog
+        log.queue.truncate(m.commitlog_end)
+        log.table.clear()
+        log.table.update(m.table)
+        log.last_store_timestamp = m.last_store_timestamp
+        for key in [k for k in store.queues if k not in m.queue_ends]:
+            _drop_queue(store, key)
+        for key, (end, physical_end) in m.queue_ends.items():
+            cq = store.queues[key]
+            cq.files.truncate(end)
+            cq.max_physical_end = physical_end
+        if store.index is not None:
+            _undo_index(store, m)
+        store.dispatcher.dispatched = m.commitlog_end
+        store.dispatcher.last_logics_timestamp = m.logics_timestamp
+        store.written.clear()
+        store.written.update(m.written)
+
+
+def _drop_queue(store: MessageStore, key: tuple[str, int]) -> None:
+    cq = store.queues.pop(key)
+    for mf in cq.files.files:
+        mf.destroy()
+    qdir = store.paths.queue_dir(*key)
+    shutil.rmtree(qdir, ignore_errors=True)
+    topic_dir = qdir.parent
+    if topic_dir.is_dir() and not any(topic_dir.iterdir()):
+        topic_dir.rmdir()
+
+
+def _undo_index(store: MessageStore, m: WriteMark) -> None:
+    svc = store.index
+    while len(svc.files) > m.index_files:
+        f = svc.files.pop()
+        f.mf.destroy()
+    svc.last_full_end_timestamp = m.index_last_full
+    if not svc.files:
+        return
+    f = svc.files[-1]
+    buf = f.mf.map
+    before = int(np.frombuffer(m.index_header, dtype=index.HEADER_DTYPE)[0]["indexCount"])
+    now = int(index.decode_header(buf)["indexCount"])
+    if now > before:
+        entries = index.decode_entries(buf, f.hash_slots, now)[before:]
+        slots = entries["keyHash"].astype(np.int64) % f.hash_slots
+        touched, first = np.unique(slots, return_index=True)
+        table = np.frombuffer(buf, dtype=index.SLOT_DTYPE, count=f.hash_slots, offset=index.HEADER_LEN)
+        table[touched] = entries["prevIndex"][first]
+        del entries, table  # views of the map
+        start = index.HEADER_LEN + f.hash_slots * index.SLOT_LEN
+        buf[start + before * index.ENTRY_LEN : start + now * index.ENTRY_LEN] = bytes((now - before) * index.ENTRY_LEN)
+    buf[: index.HEADER_LEN] = m.index_header

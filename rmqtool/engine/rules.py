@@ -1,0 +1,70 @@
+"""Every refusal the store makes of a message, written once.
+
+The size rules take numpy arrays (a bulk load checks a chunk in one pass) or plain ints (a
+single append is a batch of one) and yield `(mask, Refusal)` pairs: the mask says which
+records the rule refuses. Topic names are checked once per distinct topic. The statuses
+are the broker's: checkMessage refuses with MESSAGE_ILLEGAL, the encoder refuses properties
+over 32767 bytes with PROPERTIES_SIZE_EXCEEDED.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from rmqtool.engine.config import StoreConfig
+from rmqtool.engine.results import PutResult, PutStatus, refused
+from rmqtool.structures.commitlog import message, properties
+
+ENCODER_HEADROOM = 64 * 1024  # the broker's encoder allows maxMessageSize of body plus 64 KiB of the rest
+_BAD_TOPIC_CHARS = ("/", "\\", "\0")
+SEPARATORS = (properties.NAME_VALUE_SEPARATOR, properties.PROPERTY_SEPARATOR)
+
+
+@dataclass(frozen=True)
+class Refusal:
+    status: PutStatus
+    field: str
+    reason: str
+
+    def result(self) -> PutResult:
+        return refused(self.status, f"{self.field}: {self.reason}")
+
+
+def topic_refusal(topic: str) -> Refusal | None:
+    """A topic the store cannot take: not a folder name, or longer than a 4.9 record holds."""
+    if not topic or topic in (".", "..") or any(c in topic for c in _BAD_TOPIC_CHARS):
+        return Refusal(PutStatus.MESSAGE_ILLEGAL, "topic", f"{topic!r} cannot name a consume-queue folder")
+    size = len(topic.encode("utf-8"))
+    if size > message.MAX_TOPIC_LEN_V1:
+        return Refusal(PutStatus.MESSAGE_ILLEGAL, "topic", f"{size} bytes; at most {message.MAX_TOPIC_LEN_V1}")
+    return None
+
+
+def size_refusals(cfg: StoreConfig, body_len, props_len, length, props_chars=None) -> Iterator[tuple[object, Refusal]]:
+    """(mask, refusal) of every size rule; the arguments are arrays or ints alike. `props_chars`
+    (the properties' Java String.length) is known to a single append only."""
+    if props_chars is not None:
+        yield props_chars > properties.MAX_PROPERTIES_LEN, Refusal(
+            PutStatus.MESSAGE_ILLEGAL, "properties", f"over {properties.MAX_PROPERTIES_LEN} characters")
+    yield props_len > properties.MAX_PROPERTIES_LEN, Refusal(
+        PutStatus.PROPERTIES_SIZE_EXCEEDED, "properties", f"over {properties.MAX_PROPERTIES_LEN} bytes")
+    yield body_len > cfg.maxMessageSize, Refusal(
+        PutStatus.MESSAGE_ILLEGAL, "body", f"over maxMessageSize ({cfg.maxMessageSize} bytes)")
+    yield length > cfg.maxMessageSize + ENCODER_HEADROOM, Refusal(
+        PutStatus.MESSAGE_ILLEGAL, "body", "record over maxMessageSize + 64 KiB")
+    yield length + message.BLANK_MARKER_LEN > cfg.mappedFileSizeCommitLog, Refusal(
+        PutStatus.MESSAGE_ILLEGAL, "body", f"record does not fit a commitlog segment of {cfg.mappedFileSizeCommitLog}")
+
+
+def size_refusal(cfg: StoreConfig, props: str, body_len: int, props_len: int, length: int) -> Refusal | None:
+    """The first size rule one record breaks, or None."""
+    chars = props_len
+    if props_len > properties.MAX_PROPERTIES_LEN and not props.isascii():
+        chars = len(props.encode("utf-16-le")) // 2
+    return next((r for mask, r in size_refusals(cfg, body_len, props_len, length, chars) if mask), None)
+
+
+def bad_property(name: str, value: str) -> bool:
+    """A user property a producer cannot send: an empty name, or a separator in name or value."""
+    return not name or any(s in name or s in value for s in SEPARATORS)

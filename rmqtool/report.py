@@ -1,0 +1,107 @@
+"""The one report type: corruption, refusals and cuts, emitted as data instead of raised mid-file,
+and findings in groups (consecutive findings of one kind on one file make one group)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass, field
+
+ERROR = "error"
+WARNING = "warning"
+
+UNCLASSIFIED = "unclassified"  # the kind of a finding whose emitter names none
+
+# What a finding is about; the folders of its path name it when the emitter does not.
+COMMITLOG, CONSUMEQUEUE, INDEX, CHECKPOINT, STORE = "commitlog", "consumequeue", "index", "checkpoint", "store"
+
+
+@dataclass(frozen=True)
+class Finding:
+    """Something wrong at `offset` of `file`, covering `bytes` bytes.
+
+    `structure` is what it is about (commitlog, consumequeue, index, checkpoint, store) and
+    `kind` a short stable slug of what is wrong ("crc-mismatch", "missing-segment", ...).
+    For a consume queue `file` is the queue's folder and `offset` the entry's logical byte.
+    """
+
+    file: str
+    offset: int
+    reason: str
+    bytes: int
+    severity: str = ERROR
+    structure: str = ""
+    kind: str = UNCLASSIFIED
+
+    def __post_init__(self) -> None:
+        if not self.structure:
+            object.__setattr__(self, "structure", structure_of(self.file))
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+
+def structure_of(path: str) -> str:
+    """The structure a store path belongs to, from the folder names near its end (`store` when none says).
+
+    Consume queues are looked for first: a topic may be named like another structure's folder.
+    """
+    parts = ["", "", "", "", *path.replace("\\", "/").split("/")]
+    if CONSUMEQUEUE in parts[-4:]:
+        return CONSUMEQUEUE
+    for folder in (COMMITLOG, INDEX):
+        if folder in parts[-2:]:
+            return folder
+    return CHECKPOINT if parts[-1] == CHECKPOINT else STORE
+
+@dataclass
+class FindingGroup:
+    """A run of findings with the same structure, file, kind and severity."""
+
+    structure: str
+    file: str
+    kind: str
+    severity: str
+    first_offset: int
+    last_offset: int
+    count: int
+    bytes: int
+    reason: str  # the first finding's
+
+    @classmethod
+    def of(cls, f: Finding) -> FindingGroup:
+        return cls(f.structure, f.file, f.kind, f.severity, f.offset, f.offset, 1, f.bytes, f.reason)
+
+    def takes(self, f: Finding) -> bool:
+        return (f.structure, f.file, f.kind, f.severity) == (self.structure, self.file, self.kind, self.severity)
+
+    def add(self, f: Finding) -> None:
+        self.first_offset = min(self.first_offset, f.offset)
+        self.last_offset = max(self.last_offset, f.offset)
+        self.count += 1
+        self.bytes += f.bytes
+
+    def to_json(self) -> dict:
+        return {"structure": self.structure, "file": self.file, "kind": self.kind, "severity": self.severity,
+                "firstOffset": self.first_offset, "lastOffset": self.last_offset, "count": self.count,
+                "bytes": self.bytes, "reason": self.reason}
+
+
+@dataclass
+class GroupSink:
+    """Keeps only the groups: memory grows with the number of runs, not of findings."""
+
+    groups: list[FindingGroup] = field(default_factory=list)
+
+    def add(self, finding: Finding) -> None:
+        if self.groups and self.groups[-1].takes(finding):
+            self.groups[-1].add(finding)
+        else:
+            self.groups.append(FindingGroup.of(finding))
+
+
+def group_findings(findings: Iterable[Finding]) -> list[FindingGroup]:
+    """The runs of `findings` (consecutive, same structure, file, kind and severity), in order."""
+    sink = GroupSink()
+    for f in findings:
+        sink.add(f)
+    return sink.groups

@@ -1,1 +1,0 @@
-"""The store engine: files, configuration and readers over a store root."""

@@ -1,0 +1,26 @@
+"""The checkpoint file: the newest storeTimestamp durable in the commitlog, the consume queues
+and the index (the broker's StoreCheckpoint). Recovery after a crash starts from them."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from rmqtool.structures import checkpoint
+
+
+class CheckpointFile:
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+        cp = checkpoint.decode(self.path.read_bytes()) if self.path.exists() else checkpoint.Checkpoint()
+        self.physic, self.logics, self.index = cp.physicMsgTimestamp, cp.logicsMsgTimestamp, cp.indexMsgTimestamp
+
+    def flush(self) -> None:
+        """Write the page and make it durable."""
+        page = checkpoint.encode(checkpoint.Checkpoint(self.physic, self.logics, self.index))
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            os.pwrite(fd, page, 0)
+            os.fdatasync(fd)
+        finally:
+            os.close(fd)

@@ -1,0 +1,188 @@
+"""What the broker's dispatcher takes from each record, for many records in one compiled pass.
+
+For every record the walk found: its consume-queue entry (offset, size, tagsCode, queueId,
+queueOffset), whether it enters a consume queue and the index (by transaction type), its
+storeTimestamp, and the Java hash of every index key `topic#key` (UNIQ_KEY first, then each
+KEYS word). Properties are read as Java's `string2messageProperties` reads them: a pair needs
+a non-empty name and value, and a later pair overwrites an earlier one of the same name.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+from numba.extending import register_jitable
+
+from rmqtool.structures.commitlog import kernels, message, sysflag
+from rmqtool.structures.commitlog.delay import SCHEDULE_TOPIC
+from rmqtool.structures.commitlog.properties import (
+    DELAY,
+    KEYS,
+    NAME_VALUE_SEPARATOR,
+    PROPERTY_SEPARATOR,
+    TAGS,
+    UNIQ_KEY,
+)
+from rmqtool.structures.commitlog.properties import KEY_SEPARATOR as WORD_SEPARATOR
+from rmqtool.structures.index import KEY_SEPARATOR
+from rmqtool.structures.nbutil import get_i32, get_i64, java_hash_step, java_hash_utf8, to_java_int
+
+register_jitable(sysflag.enters_consume_queue)
+
+# columns of the rows `dispatch_fields` writes
+D_OFFSET, D_SIZE, D_QUEUE_ID, D_QUEUE_OFFSET, D_STORE_TS, D_TAGS_CODE, D_IN_CQ, D_INDEXED = range(8)
+D_COLUMNS = 8
+
+_G_START, _G_TOPIC, _G_TOPIC_LEN, _G_PROPS, _G_PROPS_LEN = (kernels.GEO_START, kernels.GEO_TOPIC,
+                                                           kernels.GEO_TOPIC_LEN, kernels.GEO_PROPS,
+                                                           kernels.GEO_PROPS_LEN)
+_PAIR_END = ord(PROPERTY_SEPARATOR)
+_NAME_END = ord(NAME_VALUE_SEPARATOR)
+_WORD_END = ord(WORD_SEPARATOR)
+_KEY_JOIN = ord(KEY_SEPARATOR)
+_TAGS = np.frombuffer(TAGS.encode(), dtype=np.uint8)
+_KEYS = np.frombuffer(KEYS.encode(), dtype=np.uint8)
+_UNIQ = np.frombuffer(UNIQ_KEY.encode(), dtype=np.uint8)
+_DELAY = np.frombuffer(DELAY.encode(), dtype=np.uint8)
+_SCHEDULE = np.frombuffer(SCHEDULE_TOPIC.encode(), dtype=np.uint8)
+_MAX_INT_DIGITS = 10
+_KEYS_GUESS = 4  # index keys per record to make room for at first
+_INT_MAX = 2**31 - 1
+
+
+@njit(cache=True, inline="always")
+def _equals(buf, start, length, word):
+    if length != word.shape[0]:
+        return False
+    for k in range(length):  # noqa: SIM110 - a loop compiles; a generator does not
+        if buf[start + k] != word[k]:
+            return False
+    return True
+
+
+@njit(cache=True)
+def _parse_int(buf, start, end):
+    """Integer.parseInt over ASCII digits; (ok, value)."""
+    if start >= end:
+        return False, 0
+    neg = buf[start] == ord("-")
+    p = start + 1 if buf[start] == ord("-") or buf[start] == ord("+") else start
+    if p >= end or end - p > _MAX_INT_DIGITS:
+        return False, 0
+    v = 0
+    for i in range(p, end):
+        d = np.int64(buf[i]) - ord("0")
+        if d < 0 or d > 9:
+            return False, 0
+        v = v * 10 + d
+    if v > _INT_MAX + (1 if neg else 0):
+        return False, 0
+    return True, -v if neg else v
+
+
+@njit(cache=True)
+def _key_hash(buf, topic_hash, start, end):
+    h = java_hash_step(topic_hash, _KEY_JOIN)
+    h = to_java_int(java_hash_utf8(buf, start, end, h))
+    h = abs(h)
+    return h if h <= _INT_MAX else 0  # abs(Integer.MIN_VALUE) stays negative in Java: the broker uses 0
+
+
+@njit(cache=True, nogil=True)
+def dispatch_fields(buf, geo, n, base, levels, out, key_rec, key_hash):
+    """Fill `out[:n]` (D_* columns) and the index keys; returns the number of keys found.
+
+    When that number exceeds the key arrays, only the first keys were stored: call again
+    with larger arrays.
+    """
+    cap = key_rec.shape[0]
+    nkeys = 0
+    for r in range(n):
+        pos = geo[r, _G_START]
+        flags = get_i32(buf, pos + message.SYS_FLAG_OFFSET)
+        tx = flags & sysflag.TRANSACTION_MASK
+        store_ts = get_i64(buf, kernels.store_timestamp_at(pos, flags))
+        out[r, D_OFFSET] = base + pos
+        out[r, D_SIZE] = get_i32(buf, pos)
+        out[r, D_QUEUE_ID] = get_i32(buf, pos + message.QUEUE_ID_OFFSET)
+        out[r, D_QUEUE_OFFSET] = get_i64(buf, pos + message.QUEUE_OFFSET_OFFSET)
+        out[r, D_STORE_TS] = store_ts
+        out[r, D_IN_CQ] = 1 if sysflag.enters_consume_queue(flags) else 0
+        out[r, D_INDEXED] = 0 if tx == sysflag.TRANSACTION_ROLLBACK else 1
+        # the last occurrence of each property that matters (Java's map keeps the last)
+        tags_s = tags_e = keys_s = keys_e = uniq_s = uniq_e = delay_s = delay_e = -1
+        p = geo[r, _G_PROPS]
+        end = p + geo[r, _G_PROPS_LEN]
+        while p < end:
+            q = p
+            while q < end and buf[q] != _PAIR_END:
+                q += 1
+            k = p
+            while k < q and buf[k] != _NAME_END:
+                k += 1
+            if p < k < q - 1:
+                if _equals(buf, p, k - p, _TAGS):
+                    tags_s, tags_e = k + 1, q
+                elif _equals(buf, p, k - p, _KEYS):
+                    keys_s, keys_e = k + 1, q
+                elif _equals(buf, p, k - p, _UNIQ):
+                    uniq_s, uniq_e = k + 1, q
+                elif _equals(buf, p, k - p, _DELAY):
+                    delay_s, delay_e = k + 1, q
+            p = q + 1
+        tags_code = 0
+        if tags_s >= 0:
+            tags_code = to_java_int(java_hash_utf8(buf, tags_s, tags_e, 0))
+        topic_s = geo[r, _G_TOPIC]
+        topic_n = geo[r, _G_TOPIC_LEN]
+        if delay_s >= 0 and _equals(buf, topic_s, topic_n, _SCHEDULE):
+            ok, level = _parse_int(buf, delay_s, delay_e)
+            if ok:
+                level = min(level, levels.shape[0])  # the broker clamps to its highest level
+                if level > 0:
+                    tags_code = store_ts + levels[level - 1]
+        out[r, D_TAGS_CODE] = tags_code
+        if out[r, D_INDEXED] == 0 or (uniq_s < 0 and keys_s < 0):
+            continue
+        topic_hash = java_hash_utf8(buf, topic_s, topic_s + topic_n, 0)
+        if uniq_s >= 0:
+            if nkeys < cap:
+                key_rec[nkeys] = r
+                key_hash[nkeys] = _key_hash(buf, topic_hash, uniq_s, uniq_e)
+            nkeys += 1
+        if keys_s >= 0:
+            w = keys_s
+            while w <= keys_e:
+                e = w
+                while e < keys_e and buf[e] != _WORD_END:
+                    e += 1
+                if e > w:
+                    if nkeys < cap:
+                        key_rec[nkeys] = r
+                        key_hash[nkeys] = _key_hash(buf, topic_hash, w, e)
+                    nkeys += 1
+                w = e + 1
+    return nkeys
+
+
+class Dispatched:
+    """What `dispatch_records` found: per-record rows (D_* columns) and the index keys."""
+
+    def __init__(self, fields: np.ndarray, key_rec: np.ndarray, key_hash: np.ndarray) -> None:
+        self.fields, self.key_rec, self.key_hash = fields, key_rec, key_hash
+
+
+def dispatch_records(buf, geo: np.ndarray, base: int, levels: np.ndarray,
+                     fields: np.ndarray | None = None) -> Dispatched:
+    """Run `dispatch_fields` over the records `geo` describes (rows of a walk), growing the key
+    arrays until every key fits. A preallocated `fields` array may be passed in and is reused."""
+    n = len(geo)
+    if fields is None or len(fields) < n:
+        fields = np.empty((n, D_COLUMNS), dtype=np.int64)
+    cap = n * _KEYS_GUESS + 16
+    key_rec, key_hash = np.empty(cap, dtype=np.int64), np.empty(cap, dtype=np.int64)
+    while True:
+        nkeys = dispatch_fields(buf, geo, n, base, levels, fields, key_rec, key_hash)
+        if nkeys <= len(key_rec):
+            return Dispatched(fields[:n], key_rec[:nkeys], key_hash[:nkeys])
+        key_rec, key_hash = np.empty(nkeys, dtype=np.int64), np.empty(nkeys, dtype=np.int64)

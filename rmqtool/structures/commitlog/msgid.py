@@ -1,0 +1,54 @@
+"""The offset message id: hex of store host address + port + physical offset."""
+
+from __future__ import annotations
+
+import struct
+from typing import TYPE_CHECKING
+
+from rmqtool.errors import RmqError
+from rmqtool.structures.commitlog.hosts import IPV4_LEN, IPV6_LEN, SocketAddress
+
+if TYPE_CHECKING:
+    import numpy as np
+
+_PORT_OFFSET = struct.Struct(">iq")
+IPV4_MSGID_LEN = 2 * (IPV4_LEN + _PORT_OFFSET.size)
+IPV6_MSGID_LEN = 2 * (IPV6_LEN + _PORT_OFFSET.size)
+
+
+def create(store_host: SocketAddress, physical_offset: int) -> str:
+    return (store_host.address + _PORT_OFFSET.pack(store_host.port, physical_offset)).hex().upper()
+
+
+def create_many(store_hosts: np.ndarray, physical_offsets: np.ndarray) -> np.ndarray:
+    """Offset msgIds of many IPv4 records: (n, 32) ASCII bytes from (n, 8) address + port bytes."""
+    import numpy as np
+
+    n = len(physical_offsets)
+    raw = np.empty((n, IPV4_LEN + _PORT_OFFSET.size), dtype=np.uint8)
+    raw[:, : store_hosts.shape[1]] = store_hosts
+    raw[:, store_hosts.shape[1] :] = physical_offsets.astype(">i8").view(np.uint8).reshape(n, 8)
+    digits = np.frombuffer(b"0123456789ABCDEF", dtype=np.uint8)
+    out = np.empty((n, 2 * raw.shape[1]), dtype=np.uint8)
+    out[:, 0::2] = digits[raw >> 4]
+    out[:, 1::2] = digits[raw & 15]
+    return out
+
+
+def decode(msg_id: str) -> tuple[SocketAddress, int]:
+    """(store host, physical offset) of an offset msgId; RmqError when it is not one."""
+    text = msg_id.strip()
+    if len(text) not in (IPV4_MSGID_LEN, IPV6_MSGID_LEN):
+        raise RmqError(
+            f"bad msgId {msg_id!r}: expected {IPV4_MSGID_LEN} (IPv4) or {IPV6_MSGID_LEN} (IPv6) hex characters,"
+            f" got {len(text)}"
+        )
+    try:
+        raw = bytes.fromhex(text)
+    except ValueError:
+        raise RmqError(f"bad msgId {msg_id!r}: not hexadecimal") from None
+    addr_len = len(raw) - _PORT_OFFSET.size
+    port, offset = _PORT_OFFSET.unpack_from(raw, addr_len)
+    if offset < 0:
+        raise RmqError(f"bad msgId {msg_id!r}: negative physical offset {offset}")
+    return SocketAddress(raw[:addr_len], port), offset

@@ -1,0 +1,1 @@
+"""rmqtool/structures/config"""

@@ -1,0 +1,91 @@
+"""`config/topics.json`: the broker's topic table, so a broker started on a written store serves its topics.
+
+The shape is what the 4.9 broker's TopicConfigManager persists: `topicConfigTable` (topic ->
+TopicConfig fields) and `dataVersion` (timestamp, counter). A merge keeps every entry that
+is there, raises read/write queue numbers to cover the highest queue id written, adds the
+missing topics, and bumps the data version. It is written the way the broker writes it: the
+new text to `topics.json.tmp`, the old text copied to `topics.json.bak`, then the rename.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Mapping
+from pathlib import Path
+
+from rmqtool.errors import RmqError
+from rmqtool.files.lock import fsync_path
+from rmqtool.structures.commitlog.delay import SCHEDULE_TOPIC
+
+TOPICS_FILE = "topics.json"
+PERM_READ_WRITE = 6  # PermName.PERM_READ | PermName.PERM_WRITE
+_SYSTEM_TOPICS = (SCHEDULE_TOPIC,)  # the broker creates these itself, with its own queue numbers
+
+
+def topics_path(root: Path) -> Path:
+    return Path(root) / "config" / TOPICS_FILE
+
+
+def topic_config(name: str, queues: int) -> dict:
+    """A TopicConfig as the broker serialises it (fields in name order, as fastjson writes them)."""
+    return {"order": False, "perm": PERM_READ_WRITE, "readQueueNums": queues, "topicFilterType": "SINGLE_TAG",
+            "topicName": name, "topicSysFlag": 0, "writeQueueNums": queues}
+
+
+def read_table(path: Path) -> dict:
+    """The topics.json document, or an empty one when there is none."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return {}
+    except OSError as e:
+        raise RmqError(f"cannot read {path}: {e.strerror}") from None
+    try:
+        doc = json.loads(text) if text.strip() else {}
+    except ValueError as e:
+        raise RmqError(f"{path}: not JSON ({e}); move it away or pass --no-register-topics") from None
+    if not isinstance(doc, dict) or not isinstance(doc.get("topicConfigTable", {}), dict):
+        raise RmqError(f"{path}: not a topic table; move it away or pass --no-register-topics")
+    return doc
+
+
+def register(root: Path, queues: Mapping[str, int], now_ms: int | None = None) -> bool:
+    """Merge topics (name -> queues needed) into `config/topics.json`; returns whether it changed."""
+    path = topics_path(root)
+    doc = read_table(path)
+    table = doc.setdefault("topicConfigTable", {})
+    changed = False
+    for name, need in sorted(queues.items()):
+        if name in _SYSTEM_TOPICS or need <= 0:
+            continue
+        entry = table.get(name)
+        if entry is None:
+            table[name] = topic_config(name, need)
+            changed = True
+            continue
+        for field in ("readQueueNums", "writeQueueNums"):
+            if int(entry.get(field, 0)) < need:
+                entry[field] = need
+                changed = True
+    if not changed:
+        return False
+    version = doc.get("dataVersion") or {}
+    doc["dataVersion"] = {"counter": int(version.get("counter", 0)) + 1,
+                          "timestamp": time.time_ns() // 1_000_000 if now_ms is None else now_ms}
+    _write(path, json.dumps(doc, indent="\t", sort_keys=True, ensure_ascii=False))
+    return True
+
+
+def _write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    fsync_path(tmp)
+    if path.exists():
+        bak = path.with_name(path.name + ".bak")
+        bak.write_bytes(path.read_bytes())
+        fsync_path(bak)
+    os.replace(tmp, path)
+    fsync_path(path.parent)

@@ -1,0 +1,100 @@
+"""Consume-queue entries (20 bytes: commitLogOffset, size, tagsCode) and the tagsCode rule."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+from rmqtool.structures.commitlog import sysflag
+from rmqtool.structures.commitlog.delay import SCHEDULE_TOPIC, deliver_timestamp
+from rmqtool.structures.commitlog.properties import DELAY, TAGS
+from rmqtool.structures.javahash import java_string_hash
+from rmqtool.structures.layout import Layout
+
+if TYPE_CHECKING:
+    import numpy as np
+
+ENTRY = Layout.of(("commitLogOffset", ">i8"), ("size", ">i4"), ("tagsCode", ">i8"))
+ENTRY_LEN = ENTRY.size  # 20; numpy is imported on first use, not by the CLI's start
+
+
+@functools.cache
+def entry_dtype() -> np.dtype:
+
+    return ENTRY.dtype()
+
+
+def __getattr__(name: str):
+    if name == "ENTRY_DTYPE":
+        return entry_dtype()
+    raise AttributeError(name)
+DEFAULT_ENTRIES_PER_FILE = 300_000
+
+
+def decode_entries(buf) -> np.ndarray:
+    """All whole 20-byte entries of `buf` as a structured array (a view, no copy)."""
+    n = len(buf) // ENTRY_LEN
+    import numpy as np
+
+    return np.frombuffer(buf, dtype=entry_dtype(), count=n)
+
+
+def valid_mask(entries: np.ndarray) -> np.ndarray:
+    """Entries the broker counts as written: offset >= 0 and size > 0."""
+    return (entries["commitLogOffset"] >= 0) & (entries["size"] > 0)
+
+
+def written_count(entries: np.ndarray) -> int:
+    """Entries before the first invalid one (a queue file is written front to back)."""
+    import numpy as np
+
+    bad = np.flatnonzero(~valid_mask(entries))
+    return int(bad[0]) if bad.size else len(entries)
+
+
+def encode_entries(offsets, sizes, tags_codes) -> bytes:
+    import numpy as np
+
+    out = np.empty(len(offsets), dtype=entry_dtype())
+    out["commitLogOffset"], out["size"], out["tagsCode"] = offsets, sizes, tags_codes
+    return out.tobytes()
+
+
+def tags_code(topic: str, props: Mapping[str, str], store_timestamp: int, levels_ms: list[int]) -> int:
+    """The tagsCode the broker dispatches: TAGS hash, or the delivery time on the schedule topic."""
+    code = 0
+    tags = props.get(TAGS)
+    if tags:
+        code = java_string_hash(tags)
+    level_text = props.get(DELAY)
+    if topic == SCHEDULE_TOPIC and level_text is not None:
+        try:
+            level = min(int(level_text), len(levels_ms))
+        except ValueError:
+            return code
+        if level > 0:
+            code = deliver_timestamp(level, store_timestamp, levels_ms)
+    return code
+
+
+def record_tags_code(msg, levels_ms: list[int]) -> int | None:
+    """The consume-queue tagsCode of a record (a `message.Message`), None when it is not dispatched."""
+    from rmqtool.structures.commitlog.properties import parse_java
+
+    if not sysflag.enters_consume_queue(msg.sys_flag):
+        return None
+    return tags_code(msg.topic, parse_java(msg.properties_string), msg.store_timestamp, levels_ms)
+
+
+def queue_keys(topic_ids, queue_ids):
+    """One int64 per (topic id, queue id) pair: the topic in the high 32 bits, the queue's 32 bits below
+    (`queue_of_key` takes the queue back, sign included)."""
+    import numpy as np
+
+    return (np.asarray(topic_ids, dtype=np.int64) << 32) | (np.asarray(queue_ids, dtype=np.int64) & 0xFFFFFFFF)
+
+
+def queue_of_key(key: int) -> int:
+    q = key & 0xFFFFFFFF
+    return q - (1 << 32) if q & 0x80000000 else q

@@ -1,0 +1,172 @@
+"""Consume queues as one interface over their two on-disk forms: 20-byte queue files (4.x, and 5.x
+by default) and the 5.x RocksDB consume queue. decode, query, verify and info read queues only
+through it, so both forms are read by the same rules.
+
+Reading rule (the broker's): a queue's entries run from its first written entry up to the
+first one that is not written; a file queue stops at the first file that is not full.
+"""
+
+from __future__ import annotations
+
+import mmap
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
+
+from rmqtool.errors import NoSuchQueue, RmqError
+from rmqtool.files.paths import StorePaths
+from rmqtool.files.segments import SegmentFile, list_segments, read_file
+from rmqtool.report import Finding
+from rmqtool.structures import consumequeue
+
+if TYPE_CHECKING:
+    import numpy as np
+
+_ENTRY = consumequeue.ENTRY.codec
+
+
+class MapCache:
+    """Read-only maps of files, opened on first use and kept (for repeated point lookups)."""
+
+    def __init__(self) -> None:
+        self.maps: dict[Path, mmap.mmap | bytes] = {}
+
+    def get(self, path: Path) -> mmap.mmap | bytes:
+        m = self.maps.get(path)
+        if m is None:
+            try:
+                fd = os.open(path, os.O_RDONLY)
+            except OSError as e:
+                raise RmqError(f"cannot open {path}: {e.strerror}") from None
+            try:
+                size = os.fstat(fd).st_size
+                m = mmap.mmap(fd, size, access=mmap.ACCESS_READ) if size else b""
+            finally:
+                os.close(fd)
+            self.maps[path] = m
+        return m
+
+    def close(self) -> None:
+        for m in self.maps.values():
+            if isinstance(m, mmap.mmap):
+                m.close()
+        self.maps.clear()
+
+
+class QueueStore(Protocol):
+    """What every consume-queue form answers."""
+
+    kind: str  # "file" or "rocksdb"
+
+    def topics(self) -> list[str]: ...
+    def queue_ids(self, topic: str) -> list[int]: ...
+    def location(self, topic: str, queue_id: int) -> str: ...
+    def read(self, topic: str, queue_id: int) -> Iterator[tuple[np.ndarray, np.ndarray]]: ...
+    def read_rows(self, topic: str, queue_id: int) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray | None]]:
+        """As `read`, with the store timestamps the queue itself keeps (None when it keeps none)."""
+        ...
+    def entry(self, topic: str, queue_id: int, queue_offset: int) -> tuple[int, int, int] | None: ...
+    def bounds(self, topic: str, queue_id: int) -> tuple[int, int]: ...
+    def findings(self) -> list[Finding]:
+        """What the form itself keeps beside its entries, checked against them (entries against the log
+        are verify's)."""
+        ...
+    def close(self) -> None: ...
+
+
+def missing_queue(store: QueueStore, root: Path, topic: str, queue_id: int) -> NoSuchQueue:
+    known = ", ".join(store.topics()) or "none"
+    return NoSuchQueue(f"no consume queue {topic}/{queue_id} in {root} (topics: {known})")
+
+
+class FileQueues:
+    """`consumequeue/<topic>/<queueId>/<offset>`: files of 20-byte entries."""
+
+    kind = "file"
+
+    def __init__(self, paths: StorePaths, file_size: int) -> None:
+        self.paths = paths
+        self.file_size = file_size
+        self.maps = MapCache()
+
+    def topics(self) -> list[str]:
+        d = self.paths.consumequeue
+        return sorted(e.name for e in os.scandir(d) if e.is_dir()) if d.is_dir() else []
+
+    def queue_ids(self, topic: str) -> list[int]:
+        d = self.paths.consumequeue / topic
+        return sorted(int(e.name) for e in os.scandir(d) if e.is_dir() and e.name.isdigit()) if d.is_dir() else []
+
+    def location(self, topic: str, queue_id: int) -> str:
+        return str(self.paths.queue_dir(topic, queue_id))
+
+    def files(self, topic: str, queue_id: int) -> list[SegmentFile]:
+        directory = self.paths.queue_dir(topic, queue_id)
+        if not directory.is_dir():
+            raise missing_queue(self, self.paths.root, topic, queue_id)
+        return list_segments(directory)
+
+    def read(self, topic: str, queue_id: int) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        for seg in self.files(topic, queue_id):
+            qoffs, entries = queue_file_entries(seg)
+            yield qoffs, entries
+            if len(entries) * consumequeue.ENTRY_LEN < seg.size:
+                return
+
+    def read_rows(self, topic: str, queue_id: int) -> Iterator[tuple[np.ndarray, np.ndarray, None]]:
+        for qoffs, entries in self.read(topic, queue_id):
+            yield qoffs, entries, None
+
+    def entry(self, topic: str, queue_id: int, queue_offset: int) -> tuple[int, int, int] | None:
+        pos = queue_offset * consumequeue.ENTRY_LEN
+        for seg in self.files(topic, queue_id):
+            if seg.start <= pos < seg.start + self.file_size:
+                buf = self.maps.get(seg.path)
+                at = pos - seg.start
+                if at + consumequeue.ENTRY_LEN > len(buf):
+                    return None
+                found = _ENTRY.unpack_from(buf, at)
+                return found if found[0] >= 0 and found[1] > 0 else None
+        return None
+
+    def bounds(self, topic: str, queue_id: int) -> tuple[int, int]:
+        files = self.files(topic, queue_id)
+        if not files:
+            return 0, 0
+        low = files[0].start // consumequeue.ENTRY_LEN
+        last = files[-1]
+        entries = consumequeue.decode_entries(self.maps.get(last.path))
+        high = last.start // consumequeue.ENTRY_LEN + consumequeue.written_count(entries)
+        del entries
+        return low, high
+
+    def findings(self) -> list[Finding]:
+        return []  # queue files keep nothing but their entries
+
+    def close(self) -> None:
+        self.maps.close()
+
+
+def queue_file_entries(seg: SegmentFile) -> tuple[np.ndarray, np.ndarray]:
+    """(queue offsets, entries) of one consume-queue file: the entries before the first one that is
+    not written (`consumequeue.written_count`, the broker's reading rule)."""
+    import numpy as np
+
+    entries = consumequeue.decode_entries(read_file(seg.path))
+    n = consumequeue.written_count(entries)
+    return np.arange(n, dtype=np.int64) + seg.start // consumequeue.ENTRY_LEN, entries[:n]
+
+
+def is_rocksdb(directory: Path) -> bool:
+    """A RocksDB database folder: CURRENT names its MANIFEST."""
+    return (directory / "CURRENT").is_file() or any(directory.glob("MANIFEST-*"))
+
+
+def open_queues(paths: StorePaths, file_size: int) -> QueueStore:
+    """The consume-queue form the store's files hold."""
+    if paths.consumequeue.is_dir() and is_rocksdb(paths.consumequeue):
+        from rmqtool.structures.consumequeue.rocksdb import RocksQueues
+
+        return RocksQueues(paths.consumequeue)
+    return FileQueues(paths, file_size)
