@@ -55,7 +55,8 @@ def structure_of(path: str) -> str:
 
 @dataclass
 class FindingGroup:
-    """A run of findings with the same structure, file, kind and severity."""
+    """A run of findings with the same structure, file, kind and severity. A finding whose emitter
+    named no kind is a group of its own: two such findings may be different failures."""
 
     structure: str
     file: str
@@ -72,7 +73,8 @@ class FindingGroup:
         return cls(f.structure, f.file, f.kind, f.severity, f.offset, f.offset, 1, f.bytes, f.reason)
 
     def takes(self, f: Finding) -> bool:
-        return (f.structure, f.file, f.kind, f.severity) == (self.structure, self.file, self.kind, self.severity)
+        return f.kind != UNCLASSIFIED and \
+            (f.structure, f.file, f.kind, f.severity) == (self.structure, self.file, self.kind, self.severity)
 
     def add(self, f: Finding) -> None:
         self.first_offset = min(self.first_offset, f.offset)

@@ -63,3 +63,19 @@ def spark():
     session = get_session("local[2]")
     yield session
     session.stop()
+
+
+_MARKED_FILES = {"spark": ("test_spark.py", "test_spark_small.py"), "bench": ("test_bench_render.py",
+                                                                             "test_bench_scale.py")}
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Spark and bench tests carry their marker (`-m "not spark and not bench"` skips them locally; CI
+    runs everything); so does every test that uses the Spark session or runs `rmqtool bench`."""
+    for item in items:
+        name = item.path.name
+        for marker, files in _MARKED_FILES.items():
+            if name in files:
+                item.add_marker(marker)
+        if "spark" in getattr(item, "fixturenames", ()):
+            item.add_marker("spark")

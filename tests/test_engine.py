@@ -47,7 +47,7 @@ def msg(topic: str = "T", body: bytes = b"hello", props: str = "", queue: int = 
 
 
 def records(root: Path, cfg: StoreConfig) -> list[Message]:
-    reader = StoreReader(root, cfg, {"mappedFileSizeCommitLog"})
+    reader = StoreReader(root, cfg)
     out = []
     for chunk in reader.scan():
         assert not chunk.findings
@@ -57,7 +57,7 @@ def records(root: Path, cfg: StoreConfig) -> list[Message]:
 
 
 def queue(root: Path, cfg: StoreConfig, topic: str, qid: int) -> np.ndarray:
-    reader = StoreReader(root, cfg, {"mappedFileSizeCommitLog", "mappedFileSizeConsumeQueue"})
+    reader = StoreReader(root, cfg)
     parts = [entries for _, entries in reader.consume_queue(topic, qid)]
     return np.concatenate(parts) if parts else np.zeros(0, dtype=consumequeue.ENTRY_DTYPE)
 

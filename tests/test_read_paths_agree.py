@@ -63,7 +63,7 @@ def _store(root: Path, msgs: list[Message], seg: int = SEG) -> StoreReader:
     with MessageStore(root, _cfg(seg)) as store:
         for m in msgs:
             assert store.put_message(m, as_stored=True).ok
-    return StoreReader(root, _cfg(seg), {"mappedFileSizeCommitLog"})
+    return StoreReader(root, _cfg(seg))
 
 
 def _raw_store(root: Path, msgs: list[Message], seg: int) -> StoreReader:
@@ -84,7 +84,7 @@ def _raw_store(root: Path, msgs: list[Message], seg: int) -> StoreReader:
         pos += m.store_size
     for k, data in enumerate(segments):
         (root / "commitlog" / offset_name(k * seg)).write_bytes(bytes(data))
-    return StoreReader(root, _cfg(seg), {"mappedFileSizeCommitLog"})
+    return StoreReader(root, _cfg(seg))
 
 
 def test_rows_equal_decoder_on_fixture_store(fixture_store, fixture_conf):
@@ -141,7 +141,7 @@ def test_rows_equal_decoder_on_a_damaged_store(tmp_path):
     _damage(seg0, 1000, bytes(200))  # a zeroed run across records
     _damage(seg1, 2000, b"garbage!" * 8)
     os.remove(root / "commitlog" / offset_name(2 * SEG))  # a missing middle segment
-    rows = _assert_agree(StoreReader(root, _cfg(), {"mappedFileSizeCommitLog"}))
+    rows = _assert_agree(StoreReader(root, _cfg()))
     errors = [r for r in rows if "error" in r]
     assert errors and any(r["file"].endswith(offset_name(2 * SEG)) and r["kind"] == "missing-segment"
                           for r in errors)

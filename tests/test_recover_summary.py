@@ -111,7 +111,8 @@ def test_recover_human_output_leads_with_the_summary(store):
     assert lines[4].startswith("  consume queues: would drop 3 entries, ")
     assert lines[5].startswith("  index:          would drop ") and " entries in 3 files, " in lines[5]
     assert lines[6] == "  files:          would remove 3 (3 index files)"
-    assert lines[7] == "details (--all lists every item):"
+    assert lines[7].startswith("  lost/ folder:   would keep 4 cut ranges and 3 removed files in lost/")
+    assert lines[8] == "details (--all lists every item):"
     assert "  delete 3 index files (index/" in out.stdout and out.stdout.count("\n  delete ") == 1
     assert len(lines) <= MAX_SUMMARY_LINES
     full = run("recover", store, "--config", CONF, "--dry-run", "--all").stdout.splitlines()

@@ -41,6 +41,7 @@ with MessageStore(root, cfg, flush=flush) as store:
 """
 
 SEGMENT = 64 * 1024
+_FIRST_ACK_WAIT = 60.0  # seconds the writer may take to acknowledge its first message
 
 
 def crash_config() -> StoreConfig:
@@ -53,7 +54,7 @@ def crash_config() -> StoreConfig:
 def crash_round(root: Path, flush: str, rng: random.Random) -> dict:
     """One writer killed at a random moment, then recovered and checked."""
     from rmqtool.engine.reader import StoreReader
-    from rmqtool.ops.recovery import apply_recovery, plan_recovery
+    from rmqtool.ops.recovery import recover_store
     from rmqtool.ops.verify import verify_store
 
     proc = subprocess.Popen([sys.executable, "-c", _WRITER, str(root), flush, str(SEGMENT)], stdout=subprocess.PIPE,
@@ -62,7 +63,11 @@ def crash_round(root: Path, flush: str, rng: random.Random) -> dict:
     fd = proc.stdout.fileno()
     os.set_blocking(fd, False)
     out = bytearray()
-    deadline = time.monotonic() + rng.uniform(0.5, 2.0)
+    started = time.monotonic() + _FIRST_ACK_WAIT  # a busy machine may take seconds to start the writer
+    while b"\n" not in out and time.monotonic() < started and proc.poll() is None:
+        out += _drain(fd)
+        time.sleep(0.005)
+    deadline = time.monotonic() + rng.uniform(0.5, 2.0)  # killed at a random moment after the store exists
     while time.monotonic() < deadline and proc.poll() is None:
         out += _drain(fd)
         time.sleep(0.005)
@@ -75,11 +80,11 @@ def crash_round(root: Path, flush: str, rng: random.Random) -> dict:
         parts = line.split()
         if len(parts) == 3:
             acked.append(tuple(int(p) for p in parts))
+    if not acked:
+        raise RuntimeError(f"the writer acknowledged nothing within {_FIRST_ACK_WAIT} s")
     cfg = crash_config()
-    plan = plan_recovery(root, cfg, count_dispatch=False)
-    apply_recovery(root, cfg, plan)
-    reader = StoreReader(root, cfg, {"mappedFileSizeCommitLog", "mappedFileSizeConsumeQueue", "maxHashSlotNum",
-                                     "maxIndexNum"})
+    plan, _ = recover_store(root, cfg)
+    reader = StoreReader(root, cfg)
     stored = {}
     for chunk in reader.scan():
         if chunk.batch is not None:

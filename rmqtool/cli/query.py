@@ -108,6 +108,8 @@ def query(
                     f"{wanted!r}"))
         _show(hits, body, "json" if as_json else "jsonl" if as_jsonl else "full" if full else "lines")
     finally:
+        for skipped in q.skipped.values():
+            output.warn(skipped)
         q.close()
 
 

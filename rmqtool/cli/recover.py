@@ -35,26 +35,27 @@ def recover(
     past it, drop index files newer than the checkpoint, and re-dispatch. The output leads with a
     summary (the recovery point; messages and bytes lost; queue and index entries dropped and
     re-added; files removed), then one line per kind of change; --all lists every cut byte range,
-    removed file, dropped message and queue.
+    removed file, dropped message and queue. Every cut byte range and removed file is kept first
+    under STORE/lost/<UTC time>/ with the plan (plan.json), so the recovery can be undone; --dry-run
+    names that folder and creates nothing.
 
     Example: [bold]rmqtool recover fixtures/store --config fixtures/broker.conf --dry-run[/]
     """
-    from rmqtool.engine.config import StoreConfig
-    from rmqtool.engine.kind import require_store
+    from rmqtool.engine.opening import open_existing
     from rmqtool.errors import RmqError
     from rmqtool.files.lock import lock_holder
-    from rmqtool.files.paths import StorePaths
-    from rmqtool.ops.recovery import apply_recovery, plan_recovery
+    from rmqtool.ops.recovery import lost_dir_of, plan_recovery, recover_store
 
-    cfg = StoreConfig.from_file(config)[0] if config else StoreConfig()
-    require_store(StorePaths(store), "recover")
-    holder = lock_holder(StorePaths(store))
+    opened = open_existing(store, config, "recover")
+    holder = lock_holder(opened.paths)
     if holder is not None and not dry_run:
         raise RmqError(f"store {store} is locked by process {holder} (a running broker?): nothing changed")
-    plan = plan_recovery(store, cfg, count_dispatch=dry_run, thorough=thorough)
-    if not dry_run and not plan.refused:
-        apply_recovery(store, cfg, plan)
-    doc = {"dryRun": dry_run, **plan.to_json()}
+    if dry_run:
+        plan = plan_recovery(opened, count_dispatch=True, thorough=thorough)
+        lost = lost_dir_of(opened.paths, plan)
+    else:  # one hold of the store lock from the plan to the end of the re-dispatch
+        plan, lost = recover_store(opened, thorough=thorough)
+    doc = {"dryRun": dry_run, "lostDir": None if lost is None or plan.refused else str(lost), **plan.to_json()}
     if as_json:
         output.emit_json(doc)
     else:
@@ -87,7 +88,7 @@ def _show_recovery(doc: dict, store: Path, show_all: bool) -> None:
     if doc["refused"]:
         output.stdout.print(f"[red]refused, nothing changed:[/] {output.terminal_text(doc['refused'])}")
         return
-    _say(_recovery_summary(doc))
+    _say(_recovery_summary(doc, store))
     details = _recovery_items(doc, store) if show_all else _recovery_groups(doc, store)
     if details:
         _say(["details:" if show_all else "details (--all lists every item):", *details])
@@ -100,7 +101,7 @@ def _files(count: int, structure: str) -> str:
     return output.count(count, _FILE_NOUNS.get(structure, "file"))
 
 
-def _recovery_summary(doc: dict) -> list[str]:
+def _recovery_summary(doc: dict, store: Path) -> list[str]:
     """The answers at a glance: a headline, then one aligned line per answer."""
     dry = doc["dryRun"]
 
@@ -119,6 +120,7 @@ def _recovery_summary(doc: dict) -> list[str]:
                   f"{output.count(doc['indexFilesDropped'], 'file')}, re-dispatch {did('add', 'added')} "
                   f"{output.count(doc['indexKeysAdded'], 'key')}{_fewer_keys(doc)}"),
         ("files", _removed(doc, did)),
+        ("lost/ folder", _kept(doc, store, did)),
     ]
     width = max(len(label) for label, _ in answers) + 2
     return [_headline(doc), *(f"  {label + ':':{width}}{value}" for label, value in answers)]
@@ -149,6 +151,14 @@ def _lost(doc: dict) -> str:
     records, torn_bytes = output.size(doc["messageBytesLost"]), output.size(doc["tornBytes"])
     return (f"{output.count(doc['messagesLost'], 'message')}{torn}; {output.size(doc['bytesLost'])} past the recovery "
             f"point: {records} of records, {torn_bytes} torn or garbage")
+
+
+def _kept(doc: dict, store: Path, did) -> str:
+    """The lost/ folder that keeps every cut range and removed file, so the recovery can be undone."""
+    if doc["lostDir"] is None:
+        return "none (nothing is cut or removed)"
+    what = f"{output.count(len(doc['truncated']), 'cut range')} and {output.count(doc['filesRemoved'], 'removed file')}"
+    return f"{did('keep', 'kept')} {what} in {_name(store, doc['lostDir'])}/ with plan.json, as they were"
 
 
 def _removed(doc: dict, did) -> str:
@@ -247,16 +257,13 @@ def clean(
 
     Example: [bold]rmqtool clean fixtures/store --reserved-hours 48 --dry-run[/]
     """
-    from rmqtool.engine.config import StoreConfig
-    from rmqtool.engine.kind import require_store
-    from rmqtool.files.paths import StorePaths
+    from rmqtool.engine.opening import open_existing
     from rmqtool.ops.clean import apply_clean, plan_clean
 
-    cfg = StoreConfig.from_file(config)[0] if config else StoreConfig()
-    require_store(StorePaths(store), "clean")
-    plan = plan_clean(store, cfg, reserved_hours)
+    opened = open_existing(store, config, "clean")
+    plan = plan_clean(opened, reserved_hours=reserved_hours)
     if not dry_run:
-        apply_clean(store, cfg, plan)
+        apply_clean(opened, plan)
     doc = {"dryRun": dry_run, **plan.to_json()}
     if as_json:
         output.emit_json(doc)

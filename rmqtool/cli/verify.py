@@ -15,7 +15,8 @@ ALL = typer.Option(False, "--all", help="One row per finding instead of one per 
 
 def verify(
     store: Path = typer.Argument(..., help="Store root.", show_default=False),
-    as_json: bool = typer.Option(False, "--json", help="One JSON document (every finding, and their groups)."),
+    as_json: bool = typer.Option(False, "--json", help="One JSON document (the findings listed, their groups, and "
+                                 "totals per kind that count every finding)."),
     show_all: bool = ALL,
     config: Path | None = CONFIG,
 ) -> None:
@@ -41,7 +42,7 @@ def verify(
             output.stdout.print(found)
         output.stdout.print(f"{report.messages} messages, {report.queue_entries} consume-queue entries, "
                             f"{report.index_entries} index entries: {report.problems} problems, "
-                            f"{len(report.findings) - report.problems} warnings")
+                            f"{report.warnings} warnings")
     if report.problems:
         raise typer.Exit(EXIT_PROBLEM)
 

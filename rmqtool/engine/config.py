@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import difflib
 import os
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 
 from rmqtool.engine.broker_keys import BROKER_KEYS, OLDER_SPELLINGS
 from rmqtool.errors import RmqError, warn
@@ -38,6 +38,7 @@ class StoreConfig:
     maxMsgsNumBatch: int = 64
     brokerRole: str = "ASYNC_MASTER"
     warmMapedFileEnable: bool = False  # allocate every new file whole (rmqtool: --preallocate); sparse otherwise
+    given: frozenset[str] = field(default=frozenset(), compare=False, repr=False)  # keys a broker.conf set
 
     @property
     def delay_levels_ms(self) -> list[int]:
@@ -72,7 +73,7 @@ class StoreConfig:
     def from_properties(cls, props: dict[str, str], source: str = "config") -> tuple[StoreConfig, set[str]]:
         cfg = cls()
         given = set()
-        types = {f.name: f.type for f in fields(cls)}
+        types = {f.name: f.type for f in fields(cls) if f.name != "given"}
         for key, raw in props.items():
             key = OLDER_SPELLINGS.get(key, key)
             if key not in types:
@@ -91,13 +92,28 @@ class StoreConfig:
                 raise RmqError(f"{source}: {key}={raw!r} is not a valid {kind}") from None
             setattr(cfg, key, value)
             given.add(key)
+        cfg.given = frozenset(given)
+        cfg.validate(source)
+        return cfg, given
+
+    def validate(self, source: str = "config") -> None:
+        """Refuse values the broker could not run with (zero or negative sizes, slots or entries; a
+        segment smaller than one record), before any file is made by them."""
+        from rmqtool.structures.commitlog.geometry import size_refusal as segment_refusal
+        from rmqtool.structures.consumequeue.geometry import size_refusal as queue_refusal
+        from rmqtool.structures.index.geometry import geometry_refusal
+
         try:
-            parse_delay_levels(cfg.messageDelayLevel)
+            parse_delay_levels(self.messageDelayLevel)
         except ValueError as e:
             raise RmqError(f"{source}: {e}") from None
-        if cfg.mappedFileSizeCommitLog <= 0 or cfg.mappedFileSizeConsumeQueue % consumequeue.ENTRY_LEN:
-            raise RmqError(f"{source}: mapped file sizes must be positive (consume queue: a multiple of 20)")
-        return cfg, given
+        reasons = [segment_refusal(self.mappedFileSizeCommitLog), queue_refusal(self.mappedFileSizeConsumeQueue),
+                   geometry_refusal(self.maxHashSlotNum, self.maxIndexNum),
+                   f"maxMessageSize={self.maxMessageSize} is not positive" if self.maxMessageSize <= 0 else None,
+                   f"maxMsgsNumBatch={self.maxMsgsNumBatch} is not positive" if self.maxMsgsNumBatch <= 0 else None]
+        for reason in reasons:
+            if reason:
+                raise RmqError(f"{source}: {reason}: the broker could not run with it")
 
 
 def unknown_keys(props: dict[str, str]) -> list[str]:

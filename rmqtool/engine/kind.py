@@ -16,7 +16,6 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from rmqtool.errors import RmqError
 from rmqtool.files.paths import DLEDGER_PREFIX, StorePaths
 from rmqtool.files.segments import list_segments, read_file
 from rmqtool.structures import checkpoint
@@ -89,17 +88,6 @@ def detect(paths: StorePaths) -> StoreKind:
     return StoreKind(kind, evidence, dledger, bool(timer), batch)
 
 
-def require_writable(paths: StorePaths, action: str) -> None:
-    """Refuse, before anything is touched, to `action` a store that is not a plain 4.x store."""
-    if not paths.root.is_dir():
-        return
-    found = detect(paths)
-    if found.writable:
-        return
-    raise RmqError(f"{paths.root} is a {found.label} ({found.evidence[0]}); rmqtool writes only 4.x stores "
-                   f"and will not {action} it: nothing was changed")
-
-
 def _subdirs(path: Path) -> list[Path]:
     try:
         return [Path(e.path) for e in os.scandir(path) if e.is_dir()]
@@ -131,15 +119,8 @@ def _checkpoint_traces(path: Path) -> list[str]:
     if not path.is_file():
         return []
     buf = read_file(path)
-    if len(buf) < 40:
+    if checkpoint.refusal(buf) is not None:
         return []
     cp = checkpoint.decode(buf)
     return ["checkpoint holds the 5.x longs (masterFlushedOffset, confirmPhyOffset)"] \
         if cp.masterFlushedOffset is not None else []
-
-
-def require_store(paths: StorePaths, action: str) -> None:
-    """An existing 4.x store to `action`: another kind is refused by name, a folder without a log as such."""
-    require_writable(paths, action)
-    if not paths.is_store():
-        raise RmqError(f"{paths.root} is not a store (no commitlog/ folder)")

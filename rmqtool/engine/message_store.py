@@ -23,17 +23,17 @@ from rmqtool.engine.commitlog import CommitLog
 from rmqtool.engine.config import SYNC_FLUSH, StoreConfig
 from rmqtool.engine.dispatcher import Dispatcher
 from rmqtool.engine.index_service import IndexService
+from rmqtool.engine.opening import Store, open_store
 from rmqtool.engine.recognition import require_store_root
 from rmqtool.engine.results import PutResult, PutStatus
 from rmqtool.engine.rules import topic_refusal
 from rmqtool.engine.worker import Worker
 from rmqtool.errors import RmqError
 from rmqtool.files.lock import StoreLock, create_abort, remove_abort
-from rmqtool.files.paths import StorePaths
 from rmqtool.structures.checkpoint.file import CheckpointFile
 from rmqtool.structures.commitlog import message
 from rmqtool.structures.commitlog.hosts import SocketAddress
-from rmqtool.structures.config.topics import read_table, register, topics_path
+from rmqtool.structures.config.topics import queues_to_register, read_table, register, topics_path
 from rmqtool.structures.consumequeue.queue import ConsumeQueue
 
 FLUSH_SYNC = "sync"
@@ -43,22 +43,25 @@ DISPATCH_MAX_BEHIND = 128 << 20  # a bulk write waits for dispatch past this: ma
 
 
 class MessageStore:
-    def __init__(self, root: str | os.PathLike, config: StoreConfig | None = None, *, flush: str | None = None,
+    def __init__(self, root: str | os.PathLike | Store, config: StoreConfig | None = None, *, flush: str | None = None,
                  create: bool = True, clock: Callable[[], int] | None = None, recovering: bool = False,
-                 dispatch_from: int | None = None, register_topics: bool = False) -> None:
+                 dispatch_from: int | None = None, register_topics: bool = False,
+                 lock: StoreLock | None = None) -> None:
         """`clock` (ms since the epoch) names new index files; fixtures pass a fixed one. Recovery
         opens a store whose `abort` is present (`recovering`) and re-dispatches from `dispatch_from`.
-        With `register_topics`, close merges the topics written into `config/topics.json`."""
-        self.cfg = config or StoreConfig()
+        With `register_topics`, close merges the topics written into `config/topics.json`. `root` is a
+        path, opened here, or a `Store` the caller opened (its geometry is the files')."""
+        store = root if isinstance(root, Store) else open_store(root, config)
+        self.cfg = store.config
         self.clock = clock
-        self.paths = StorePaths(root, self.cfg.storePathCommitLog or None)
+        self.paths = store.paths
         self.flush_mode = flush or (FLUSH_SYNC if self.cfg.flushDiskType == SYNC_FLUSH else FLUSH_ASYNC)
         if self.flush_mode not in (FLUSH_SYNC, FLUSH_ASYNC):
             raise RmqError(f"unknown flush mode {self.flush_mode!r}: use sync or async")
         if register_topics:
             require_store_root(self.paths.root, "a write")
             read_table(topics_path(self.paths.root))  # a topic table that cannot be merged: refused before a write
-        self._lock = claim(self.paths, create, recovering)
+        self._lock = claim(store, create, recovering, lock)  # recovery hands over the lock it planned under
         self.register_topics = register_topics
         self.written: dict[str, int] = {}  # topic -> queues it needs (highest queue id written + 1)
         self.commitlog: CommitLog | None = None
@@ -213,7 +216,7 @@ class MessageStore:
             self._close_files()
             remove_abort(self.paths.abort)
             if self.register_topics and self.written:
-                register(self.paths.root, self.written)
+                register(self.paths.root, queues_to_register(self.paths.root, self.written))
         finally:
             self._lock.release()
 
@@ -233,12 +236,13 @@ class MessageStore:
         self.close()
 
 
-def claim(paths: StorePaths, create: bool, recovering: bool = False) -> StoreLock:
-    """The one way a writer opens a store root: make it (when allowed), take the lock, finish a
-    bulk load's interrupted adoption, and refuse a store whose last writer crashed. The caller
-    releases the returned lock."""
-    _prepare_root(paths, create)
-    lock = StoreLock(paths)
+def claim(store: Store, create: bool, recovering: bool = False, lock: StoreLock | None = None) -> StoreLock:
+    """The one way a writer opens a store root: make it (when allowed), take the lock (or keep the
+    `lock` the caller holds already), finish a bulk load's interrupted adoption, and refuse a store
+    whose last writer crashed. The caller releases the returned lock."""
+    paths = store.paths
+    _prepare_root(store, create)
+    lock = StoreLock(paths) if lock is None else lock
     try:
         from rmqtool.engine.staging import finish_pending
 
@@ -252,12 +256,10 @@ def claim(paths: StorePaths, create: bool, recovering: bool = False) -> StoreLoc
     return lock
 
 
-def _prepare_root(paths: StorePaths, create: bool) -> None:
-    root = paths.root
+def _prepare_root(store: Store, create: bool) -> None:
+    paths, root = store.paths, store.root
     require_store_root(root, "a write")
-    from rmqtool.engine.kind import require_writable
-
-    require_writable(paths, "write to")
+    store.require_writable("write to")
     if paths.is_store():
         return
     if not create:

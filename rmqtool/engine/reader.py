@@ -11,24 +11,24 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rmqtool.engine.config import StoreConfig
+from rmqtool.engine.opening import Store, load_config, open_store
 from rmqtool.engine.recognition import require_file
 from rmqtool.errors import RmqError
-from rmqtool.files.paths import DLEDGER_PREFIX, StorePaths, offset_name
+from rmqtool.files.paths import StorePaths, offset_name
 from rmqtool.report import Finding
-from rmqtool.structures import checkpoint, dledger, index
+from rmqtool.structures import checkpoint, index
 from rmqtool.structures.commitlog import message
 from rmqtool.structures.consumequeue.queues import QueueStore, open_queues
+from rmqtool.structures.index.geometry import geometry_of_size
 
 if TYPE_CHECKING:  # numpy and the scanner load on first use: lookups start faster without them
     import numpy as np
 
     from rmqtool.structures.commitlog.scan import RecordBatch
-import itertools
 
 from rmqtool.files.segments import (
     SegmentFile,
     data_end,
-    list_segments,
     map_file,
     open_read_only,
     read_file,
@@ -100,7 +100,7 @@ class IndexFiles:
         size = path.stat().st_size if size is None else size
         slots, num = self.config.maxHashSlotNum, self.config.maxIndexNum
         if index.file_len(slots, num) != size and not {"maxHashSlotNum", "maxIndexNum"} & self.given:
-            slots, num = infer_index_geometry(size)
+            slots, num = geometry_of_size(size) or (slots, num)
         if index.file_len(slots, num) != size:
             raise RmqError(f"{path}: {size} bytes does not match maxHashSlotNum={slots}, maxIndexNum={num};"
                            " pass --config broker.conf")
@@ -108,70 +108,43 @@ class IndexFiles:
 
 
 class StoreReader:
-    """A store root opened read-only, or one commitlog segment given by path."""
+    """A store opened read-only (through `open_store`, so its geometry is the files'), or one commitlog
+    segment given by path."""
 
-    def __init__(self, path: str | os.PathLike, config: StoreConfig | None = None,
-                 given: set[str] | None = None) -> None:
-        p = Path(path)
+    def __init__(self, source: str | os.PathLike | Store, config: StoreConfig | str | os.PathLike | None = None) \
+            -> None:
+        store = source if isinstance(source, Store) else None
+        p = store.root if store else Path(source)
         if not p.exists():
-            raise RmqError(f"{path}: no such file or directory")
-        self.config = config or StoreConfig()
-        self.given = given or set()
-        self.single_file = p.is_file()
+            raise RmqError(f"{source}: no such file or directory")
+        self.single_file = store is None and p.is_file()
         if self.single_file:
             require_file(p, "commitlog segment")
+            self.config = load_config(config)
             self.paths = StorePaths(p.parent.parent if p.parent.name == "commitlog" else p.parent)
             self.segments = [single_segment(p)]
+            self.store = None
         else:
-            self.paths = StorePaths(p, self.config.storePathCommitLog or self._dledger_data(p))
+            self.store = store or open_store(p, config)
+            self.config = self.store.config
+            self.paths = self.store.paths
             if not self.paths.is_store():
-                raise RmqError(f"{path}: not a RocketMQ store (no commitlog/ folder)")
-            self.segments = list_segments(self.paths.commitlog)
-            self._refuse_contradicting_config()
+                raise RmqError(f"{source}: not a RocketMQ store (no commitlog/ folder)")
+            self.segments = list(self.store.segments)
+        self.given = self.config.given
         self.segment_size = self._segment_size()
         self._queues: QueueStore | None = None
 
     # -- commitlog ------------------------------------------------------------------------
-    @staticmethod
-    def _dledger_data(root: Path) -> Path | None:
-        """`dledger-<id>/data` under the root: the commitlog of a DLedger store."""
-        found = sorted(root.glob(f"{DLEDGER_PREFIX}*/{dledger.DATA_DIR}"))
-        return found[0] if found and found[0].is_dir() else None
-
     @property
     def dledger(self) -> bool:
         """Whether the log is a DLedger data log (records wrapped in entries)."""
-        return self.paths.commitlog.name == dledger.DATA_DIR and \
-            self.paths.commitlog.parent.name.startswith(DLEDGER_PREFIX)
-
-    def _refuse_contradicting_config(self) -> None:
-        """A size the config sets that no file of its kind has is a wrong config, not a corrupt store."""
-        said = self.config
-        checks = []  # (what the config says, the file size that implies, which files, their sizes)
-        if "mappedFileSizeCommitLog" in self.given and not self.dledger and _sizes_confirmed(self.segments):
-            checks.append((f"mappedFileSizeCommitLog={said.mappedFileSizeCommitLog}", said.mappedFileSizeCommitLog,
-                           "commitlog segments", {s.size for s in self.segments}))
-        if "mappedFileSizeConsumeQueue" in self.given:
-            checks.append((f"mappedFileSizeConsumeQueue={said.mappedFileSizeConsumeQueue}",
-                           said.mappedFileSizeConsumeQueue, "consume-queue files",
-                           _first_queue_file_sizes(self.paths.root / "consumequeue")))
-        if {"maxHashSlotNum", "maxIndexNum"} & self.given and self.paths.index.is_dir():
-            files = [self.paths.index / n for n in self.index_names()[:8]]  # of tens of thousands, maybe
-            size = index.file_len(said.maxHashSlotNum, said.maxIndexNum)
-            checks.append((f"maxHashSlotNum={said.maxHashSlotNum}, maxIndexNum={said.maxIndexNum} ({size}-byte files)",
-                           size, "index files",
-                           {p.stat().st_size for p in files}))
-        for setting, size, files, sizes in checks:
-            if sizes and size not in sizes:
-                shown = ", ".join(str(s) for s in sorted(sizes)[:3])
-                raise RmqError(f"the config says {setting}, but the {files} are {shown} bytes: "
-                               "pass the broker.conf the store was written with")
+        return self.store is not None and self.store.dledger
 
     def _segment_size(self) -> int:
-        if "mappedFileSizeCommitLog" in self.given or not self.segments:
-            return self.config.mappedFileSizeCommitLog
-        sizes = [s.size for s in self.segments]
-        return max(set(sizes), key=sizes.count)
+        if self.single_file and "mappedFileSizeCommitLog" not in self.given:
+            return self.segments[0].size
+        return self.config.mappedFileSizeCommitLog
 
     def segment_for(self, offset: int) -> SegmentFile | None:
         for seg in self.segments:
@@ -290,14 +263,6 @@ class StoreReader:
         with open_read_only(seg.path) as buf:
             return message.decode(buf, offset - seg.start, verify_crc=verify_crc, expected_offset=offset)
 
-    def read_bytes(self, offset: int, length: int) -> bytes:
-        seg = self.segment_for(offset)
-        if seg is None:
-            raise RmqError(f"offset {offset} is outside the commitlog ({self.describe_range()})")
-        with open_read_only(seg.path) as buf:
-            pos = offset - seg.start
-            return bytes(buf[pos : pos + length])
-
     def describe_range(self) -> str:
         if not self.segments:
             return "no segments"
@@ -342,49 +307,12 @@ class StoreReader:
         path = self.paths.checkpoint
         if not path.is_file():
             raise RmqError(f"{self.paths.root}: no checkpoint file")
-        buf = read_file(path)
-        if len(buf) < 24:
-            raise RmqError(f"{path}: {len(buf)} bytes is too small for a checkpoint")
-        return checkpoint.decode(buf)
+        return checkpoint.decode_checked(read_file(path), path)
 
     def abort_present(self) -> bool:
         return self.paths.abort.exists()
 
 
-def _sizes_confirmed(segments: list[SegmentFile]) -> bool:
-    """Whether the segments' names agree with their sizes (each starts where the one before ends): then
-    their size is the store's; a lone or shorter file may be a truncated one, which is damage."""
-    if len(segments) < 2:
-        return False
-    return all(b.start - a.start == a.size for a, b in itertools.pairwise(segments))
-
-
-def _first_queue_file_sizes(root: Path, queues: int = 16) -> set[int]:
-    """Sizes of the first file of up to `queues` consume queues (a few stats, not a walk of the store)."""
-    sizes: set[int] = set()
-    if not root.is_dir():
-        return sizes
-    for topic in sorted(root.iterdir())[:queues]:
-        for queue in sorted(topic.iterdir())[:2] if topic.is_dir() else ():
-            first = min((f for f in queue.iterdir() if f.is_file()), default=None) if queue.is_dir() else None
-            if first is not None:
-                sizes.add(first.stat().st_size)
-    return sizes
-
-
-def infer_index_geometry(size: int) -> tuple[int, int]:
-    """(slots, entries) of an index file of `size` bytes with the broker's 1:4 slot/entry ratio."""
-    body = size - index.HEADER_LEN
-    per_slot = index.SLOT_LEN + 4 * index.ENTRY_LEN
-    if body > 0 and body % per_slot == 0:
-        return body // per_slot, 4 * (body // per_slot)
-    return index.DEFAULT_HASH_SLOTS, index.DEFAULT_INDEX_NUM
-
-
-
 def open_reader(path: str | os.PathLike, config_path: str | os.PathLike | None = None) -> StoreReader:
-    """A reader over `path` with the settings of `config_path` (a broker.conf), if given."""
-    if config_path is None:
-        return StoreReader(path)
-    cfg, given = StoreConfig.from_file(config_path)
-    return StoreReader(path, cfg, given)
+    """A reader over `path` (a store root or one segment) with the settings of `config_path`, if given."""
+    return StoreReader(path, config_path)

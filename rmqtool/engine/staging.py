@@ -118,7 +118,7 @@ def read_end(paths: StorePaths, cfg: StoreConfig) -> StoreEnd:
         finally:
             svc.close()
     if paths.checkpoint.exists():
-        end.checkpoint = checkpoint.decode(paths.checkpoint.read_bytes())
+        end.checkpoint = checkpoint.decode_checked(paths.checkpoint.read_bytes(), paths.checkpoint)
     return end
 
 

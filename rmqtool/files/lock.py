@@ -20,10 +20,8 @@ _HELD_HERE: set[str] = set()  # POSIX locks do not exclude a second open in the 
 
 
 class StoreLock:
-    def __init__(self, paths: StorePaths, action: str = "write to") -> None:
-        from rmqtool.engine.kind import require_writable
-
-        require_writable(paths, action)  # before the lock file is created or touched
+    def __init__(self, paths: StorePaths) -> None:
+        """The lock of `paths`; the caller has checked the store is one rmqtool may write."""
         self.paths = paths
         self.key = os.path.realpath(paths.root)
         if self.key in _HELD_HERE:

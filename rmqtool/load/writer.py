@@ -19,10 +19,10 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from rmqtool.engine.message_store import MessageStore
+from rmqtool.engine.opening import Store, open_store
 from rmqtool.engine.reader import StoreReader
 from rmqtool.engine.rollback import mark, roll_back
 from rmqtool.errors import RmqError
-from rmqtool.files.paths import StorePaths
 from rmqtool.io.schema import PRODUCER_TYPES, STORED_ONLY, STORED_TYPES
 from rmqtool.io.sources import Source
 from rmqtool.load.existing import ExistingRecords
@@ -74,22 +74,24 @@ def load(root, source: Source, opts: LoadOptions, *, flush: str | None = None, b
     `clock` names new index files (default: now). An export's records the store holds already are
     refused, or with `skip_existing` skipped and counted."""
     stored = is_export(source)
-    created = not StorePaths(root, opts.cfg.storePathCommitLog or None).root.exists()
+    opened = root if isinstance(root, Store) else open_store(root, opts.cfg)
+    opts = replace(opts, cfg=opened.config)
+    created = not opened.root.exists()
     store = None
     if not created:  # open an existing store first: rows that name no storeHost take its broker's address
-        store = MessageStore(root, opts.cfg, flush=flush, register_topics=register_topics, clock=clock)
+        store = MessageStore(opened, flush=flush, register_topics=register_topics, clock=clock)
         if opts.store_host is None and store.store_host is not None:
             opts = replace(opts, store_host=store.store_host)
     summary = LoadSummary(as_stored=stored)
     existing = None
     if stored and store is not None and store.commitlog.max_offset > 0:
-        existing = ExistingRecords(StoreReader(store.paths.root, opts.cfg), store.commitlog.max_offset,
+        existing = ExistingRecords(StoreReader(opened), store.commitlog.max_offset,
                                    skip_existing)
     try:
         chunks = ahead(_chunks(source, opts, stored, QueueRotation(opts.queues) if delayed else None, existing))
         first = next(chunks, None)  # a bad first chunk fails before a new store is made
         if store is None:
-            store = MessageStore(root, opts.cfg, flush=flush, register_topics=register_topics, clock=clock)
+            store = MessageStore(opened, flush=flush, register_topics=register_topics, clock=clock)
         log = store.commitlog
         summary.first_offset = log.max_offset
         planner = LoadPlanner(log.max_offset, opts.cfg.mappedFileSizeCommitLog, opts.queues, log.table,

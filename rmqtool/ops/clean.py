@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rmqtool.engine.config import StoreConfig
+from rmqtool.engine.opening import Store, open_store
 from rmqtool.files.paths import StorePaths, parse_offset_name
 from rmqtool.files.segments import list_segments, open_read_only
 from rmqtool.report import COMMITLOG, CONSUMEQUEUE, INDEX, structure_of
@@ -115,13 +116,12 @@ class CleanPlan:
         }
 
 
-def plan_clean(root: str | os.PathLike, cfg: StoreConfig, reserved_hours: float | None = None,
+def plan_clean(root: str | os.PathLike | Store, cfg: StoreConfig | None = None, reserved_hours: float | None = None,
                now_ms: int | None = None) -> CleanPlan:
     """What the broker's cleanup would delete from the store at `root` now, nothing changed."""
-    from rmqtool.engine.kind import require_writable
-
-    paths = StorePaths(root, cfg.storePathCommitLog or None)
-    require_writable(paths, "clean")
+    store = root if isinstance(root, Store) else open_store(root, cfg)
+    store.require_writable("clean")
+    paths, cfg = store.paths, store.config
     hours = cfg.fileReservedTime if reserved_hours is None else reserved_hours
     now = time.time_ns() // 1_000_000 if now_ms is None else now_ms
     plan = CleanPlan(reserved_hours=hours)
@@ -169,10 +169,11 @@ def orphaned_files(paths: StorePaths, min_offset: int) -> list[tuple[str, str]]:
     return out
 
 
-def apply_clean(root: str | os.PathLike, cfg: StoreConfig, plan: CleanPlan) -> None:
+def apply_clean(store: Store, plan: CleanPlan) -> None:
+    """Delete what `plan` names, under the store's lock."""
     from rmqtool.files.lock import StoreLock
 
-    lock = StoreLock(StorePaths(root, cfg.storePathCommitLog or None), "clean")
+    lock = StoreLock(store.paths)
     try:
         for f, _ in plan.deleted:
             Path(f).unlink(missing_ok=True)

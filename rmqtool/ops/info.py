@@ -13,7 +13,6 @@ import os
 from collections import Counter
 from pathlib import Path
 
-from rmqtool.engine.kind import detect
 from rmqtool.engine.reader import StoreReader, open_reader
 from rmqtool.errors import RmqError
 from rmqtool.files.lock import lock_holder
@@ -27,7 +26,7 @@ def store_info(path: str | os.PathLike, config: str | os.PathLike | None = None)
     if reader.single_file:
         raise RmqError(f"{path}: give the store root, not one file")
     try:
-        kind = detect(reader.paths)
+        kind = reader.store.kind
         doc: dict = {"store": str(reader.paths.root), **kind.to_json()}
         doc["commitlog"] = _commitlog(reader)
         doc["consumeQueues"] = _queues(reader)

@@ -22,10 +22,10 @@ from rmqtool.structures import consumequeue, index
 from rmqtool.structures.commitlog import message, msgid, properties, sysflag, uniqkey
 from rmqtool.structures.commitlog.delay import SCHEDULE_TOPIC
 from rmqtool.structures.consumequeue.queues import MapCache
+from rmqtool.structures.index import chain
+from rmqtool.structures.index import check as index_check
 
 LONG_MAX = 2**63 - 1
-_ENTRY = index.ENTRY.codec  # keyHash, phyOffset, timeDiff, prevIndex
-_SLOT = index.SLOT.codec
 _HEADER = index.HEADER.codec
 _CQ_ENTRY = consumequeue.ENTRY.codec
 _I32 = struct.Struct(">i")
@@ -47,7 +47,8 @@ class StoreQuery:
         self.levels = reader.config.delay_levels_ms
         self.maps = MapCache()
         self._index: list[str] | None = None
-        self._geometries: dict[int, tuple[int, int]] = {}
+        self._geometries: dict[int, tuple[int, int] | None] = {}
+        self.skipped: dict[str, str] = {}  # index file -> why lookups skip it (a warning to show)
 
     def close(self) -> None:
         self.maps.close()
@@ -98,11 +99,19 @@ class StoreQuery:
             self._index = [os.path.join(d, name) for name in self.reader.index_names()]
         return self._index
 
-    def _geometry(self, path: str, size: int) -> tuple[int, int]:
-        """(hash slots, entries) of an index file of `size` bytes, worked out once per size."""
-        found = self._geometries.get(size)
-        if found is None:
-            found = self._geometries[size] = self.reader.index_geometry(Path(path), size)
+    def _geometry(self, path: str, size: int) -> tuple[int, int] | None:
+        """(hash slots, entries) of an index file of `size` bytes, worked out once per size; None, and a
+        warning, for a file its size does not fit (a cut file): a lookup skips it."""
+        if size not in self._geometries:
+            try:
+                self._geometries[size] = self.reader.index_geometry(Path(path), size)
+            except RmqError:
+                self._geometries[size] = None
+        found = self._geometries[size]
+        if found is None and path not in self.skipped:
+            cfg = self.reader.config
+            reason = index_check.file_size(path, size, cfg.maxHashSlotNum, cfg.maxIndexNum).reason
+            self.skipped[path] = f"{path}: {reason}; the lookup skipped it"
         return found
 
     def index_offsets(self, topic: str, key: str, *, begin: int = 0, end: int = LONG_MAX,
@@ -124,13 +133,15 @@ class StoreQuery:
             except OSError as e:
                 raise RmqError(f"cannot open {path}: {e.strerror}") from None
             try:
-                slots, _num = self._geometry(path, os.fstat(fd).st_size)
+                geometry = self._geometry(path, os.fstat(fd).st_size)
+                if geometry is None:
+                    continue
                 begin_ts, end_ts, _, _, _, count = _HEADER.unpack(os.pread(fd, index.HEADER_LEN, 0).ljust(
                     index.HEADER_LEN, b"\0"))
                 overlaps = (begin < begin_ts and end > end_ts) or begin_ts <= begin <= end_ts or \
                     begin_ts <= end <= end_ts
                 if overlaps:
-                    self._chain(fd, slots, count, begin_ts, key_hash, begin, end, max_hits, hits)
+                    self._chain(fd, geometry, count, begin_ts, key_hash, begin, end, max_hits, hits)
             finally:
                 os.close(fd)
             if begin_ts < begin or len(hits) >= max_hits:
@@ -138,31 +149,18 @@ class StoreQuery:
         return hits
 
     @staticmethod
-    def _chain(fd: int, slots: int, count: int, begin_ts: int, key_hash: int, begin: int, end: int, max_hits: int,
-               hits: list[int]) -> None:
-        """Follow one bucket's chain from its slot, newest entry first, as IndexFile.selectPhyOffset does."""
-        slot = os.pread(fd, index.SLOT_LEN, index.HEADER_LEN + index.slot_of(key_hash, slots) * index.SLOT_LEN)
-        if len(slot) < index.SLOT_LEN:
-            return
-        entry = _SLOT.unpack(slot)[0]
-        if not index.INVALID_INDEX < entry <= count:
-            return
-        entries_at = index.HEADER_LEN + slots * index.SLOT_LEN
-        for _ in range(count):  # a chain visits each entry at most once; a cycle in a damaged file ends here
-            if len(hits) >= max_hits:
-                return
-            raw = os.pread(fd, index.ENTRY_LEN, entries_at + entry * index.ENTRY_LEN)
-            if len(raw) < index.ENTRY_LEN:
-                return
-            h, phy, diff, prev = _ENTRY.unpack(raw)
-            if diff < 0:
-                return
-            when = begin_ts + diff * 1000
-            if h == key_hash and begin <= when <= end:
-                hits.append(phy)
-            if prev <= index.INVALID_INDEX or prev > count or prev == entry or when < begin:
-                return
-            entry = prev
+    def _chain(fd: int, geometry: tuple[int, int], count: int, begin_ts: int, key_hash: int, begin: int, end: int,
+               max_hits: int, hits: list[int]) -> None:
+        """The hits of one file: its bucket's chain walked by the broker's rule (`chain.walk`), keeping
+        entries of this hash timed within [begin, end]."""
+        slots, num = geometry
+        walk = chain.walk(chain.pread_reader(fd), slots, chain.entry_bound(count, num), begin_ts,
+                          index.slot_of(key_hash, slots), begin)
+        for link in walk:
+            if link.key_hash == key_hash and begin <= link.timestamp <= end:
+                hits.append(link.phy_offset)
+                if len(hits) >= max_hits:
+                    return
 
     def by_key(self, topic: str, key: str, *, unique: bool = False, begin: int = 0, end: int = LONG_MAX,
                max_hits: int = 64, real_topic: bool = False) -> list[Hit]:

@@ -11,7 +11,9 @@ than the checkpoint's index time are dropped, and the records from the recovery 
 dispatched again into consume queues and the index. `apply` then does exactly that.
 
 The broker only moves its in-memory write positions over a cut tail and overwrites it
-later; rmqtool also zeroes those bytes, so the files on disk say where the store ends.
+later; rmqtool also zeroes those bytes, so the files on disk say where the store ends. Every byte
+it zeroes and every file it removes is kept first under `<store>/lost/<UTC time>/` with the plan
+(files/lost.py), and `recover_store` holds the store lock from the plan to the end of the re-dispatch.
 
 The plan also says what the recovery costs, for the summary a person reads first: the
 recovery point (the end of the last intact record and that record's store time), the records
@@ -29,8 +31,10 @@ from pathlib import Path
 import numpy as np
 
 from rmqtool.engine.config import StoreConfig
+from rmqtool.engine.opening import Store, open_store
 from rmqtool.engine.reader import StoreReader
 from rmqtool.errors import RmqError
+from rmqtool.files.lock import StoreLock
 from rmqtool.files.paths import StorePaths, is_temporary, temporary_name
 from rmqtool.files.segments import SegmentFile, data_end, list_segments, open_read_only, read_head
 from rmqtool.report import Finding
@@ -227,14 +231,19 @@ def _unmap(buf, start: int, end: int) -> None:
 
 
 def _queue_plans(reader: StoreReader, cfg: StoreConfig, plan: RecoveryPlan) -> None:
+    """Each queue's valid end; a queue file the consume-queue rules find in error refuses the plan."""
+    from rmqtool.report import ERROR
+    from rmqtool.structures.consumequeue import rules
+
     file_size = cfg.mappedFileSizeConsumeQueue
     for topic in reader.topics():
         for qid in reader.queue_ids(topic):
-            files = [s.path for s in list_segments(reader.paths.queue_dir(topic, qid))]
-            for f in files:
-                if f.stat().st_size != file_size:
-                    plan.refused = (f"{f}: {f.stat().st_size} bytes, not mappedFileSizeConsumeQueue={file_size}: "
-                                    "the broker refuses to start (pass the store's broker.conf with --config)")
+            directory = reader.paths.queue_dir(topic, qid)
+            bad = next((f for f in rules.file_findings(directory, file_size) if f.severity == ERROR), None)
+            if bad is not None:
+                plan.refused = f"{bad.file}: {bad.reason}" + (" (pass the store's broker.conf with --config)" if
+                                                             bad.kind in rules.GEOMETRY_KINDS else "")
+            files = [s.path for s in list_segments(directory)]
             if not files:
                 continue
             first = max(len(files) - RECOVER_FROM_LAST, 0)
@@ -264,14 +273,13 @@ def _record_start(seg: SegmentFile, cp: checkpoint.Checkpoint, index_safe: bool)
         return found.store_timestamp <= cp.min_timestamp(index_safe)
 
 
-def plan_recovery(root: str | os.PathLike, cfg: StoreConfig, *, count_dispatch: bool = True,
+def plan_recovery(root: str | os.PathLike | Store, cfg: StoreConfig | None = None, *, count_dispatch: bool = True,
                   thorough: bool = False) -> RecoveryPlan:
     """What recovery would do to the store at `root`, nothing changed.
 
     `count_dispatch` simulates the re-dispatch to count the queue entries and index keys it
     adds (a dry run needs that; `apply_recovery` counts them from the result instead).
     """
-    from rmqtool.engine.kind import require_writable
     from rmqtool.structures.commitlog.kernels import (
         POLICY_BROKER,
         STOP_BLANK,
@@ -281,9 +289,10 @@ def plan_recovery(root: str | os.PathLike, cfg: StoreConfig, *, count_dispatch: 
         walk_rows,
     )
 
-    require_writable(StorePaths(root, cfg.storePathCommitLog or None), "recover")
-    reader = StoreReader(root, cfg, {"mappedFileSizeCommitLog", "mappedFileSizeConsumeQueue", "maxHashSlotNum",
-                                     "maxIndexNum"})
+    store = root if isinstance(root, Store) else open_store(root, cfg)
+    store.require_writable("recover")
+    reader = StoreReader(store)
+    cfg = reader.config
     paths = reader.paths
     plan = RecoveryPlan("crash" if paths.abort.exists() else "clean")
     segments = reader.segments
@@ -608,34 +617,92 @@ def _kept_index_end(reader: StoreReader, plan: RecoveryPlan) -> int:
     return int(index.decode_header(head)["endPhyOffset"]) if len(head) == index.HEADER_LEN else 0
 
 
-def apply_recovery(root: str | os.PathLike, cfg: StoreConfig, plan: RecoveryPlan) -> None:
-    """Do what `plan` says: cut, delete, re-dispatch, then close the store cleanly."""
+def recover_store(root: str | os.PathLike | Store, cfg: StoreConfig | None = None, *,
+                  thorough: bool = False) -> tuple[RecoveryPlan, Path | None]:
+    """Plan and apply recovery under one hold of the store lock, from before the plan to the end of the
+    re-dispatch: no writer can come in between what the plan saw and what recovery cuts (the store is
+    resolved again once the lock is held). Returns the plan and the lost/ folder that keeps what was
+    cut (None: nothing was). A refused plan changes nothing: not even a `lock` file is left behind."""
+    first = root if isinstance(root, Store) else open_store(root, cfg)
+    first.require_writable("recover")  # before the lock file is created or touched
+    had_lock_file = first.paths.lock.exists()
+    lock = StoreLock(first.paths)
+    try:
+        store = open_store(first.root, first.config, kind=first.kind)
+        plan = plan_recovery(store, count_dispatch=False, thorough=thorough)
+        if plan.refused:
+            if not had_lock_file:
+                first.paths.lock.unlink(missing_ok=True)
+            return plan, None
+        return plan, apply_recovery(store, None, plan, lock=lock)
+    finally:
+        lock.release()
+
+
+def lost_dir_of(paths: StorePaths, plan: RecoveryPlan) -> Path | None:
+    """The lost/ folder recovery by `plan` would fill if it started now; None when it cuts and removes nothing."""
+    from rmqtool.files.lost import next_lost_dir
+
+    if not (plan.cuts or plan.deleted):
+        return None
+    return next_lost_dir(paths)
+
+
+def apply_recovery(root: str | os.PathLike | Store, cfg: StoreConfig | None, plan: RecoveryPlan, *,
+                   lock: StoreLock | None = None) -> Path | None:
+    """Do what `plan` says: keep what it cuts and removes under lost/, cut, remove, re-dispatch, then
+    close the store cleanly. The store lock (`lock`, taken before the plan by `recover_store`, or taken
+    here) is held to the end of the re-dispatch and released with the store. Returns the lost/ folder
+    (None when nothing was cut or removed)."""
     from rmqtool.engine.message_store import MessageStore
-    from rmqtool.files.lock import StoreLock
 
     if plan.refused:
         raise RmqError(f"recovery refused: {plan.refused}")
-    paths = StorePaths(root, cfg.storePathCommitLog or None)
-    lock = StoreLock(paths, "recover")
+    store = root if isinstance(root, Store) else open_store(root, cfg)
+    if lock is None:
+        store.require_writable("recover")
+        lock = StoreLock(store.paths)
     try:
-        for c in plan.cuts:
-            start, end = cut_range(c)
-            with open(c.file, "r+b") as f:
-                f.seek(start)
-                f.write(bytes(end - start))
-                f.flush()
-                os.fsync(f.fileno())
-        for file, _ in plan.deleted:
-            Path(file).unlink(missing_ok=True)
-        _fill_holes(plan, cfg.mappedFileSizeCommitLog)
-    finally:
+        lost = _keep_and_cut(store.paths, plan)
+        _fill_holes(plan, store.config.mappedFileSizeCommitLog)
+        recovered = MessageStore(store, recovering=True, lock=lock,  # the files as cut
+                                 dispatch_from=plan.start_offset if plan.mode == "crash" or plan.thorough else None)
+    except BaseException:
         lock.release()
-    store = MessageStore(root, cfg, recovering=True,
-                         dispatch_from=plan.start_offset if plan.mode == "crash" or plan.thorough else None)
+        raise
     try:
-        _count_added(store, plan)
+        _count_added(recovered, plan)
     finally:
-        store.close()
+        recovered.close()  # releases the lock
+    return lost
+
+
+def _keep_and_cut(paths: StorePaths, plan: RecoveryPlan) -> Path | None:
+    """Every range `plan` cuts is copied to lost/ and made durable before any is zeroed; every file it
+    removes is moved there. Returns the lost/ folder, None when there was nothing to keep."""
+    from rmqtool.files.lost import Lost
+
+    removed = [Path(f) for f in dict.fromkeys(f for f, _ in plan.deleted) if os.path.lexists(f)]
+    if not (plan.cuts or removed):
+        return None
+    lost = Lost(paths, plan.to_json())
+    ranges = [(c.file, *cut_range(c)) for c in plan.cuts]
+    for file, start, end in ranges:
+        lost.keep_range(file, start, end)
+    for file, start, end in ranges:
+        _zero(file, start, end)
+    for file in removed:
+        lost.keep_file(file)
+    return lost.directory
+
+
+def _zero(file: str, start: int, end: int) -> None:
+    """Zero bytes [start, end) of `file` durably, a window at a time."""
+    window = bytes(min(end - start, _BACKWARD_WINDOW))
+    with open(file, "r+b") as f:
+        for pos in range(start, end, len(window) or 1):
+            os.pwrite(f.fileno(), window[: end - pos], pos)
+        os.fsync(f.fileno())
 
 
 def _count_added(store, plan: RecoveryPlan) -> None:

@@ -3,7 +3,9 @@
 Commitlog: every record of every segment (length, magic, body CRC, physicalOffset field),
 blank markers, the segment sequence and sizes, and a garbage tail after the end of the log.
 Consume queues: every entry points at a record of its topic and queue with the same queue
-offset, size and tagsCode; every record that belongs in a queue has its entry. Index: every
+offset, size and tagsCode; every record that belongs in a queue has its entry; the queue files'
+names and sizes (`consumequeue.rules`, which recovery refuses by), and the entries of a file past
+its queue's end, which a read by queue offset still serves. Index: every
 entry resolves to a record carrying that key, and every key of every indexed record is
 reachable from its slot. Checkpoint times against the data; `abort` is a warning.
 
@@ -17,16 +19,21 @@ however many files they span, and checked together), whatever the store's size.
 from __future__ import annotations
 
 import os
+from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 
 from rmqtool.engine.reader import StoreReader
-from rmqtool.files.segments import release_pages
-from rmqtool.report import CHECKPOINT, COMMITLOG, CONSUMEQUEUE, ERROR, INDEX, STORE, WARNING, Finding
+from rmqtool.errors import RmqError
+from rmqtool.files.segments import SegmentFile, release_pages
+from rmqtool.report import CHECKPOINT, CONSUMEQUEUE, ERROR, INDEX, STORE, WARNING, Finding
 from rmqtool.structures import consumequeue, index
-from rmqtool.structures.consumequeue import queue_keys, queue_of_key
+from rmqtool.structures.commitlog import message
+from rmqtool.structures.consumequeue import queue_keys, queue_of_key, rules
+from rmqtool.structures.consumequeue.queues import queue_file_entries
 
 WINDOW_RECORDS = 1 << 19  # records held at once
 REPORT_CAP = 100  # findings of one kind for one file before they are summed up in one more
@@ -37,18 +44,38 @@ _REACH_CHUNK = 1 << 20  # index entries walked between two page releases
 
 @dataclass
 class VerifyReport:
+    """What verify found. `findings` lists at most REPORT_CAP of one kind per file, then one "N more
+    like" row that stands for the N others; the totals count every finding, listed or not."""
+
     messages: int = 0
     queue_entries: int = 0
     index_entries: int = 0
     findings: list[Finding] = field(default_factory=list)
+    unlisted: Counter[tuple[str, str]] = field(default_factory=Counter)  # (kind, severity): found beyond the
+    # listed rows (a "N more like" row is listed, and stands for N - 1 more)
+
+    def totals(self) -> Counter[tuple[str, str]]:
+        """Every finding found, listed or not, per (kind, severity)."""
+        return Counter((f.kind, f.severity) for f in self.findings) + self.unlisted
 
     @property
     def problems(self) -> int:
-        return sum(f.severity == ERROR for f in self.findings)
+        return sum(n for (_, severity), n in self.totals().items() if severity == ERROR)
+
+    @property
+    def warnings(self) -> int:
+        return sum(n for (_, severity), n in self.totals().items() if severity != ERROR)
+
+    def by_kind(self) -> dict[str, int]:
+        """Every finding found, per kind."""
+        out: Counter[str] = Counter()
+        for (kind, _), n in self.totals().items():
+            out[kind] += n
+        return dict(sorted(out.items()))
 
     def to_json(self) -> dict:
         return {"messages": self.messages, "queueEntries": self.queue_entries, "indexEntries": self.index_entries,
-                "problems": self.problems, "warnings": len(self.findings) - self.problems,
+                "problems": self.problems, "warnings": self.warnings, "byKind": self.by_kind(),
                 "findings": [f.to_json() for f in self.findings]}
 
 
@@ -70,7 +97,7 @@ class Window:
 
 class _Capped:
     """Appends findings to a report, at most REPORT_CAP of one kind per file, then one sum: a
-    findings list never grows with the store."""
+    findings list never grows with the store. The report's totals count them all."""
 
     def __init__(self, report: VerifyReport) -> None:
         self.report = report
@@ -93,6 +120,7 @@ class _Capped:
                 first = self.first[key]
                 self.report.findings.append(Finding(first.file, 0, f"{n - REPORT_CAP} more like: {first.reason}", 0,
                                                     first.severity, first.structure, first.kind))
+                self.report.unlisted[(first.kind, first.severity)] += n - REPORT_CAP - 1
 
 
 def verify_store(reader: StoreReader) -> VerifyReport:
@@ -100,11 +128,6 @@ def verify_store(reader: StoreReader) -> VerifyReport:
     sink = _Capped(report)
     report.findings += reader.sequence_findings()
     cfg = reader.config
-    for seg in reader.segments:
-        if seg.size != cfg.mappedFileSizeCommitLog and {"mappedFileSizeCommitLog"} & reader.given:
-            report.findings.append(Finding(str(seg.path), seg.start, f"segment is {seg.size} bytes, not "
-                                           f"mappedFileSizeCommitLog={cfg.mappedFileSizeCommitLog}", seg.size,
-                                           structure=COMMITLOG, kind="segment-size"))
     log_min = reader.segments[0].start if reader.segments else 0
     keys: dict[tuple[str, int], int] = {}
     queues = _Queues(reader, keys, log_min, report, sink)
@@ -116,7 +139,11 @@ def verify_store(reader: StoreReader) -> VerifyReport:
             indexes.check(window)
         last_ts, end = max(last_ts, window.last_store_ts), window.end
     queues.finish(end)
-    report.findings += reader.queues.findings()
+    queue_findings = reader.queues.findings()
+    report.findings += queue_findings
+    for f in queue_findings:
+        if f.kind == rules.FILE_PAST_END:
+            _past_end_entries(reader, Path(f.file), sink)
     if indexes is not None:
         indexes.finish(end)
     sink.close()
@@ -274,6 +301,32 @@ class _Queues:
                                                   kind="entry-past-log-end"))
 
 
+def _past_end_entries(reader: StoreReader, path: Path, sink: _Capped) -> None:
+    """The entries of a queue file past its queue's end (`rules.FILE_PAST_END`), which a read by queue
+    offset still serves, against the records they point at: each must be the record of its own topic,
+    queue and queue offset, of its size (a file copied to another name is not)."""
+    topic, qid = path.parent.parent.name, int(path.parent.name)
+    qoffs, entries = queue_file_entries(SegmentFile(path, int(path.name), path.stat().st_size))
+    folder = str(path.parent)
+    wrong: dict[str, dict[int, str]] = {"entry-without-record": {}, "entry-mismatch": {}}  # kind: row: reason
+    for i, (q, e) in enumerate(zip(qoffs.tolist(), entries.tolist(), strict=True)):
+        try:
+            rec = reader.read_record(e[0], verify_crc=False)
+        except RmqError:
+            rec = None
+        if not isinstance(rec, message.Message):
+            wrong["entry-without-record"][i] = f"entry {q} (past the queue's end) points at {e[0]}, where no record " \
+                "starts"
+        elif (rec.topic, rec.queue_id, rec.queue_offset, rec.store_size) != (topic, qid, q, e[1]):
+            wrong["entry-mismatch"][i] = (f"entry {q} (past the queue's end) does not match the record at {e[0]} "
+                                          f"({rec.topic}/{rec.queue_id} queue offset {rec.queue_offset}, size "
+                                          f"{rec.store_size})")
+    for kind, reasons in wrong.items():
+        sink.add_each(folder, kind, np.array(list(reasons), dtype=np.int64), lambda i, kind=kind, reasons=reasons: (
+            Finding(folder, int(qoffs[i]) * consumequeue.ENTRY_LEN, reasons[i], consumequeue.ENTRY_LEN,
+                    structure=CONSUMEQUEUE, kind=kind)))
+
+
 @dataclass
 class _Slice:
     """Consecutive entries of one index file (entry numbers first+1 ..), copied out of its map."""
@@ -318,37 +371,52 @@ class _IndexCursor:
         self.at = 0
 
     def _next_file(self) -> bool:
-        path = next(self.paths, None)
-        if path is None:
-            return False
-        view = self.reader.index_file(path)
-        self.buf, self.entries = view.buf, view.entries()
+        from rmqtool.structures.index.check import header_findings
+
+        view = None
+        while view is None:  # a file that cannot be read is a finding, and the next one is taken
+            path = next(self.paths, None)
+            if path is None:
+                return False
+            view = self._open(path)
+        entries = view.entries()
+        found, held = header_findings(str(path), view.header, entries, view.index_num)
+        self.report.findings += found
+        self.buf, self.entries = view.buf, entries[:held]  # a count past the entries adds no empty ones
         self.report.index_entries += len(self.entries)
         self.entries_at = index.HEADER_LEN + view.hash_slots * index.SLOT_LEN
-        self.reach = self._reachable(view)
+        self.reach = self._reachable(view)[:held]
         self.path, self.at = str(path), 0
         self.sink.add_each(self.path, "index-entry-unreachable", np.flatnonzero(~self.reach), lambda i: Finding(
             self.path, self._at(i), f"entry {i + 1} cannot be reached from its slot (broken chain)", index.ENTRY_LEN,
             structure=INDEX, kind="index-entry-unreachable"))
         return True
 
+    def _open(self, path):
+        """The file's view; None, after a finding, for a file its size does not fit (a cut file)."""
+        from rmqtool.errors import RmqError
+        from rmqtool.structures.index.check import file_size
+
+        try:
+            return self.reader.index_file(path)
+        except RmqError:
+            cfg = self.reader.config
+            self.report.findings.append(file_size(str(path), os.stat(path).st_size, cfg.maxHashSlotNum,
+                                                  cfg.maxIndexNum))
+            return None
+
     def _at(self, i: int) -> int:
         return self.entries_at + (i + 1) * index.ENTRY_LEN
 
     def _reachable(self, view) -> np.ndarray:
-        """Which entries a lookup reaches from the slots, in one backward pass whose passed pages are
-        given back as it goes (resident memory stays a chunk of the file)."""
-        from rmqtool.structures.index.kernel import follow_links, slot_heads
+        """Which entries a lookup from the store's first moment meets (`chain.walk`'s rule), in one
+        backward pass whose passed pages are given back as it goes (resident memory stays a chunk)."""
+        from rmqtool.structures.index import chain
 
-        buf = np.frombuffer(view.buf, dtype=np.uint8)
-        count = min(view.header["indexCount"], view.index_num)
-        reach = np.zeros(max(count, index.FIRST_INDEX), dtype=np.bool_)
-        slot_heads(buf, view.hash_slots, count, reach)
-        release_pages(view.buf, index.HEADER_LEN, self.entries_at)
-        for hi in range(count, index.FIRST_INDEX, -_REACH_CHUNK):
-            lo = max(hi - _REACH_CHUNK, index.FIRST_INDEX)
-            follow_links(buf, view.hash_slots, lo, hi, reach)
-            release_pages(view.buf, self.entries_at + lo * index.ENTRY_LEN, self.entries_at + hi * index.ENTRY_LEN)
+        reach = chain.reachable(np.frombuffer(view.buf, dtype=np.uint8), view.hash_slots,
+                                chain.entry_bound(view.header["indexCount"], view.index_num),
+                                view.header["beginTimestamp"], chunk=_REACH_CHUNK,
+                                passed=lambda lo, hi: release_pages(view.buf, lo, hi))
         return reach[index.FIRST_INDEX :]
 
     def _take(self, end: int | None) -> Iterator[_Slice]:

@@ -12,7 +12,7 @@ import numpy as np
 from rmqtool.engine.reader import StoreReader
 from rmqtool.errors import NotFound, RmqError
 from rmqtool.files.segments import SegmentFile, open_read_only, single_segment
-from rmqtool.report import COMMITLOG, ERROR, WARNING, Finding
+from rmqtool.report import COMMITLOG, WARNING, Finding
 from rmqtool.structures import consumequeue, index
 from rmqtool.structures.commitlog import compression, message
 from rmqtool.structures.commitlog.template import FieldSpan, record_template
@@ -168,7 +168,3 @@ def inspect_record(reader: StoreReader, offset: int) -> Inspection:
         length = spans[-1].start + spans[-1].length if spans else 0
         raw = bytes(buf[pos : pos + length])
     return Inspection(offset, seg, spans, problem, raw)
-
-
-def has_errors(findings: list[Finding]) -> bool:
-    return any(f.severity == ERROR for f in findings)

@@ -16,9 +16,9 @@ from __future__ import annotations
 import pyarrow as pa
 
 from rmqtool.engine.message_store import claim
+from rmqtool.engine.opening import Store
 from rmqtool.engine.staging import adopted, discard_stale, record_load, tidy
 from rmqtool.errors import RmqError
-from rmqtool.files.paths import StorePaths
 from rmqtool.io.sources import SourceFiles
 from rmqtool.load.records import LoadOptions
 
@@ -62,12 +62,13 @@ def _lines(path: str, limit: int) -> int:
     return lines + (last != b"\n")
 
 
-def already_loaded(paths: StorePaths, load_id: str) -> dict | None:
+def already_loaded(store: Store, load_id: str) -> dict | None:
     """Under the store's lock: finish a half-adopted Spark load, drop staging a killed one left,
     and return the record of `load_id` when it was loaded before."""
+    paths = store.paths
     if not paths.is_store():
         return None
-    lock = claim(paths, create=False)
+    lock = claim(store, create=False)
     try:
         discard_stale(paths)
         tidy(paths)
@@ -76,13 +77,14 @@ def already_loaded(paths: StorePaths, load_id: str) -> dict | None:
         lock.release()
 
 
-def load_in_process(files: list[str], fmt: str, paths: StorePaths, opts: LoadOptions, load_id: str,
+def load_in_process(files: list[str], fmt: str, store: Store, opts: LoadOptions, load_id: str,
                     register_topics: bool) -> tuple[int, int, int]:
     """Load the rows through `load.writer` and record the load; returns (messages, first offset, end)."""
     from rmqtool.load.writer import load
 
+    paths = store.paths
     source = SourceFiles(files, fmt, producer_rows=True)
-    summary = load(paths.root, source, opts, register_topics=register_topics, delayed=False,
+    summary = load(store, source, opts, register_topics=register_topics, delayed=False,
                    clock=lambda: opts.store_timestamp)
     first = summary.first_offset or 0
     end = summary.end_offset if summary.end_offset is not None else first

@@ -23,6 +23,7 @@ from pathlib import Path
 import pyarrow as pa
 
 from rmqtool.engine.message_store import claim
+from rmqtool.engine.opening import Store, open_store
 from rmqtool.engine.recognition import require_store_root
 from rmqtool.engine.staging import (
     Staging,
@@ -45,7 +46,7 @@ from rmqtool.load.planner import LoadPlanner
 from rmqtool.load.records import LoadOptions
 from rmqtool.structures import checkpoint
 from rmqtool.structures.commitlog import uniqkey
-from rmqtool.structures.config.topics import read_table, register, topics_path
+from rmqtool.structures.config.topics import queues_to_register, read_table, register, topics_path
 from rmqtool.structures.index import file_len
 
 FORMATS = ("jsonl", "parquet", "csv")
@@ -146,14 +147,16 @@ def spark_load(inputs: list[Path] | LoadInput, store: Path, opts: LoadOptions, *
     job = inputs if isinstance(inputs, LoadInput) else load_input(inputs, fmt, threshold)
     files, fmt = job.files, job.fmt
     load_id = check_load_id(load_id) if load_id else default_load_id(files, fmt, opts, explicit_ts)
-    paths = StorePaths(store, opts.cfg.storePathCommitLog or None)
+    opened = open_store(store, opts.cfg)
+    opts = replace(opts, cfg=opened.config)
+    paths = opened.paths
     if job.in_process:
-        return _in_process(job, paths, opts, load_id, register_topics, progress)
+        return _in_process(job, opened, opts, load_id, register_topics, progress)
     created = not paths.root.exists()
     if register_topics:
         require_store_root(paths.root, "a write")
         read_table(topics_path(paths.root))  # a topic table that cannot be merged: refused before a write
-    lock = claim(paths, create=True)
+    lock = claim(opened, create=True)
     failed = True
     try:
         record = adopted(paths, load_id)
@@ -183,14 +186,14 @@ def spark_load(inputs: list[Path] | LoadInput, store: Path, opts: LoadOptions, *
         lock.release()
 
 
-def _in_process(job: LoadInput, paths: StorePaths, opts: LoadOptions, load_id: str, register_topics: bool,
+def _in_process(job: LoadInput, store: Store, opts: LoadOptions, load_id: str, register_topics: bool,
                 progress: Progress | None) -> LoadResult:
     from rmqtool.spark.inprocess import already_loaded, load_in_process
 
-    record = already_loaded(paths, load_id)
+    record = already_loaded(store, load_id)
     if record is not None:
         return _already(load_id, record)
-    messages, first, end = load_in_process(job.files, job.fmt, paths, opts, load_id, register_topics)
+    messages, first, end = load_in_process(job.files, job.fmt, store, opts, load_id, register_topics)
     _note(progress, "load", messages)
     return LoadResult(load_id, messages, first, end, in_process=True)
 
@@ -295,7 +298,7 @@ def _run(spark, files, fmt, partitions, paths: StorePaths, staging: Staging, opt
         needs: dict[str, int] = {}
         for topic, queue_id in planner.first_offsets:
             needs[topic] = max(needs.get(topic, 0), queue_id + 1)
-        register(paths.root, needs)
+        register(paths.root, queues_to_register(paths.root, needs))
     _note(progress, "adopt", total_rows)
     return LoadResult(staging.load_id, total_rows, end.commitlog_end, planner.end, chunks=len(names))
 

@@ -70,8 +70,9 @@ def index_file_refusal(head: bytes, size: int) -> str | None:
 
 def checkpoint_refusal(buf: bytes) -> str | None:
     """A checkpoint holds flush times (epoch ms, or 0 before the first flush)."""
-    if len(buf) < 24:
-        return f"{len(buf)} bytes is too small for a checkpoint"
+    reason = checkpoint.refusal(buf)
+    if reason is not None:
+        return reason
     cp = checkpoint.decode(buf)
     times = (cp.physicMsgTimestamp, cp.logicsMsgTimestamp, cp.indexMsgTimestamp)
     if not all(_plausible_time(t) for t in times):

@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import struct
 from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from rmqtool.errors import RmqError
 
 FILE_LEN = 4096
 FIELDS_49 = ("physicMsgTimestamp", "logicsMsgTimestamp", "indexMsgTimestamp")
 FIELDS_5X = ("masterFlushedOffset", "confirmPhyOffset")
 _LONGS_49 = struct.Struct(">qqq")
 _LONGS_5X = struct.Struct(">qqqqq")
+MIN_LEN = _LONGS_49.size  # 24: a shorter file cannot hold the three 4.9 longs
 RECOVERY_MARGIN_MS = 3000  # the broker's min timestamp backs off 3 s
 
 
@@ -32,8 +36,23 @@ class Checkpoint:
         return {k: v for k, v in asdict(self).items() if v is not None}
 
 
+def refusal(buf) -> str | None:
+    """Why `buf` cannot be read as a checkpoint (too short for its longs), or None."""
+    if len(buf) < MIN_LEN:
+        return f"{len(buf)} bytes is too small for a checkpoint ({MIN_LEN} bytes at least)"
+    return None
+
+
+def decode_checked(buf, path: Path) -> Checkpoint:
+    """`decode`, or the one-line refusal naming `path` (every reader and writer of a checkpoint file reads it so)."""
+    reason = refusal(buf)
+    if reason is not None:
+        raise RmqError(f"{path}: {reason}")
+    return decode(buf)
+
+
 def decode(buf) -> Checkpoint:
-    """A checkpoint page; the 5.x longs are reported when any of them is set."""
+    """A checkpoint page of at least MIN_LEN bytes; the 5.x longs are reported when any of them is set."""
     if len(buf) >= _LONGS_5X.size:
         values = _LONGS_5X.unpack_from(buf, 0)
         if any(values[3:]):

@@ -12,7 +12,8 @@ from rmqtool.structures import checkpoint
 class CheckpointFile:
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
-        cp = checkpoint.decode(self.path.read_bytes()) if self.path.exists() else checkpoint.Checkpoint()
+        exists = self.path.exists()
+        cp = checkpoint.decode_checked(self.path.read_bytes(), self.path) if exists else checkpoint.Checkpoint()
         self.physic, self.logics, self.index = cp.physicMsgTimestamp, cp.logicsMsgTimestamp, cp.indexMsgTimestamp
 
     def flush(self) -> None:

@@ -53,15 +53,6 @@ def _host_text(address: bytes, port: int) -> str:
     return f"[{ip}]:{port}" if len(address) == IPV6_LEN else f"{ip}:{port}"
 
 
-def host_len(is_v6: bool) -> int:
-    return IPV6_HOST_LEN if is_v6 else IPV4_HOST_LEN
-
-
-def decode_host(buf, pos: int, is_v6: bool) -> SocketAddress:
-    n = IPV6_LEN if is_v6 else IPV4_LEN
-    return SocketAddress(bytes(buf[pos : pos + n]), _PORT.unpack_from(buf, pos + n)[0])
-
-
 @lru_cache(maxsize=4096)
 def parse_host(text: str) -> SocketAddress:
     """Parse `ip:port` or `[v6]:port` (a leading `/`, as Java prints addresses, is accepted)."""

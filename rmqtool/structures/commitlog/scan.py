@@ -38,7 +38,15 @@ _MAGIC_BYTE1 = (MAGIC_V1 >> 16) & 0xFF
 _HOST_V6_BITS = sysflag.BORN_HOST_V6 | sysflag.STORE_HOST_V6
 _V4_DTYPE = message.header_dtype(False, False)
 _V4_HEADER = f"V{_V4_DTYPE.itemsize}"
-_SIZED_REASONS = ("physicalOffset", "record length mismatch")  # the size field itself is sound
+# Finding kinds of a scan. A record whose size field is sound but whose content is not is one of
+# `_SIZED_KINDS` (by its reason's start); where the scan lost the record boundaries it reports a
+# corrupt region up to the next record, or garbage up to the end of the data.
+CRC_MISMATCH = "crc-mismatch"
+ZERO_GAP = "zero-gap"
+CORRUPT_REGION = "corrupt-region"
+GARBAGE_TAIL = "garbage-tail"
+_SIZED_KINDS = {"physicalOffset": "physical-offset-mismatch", "record length mismatch": "record-length-mismatch"}
+_SIZED_REASONS = tuple(_SIZED_KINDS)  # the size field itself is sound
 
 END_BLANK = "blank"  # a blank marker closes the segment
 END_ZEROS = "zeros"  # the rest of the segment is zeros: the end of the log
@@ -328,17 +336,18 @@ class SegmentScanner:
             if next_start is None:
                 self.end = SegmentEnd(self.file, self.base, pos, END_ZEROS)
             else:
-                self._report(pos, "zero-filled gap before the next record", stop - pos)
+                self._report(pos, "zero-filled gap before the next record", stop - pos, ZERO_GAP)
             return stop, None
         if rec.reason.startswith(_SIZED_REASONS) and (next_start is None or pos + rec.length <= next_start):
-            self._report(pos, rec.reason, rec.length)
+            kind = next(k for start, k in _SIZED_KINDS.items() if rec.reason.startswith(start))
+            self._report(pos, rec.reason, rec.length, kind)
             return pos + rec.length, None
         if next_start is None:
             garbage = int(np.flatnonzero(self.arr[pos : max(self.data_end, pos + 1)])[-1]) + 1
-            self._report(pos, f"{rec.reason}; no record follows", garbage)
+            self._report(pos, f"{rec.reason}; no record follows", garbage, GARBAGE_TAIL)
             self.end = SegmentEnd(self.file, self.base, pos, END_ZEROS)
             return size, None
-        self._report(pos, f"{rec.reason}; skipped to the next record", stop - pos)
+        self._report(pos, f"{rec.reason}; skipped to the next record", stop - pos, CORRUPT_REGION)
         return stop, None
 
     def next_record_start(self, lo: int) -> int | None:
@@ -375,8 +384,8 @@ class SegmentScanner:
         total = self.i4[c]
         return c[(total >= MIN_RECORD_LEN) & (total <= size - c)]
 
-    def _report(self, pos: int, reason: str, nbytes: int, severity: str = ERROR) -> None:
-        self.findings.append(Finding(self.file, self.base + pos, reason, int(nbytes), severity))
+    def _report(self, pos: int, reason: str, nbytes: int, kind: str, severity: str = ERROR) -> None:
+        self.findings.append(Finding(self.file, self.base + pos, reason, int(nbytes), severity, kind=kind))
 
     def _headers(self, starts: np.ndarray) -> np.ndarray:
         """Writable big-endian header rows (IPv4 layout) at `starts`; zero-padded at the file end."""
@@ -408,7 +417,7 @@ class SegmentScanner:
             return batch
         for i in bad.tolist():
             self._report(int(starts[i]), f"body CRC mismatch: stored {int(stored[i])}, computed {int(crc[i])}",
-                         int(batch.cols["totalSize"][i]))
+                         int(batch.cols["totalSize"][i]), CRC_MISMATCH)
         keep = np.ones(len(starts), dtype=bool)
         keep[bad] = False
         return batch.select(keep)

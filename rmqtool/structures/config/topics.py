@@ -2,8 +2,9 @@
 
 The shape is what the 4.9 broker's TopicConfigManager persists: `topicConfigTable` (topic ->
 TopicConfig fields) and `dataVersion` (timestamp, counter). A merge keeps every entry that
-is there, raises read/write queue numbers to cover the highest queue id written, adds the
-missing topics, and bumps the data version. It is written the way the broker writes it: the
+is there, raises read/write queue numbers to cover the highest queue id written and every queue
+folder the store already holds for a topic written (`queues_to_register`), never lowers them, adds
+the missing topics, and bumps the data version. It is written the way the broker writes it: the
 new text to `topics.json.tmp`, the old text copied to `topics.json.bak`, then the rename.
 """
 
@@ -17,6 +18,7 @@ from pathlib import Path
 
 from rmqtool.errors import RmqError
 from rmqtool.files.lock import fsync_path
+from rmqtool.files.paths import StorePaths
 from rmqtool.structures.commitlog.delay import SCHEDULE_TOPIC
 
 TOPICS_FILE = "topics.json"
@@ -32,6 +34,21 @@ def topic_config(name: str, queues: int) -> dict:
     """A TopicConfig as the broker serialises it (fields in name order, as fastjson writes them)."""
     return {"order": False, "perm": PERM_READ_WRITE, "readQueueNums": queues, "topicFilterType": "SINGLE_TAG",
             "topicName": name, "topicSysFlag": 0, "writeQueueNums": queues}
+
+
+def queue_folders(root: Path, topic: str) -> int:
+    """Queues the store holds for `topic`: its highest `consumequeue/<topic>/<id>` folder + 1 (0 without one)."""
+    try:
+        entries = list(os.scandir(StorePaths(root).consumequeue / topic))
+    except (FileNotFoundError, NotADirectoryError):
+        return 0
+    return max((int(e.name) + 1 for e in entries if e.name.isdigit() and e.is_dir()), default=0)
+
+
+def queues_to_register(root: Path, written: Mapping[str, int]) -> dict[str, int]:
+    """Queues to register for each topic written: the queue ids written, and at least the queue folders
+    the store has for it, so a broker started on the store serves (and shows) every queue that holds messages."""
+    return {topic: max(need, queue_folders(root, topic)) for topic, need in written.items()}
 
 
 def read_table(path: Path) -> dict:

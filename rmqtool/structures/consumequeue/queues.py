@@ -19,6 +19,7 @@ from rmqtool.files.paths import StorePaths
 from rmqtool.files.segments import SegmentFile, list_segments, read_file
 from rmqtool.report import Finding
 from rmqtool.structures import consumequeue
+from rmqtool.structures.consumequeue import rules
 
 if TYPE_CHECKING:
     import numpy as np
@@ -89,6 +90,7 @@ class FileQueues:
         self.paths = paths
         self.file_size = file_size
         self.maps = MapCache()
+        self._ends: dict[tuple[str, int], tuple[SegmentFile | None, list[SegmentFile]]] = {}  # see `read`
 
     def topics(self) -> list[str]:
         d = self.paths.consumequeue
@@ -108,10 +110,18 @@ class FileQueues:
         return list_segments(directory)
 
     def read(self, topic: str, queue_id: int) -> Iterator[tuple[np.ndarray, np.ndarray]]:
-        for seg in self.files(topic, queue_id):
+        """Each file's entries, up to the first file that is not full (kept, with the files after it, for
+        `findings`)."""
+        files = self.files(topic, queue_id)
+        if not files:
+            self._ends[(topic, queue_id)] = (None, [])
+        for i, seg in enumerate(files):
             qoffs, entries = queue_file_entries(seg)
+            full = len(entries) * consumequeue.ENTRY_LEN >= seg.size
+            if not full or i == len(files) - 1:  # known before the last yield: a reader may stop there
+                self._ends[(topic, queue_id)] = (None, []) if full else (seg, files[i + 1 :])
             yield qoffs, entries
-            if len(entries) * consumequeue.ENTRY_LEN < seg.size:
+            if not full:
                 return
 
     def read_rows(self, topic: str, queue_id: int) -> Iterator[tuple[np.ndarray, np.ndarray, None]]:
@@ -142,7 +152,17 @@ class FileQueues:
         return low, high
 
     def findings(self) -> list[Finding]:
-        return []  # queue files keep nothing but their entries
+        """The queue-file rules (`rules`): folder names, each file's name and size, and files past the end
+        of their queue."""
+        out = rules.folder_findings(self.paths.consumequeue)
+        for topic in self.topics():
+            for qid in self.queue_ids(topic):
+                out += rules.file_findings(self.paths.queue_dir(topic, qid), self.file_size)
+                if (topic, qid) not in self._ends:  # verify has read every queue already
+                    for _ in self.read(topic, qid):
+                        pass
+                out += rules.past_end_findings(*self._ends[(topic, qid)])
+        return out
 
     def close(self) -> None:
         self.maps.close()

@@ -21,7 +21,15 @@ from rmqtool.structures.commitlog.kernels import (
     STOP_WINDOW,
     walk,
 )
-from rmqtool.structures.commitlog.scan import END_BLANK, END_ZEROS, SegmentEnd, SegmentScanner
+from rmqtool.structures.commitlog.scan import (
+    CORRUPT_REGION,
+    END_BLANK,
+    END_ZEROS,
+    GARBAGE_TAIL,
+    ZERO_GAP,
+    SegmentEnd,
+    SegmentScanner,
+)
 from rmqtool.structures.dledger import (
     BLANK_LEN,
     BLANK_MAGIC,
@@ -88,12 +96,12 @@ class DLedgerScanner(SegmentScanner):
             if nxt is None:
                 self.end = SegmentEnd(self.file, self.base, pos, END_ZEROS)
             else:
-                self._report(pos, "zero-filled gap before the next entry", stop - pos)
+                self._report(pos, "zero-filled gap before the next entry", stop - pos, ZERO_GAP)
             return stop
         reason = "entry body is not one well-formed record" if why == STOP_ENTRY else \
             "not a DLedger entry (magic, size or pos field)"
         self._report(pos, reason + ("; skipped to the next entry" if nxt is not None else "; no entry follows"),
-                     stop - pos)
+                     stop - pos, CORRUPT_REGION if nxt is not None else GARBAGE_TAIL)
         if nxt is None:
             self.end = SegmentEnd(self.file, self.base, pos, END_ZEROS)
         return stop

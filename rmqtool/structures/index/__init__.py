@@ -81,12 +81,6 @@ def file_len(hash_slots: int, index_num: int) -> int:
     return HEADER_LEN + hash_slots * SLOT_LEN + index_num * ENTRY_LEN
 
 
-def infer_hash_slots(size: int, index_num: int) -> int | None:
-    """The slot count of a file of `size` bytes holding `index_num` entries, if it fits exactly."""
-    rest = size - HEADER_LEN - index_num * ENTRY_LEN
-    return rest // SLOT_LEN if rest >= 0 and rest % SLOT_LEN == 0 else None
-
-
 def index_key(topic: str, key: str) -> str:
     return f"{topic}{KEY_SEPARATOR}{key}"
 

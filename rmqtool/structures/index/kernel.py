@@ -84,27 +84,3 @@ def new_header(end_phy_offset: int, end_timestamp: int) -> bytes:
     hdr["indexCount"] = FIRST_INDEX
     return hdr.tobytes()
 
-
-@njit(cache=True, nogil=True)
-def slot_heads(buf, hash_slots, count, reach):
-    """Mark in `reach` (count entries) the entry every slot points at."""
-    for s in range(hash_slots):
-        e = get_i32(buf, HEADER_LEN + s * SLOT_LEN)
-        if INVALID_INDEX < e < count:
-            reach[e] = True
-
-
-@njit(cache=True, nogil=True)
-def follow_links(buf, hash_slots, lo, hi, reach):
-    """Entries hi-1 down to lo: a reachable entry makes the entry its prevIndex names reachable.
-
-    The broker writes each entry after the one it links to, so walking entries newest first
-    reaches every chain in one sequential pass (run over consecutive ranges, newest range first).
-    A link that does not point back (a damaged file) leads nowhere.
-    """
-    entries_at = HEADER_LEN + hash_slots * SLOT_LEN
-    for e in range(hi - 1, lo - 1, -1):
-        if reach[e]:
-            prev = get_i32(buf, entries_at + e * ENTRY_LEN + PREV_INDEX_AT)
-            if INVALID_INDEX < prev < e:
-                reach[prev] = True

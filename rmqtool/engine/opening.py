@@ -1,0 +1,143 @@
+"""One way to open a store: where its files are, what kind it is, and its geometry, resolved once.
+
+Geometry comes from the files (the segment size from the segments' names, the queue file size
+from the queues' first files, the index geometry from the index files' size), checked against
+the broker.conf when one was given: a contradiction is refused naming both values. The config's
+values (the broker's defaults when none was given) are used only where no file says otherwise,
+as for a new store. Every command, reader or writer, gets the one `Store` this returns.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+from rmqtool.engine.config import StoreConfig
+from rmqtool.engine.kind import StoreKind, detect
+from rmqtool.errors import RmqError
+from rmqtool.files.paths import DLEDGER_PREFIX, StorePaths
+from rmqtool.files.segments import SegmentFile, list_segments
+from rmqtool.structures import index
+from rmqtool.structures.commitlog.geometry import segment_size_of
+from rmqtool.structures.consumequeue.geometry import file_size_of, first_file_sizes
+from rmqtool.structures.dledger import DATA_DIR
+from rmqtool.structures.index.geometry import geometry_of_size
+
+SAMPLED_INDEX_FILES = 8  # of tens of thousands, maybe: the geometry is read from a few
+
+
+@dataclass(frozen=True)
+class Store:
+    """A store root resolved once: paths, kind, and the config whose geometry is the files'."""
+
+    paths: StorePaths
+    config: StoreConfig
+    kind: StoreKind
+    segments: tuple[SegmentFile, ...]
+
+    @property
+    def root(self) -> Path:
+        return self.paths.root
+
+    @property
+    def dledger(self) -> bool:
+        """Whether the log is a DLedger data log (records wrapped in entries)."""
+        log = self.paths.commitlog
+        return log.name == DATA_DIR and log.parent.name.startswith(DLEDGER_PREFIX)
+
+    def require_writable(self, action: str) -> None:
+        """Refuse, before anything is touched, to `action` a store that is not a plain 4.x store."""
+        if not self.kind.writable:
+            raise RmqError(f"{self.root} is a {self.kind.label} ({self.kind.evidence[0]}); rmqtool writes only 4.x "
+                           f"stores and will not {action} it: nothing was changed")
+
+
+def load_config(config: str | os.PathLike | StoreConfig | None) -> StoreConfig:
+    """A broker.conf read (or a config given as an object, checked), or the broker's defaults."""
+    if isinstance(config, StoreConfig):
+        config.validate()
+        return config
+    return StoreConfig.from_file(config)[0] if config else StoreConfig()
+
+
+def open_store(path: str | os.PathLike, config: str | os.PathLike | StoreConfig | None = None, *,
+               kind: StoreKind | None = None) -> Store:
+    """The store at `path` with its kind and geometry resolved (nothing is created or changed). `kind`
+    is the kind this command found already: resolving a store again does not detect it again."""
+    cfg = load_config(config)
+    root = Path(path)
+    paths = StorePaths(root, cfg.storePathCommitLog or _dledger_data(root))
+    segments = tuple(list_segments(paths.commitlog))
+    kind = kind or detect(paths)
+    resolved = resolve_geometry(paths, cfg, segments, dledger=paths.commitlog.name == DATA_DIR)
+    return Store(paths, resolved, kind, segments)
+
+
+def open_existing(path: str | os.PathLike, config: str | os.PathLike | StoreConfig | None, action: str) -> Store:
+    """An existing store rmqtool may `action`: another kind is refused by name, a folder without a log as such."""
+    store = open_store(path, config)
+    store.require_writable(action)
+    if not store.paths.is_store():
+        raise RmqError(f"{store.root} is not a store (no commitlog/ folder)")
+    return store
+
+
+def _dledger_data(root: Path) -> Path | None:
+    """`dledger-<id>/data` under the root: the commitlog of a DLedger store."""
+    found = sorted(root.glob(f"{DLEDGER_PREFIX}*/{DATA_DIR}"))
+    return found[0] if found and found[0].is_dir() else None
+
+
+def resolve_geometry(paths: StorePaths, cfg: StoreConfig, segments: tuple[SegmentFile, ...], *,
+                     dledger: bool = False) -> StoreConfig:
+    """`cfg` with the segment, queue-file and index sizes the files show; a given value they contradict
+    is refused, naming both."""
+    given = cfg.given
+    changes: dict[str, int] = {}
+    size, confirmed = segment_size_of(segments)
+    if size is not None:
+        if "mappedFileSizeCommitLog" not in given:
+            changes["mappedFileSizeCommitLog"] = size
+        elif confirmed and not dledger and size != cfg.mappedFileSizeCommitLog:
+            _contradiction(f"mappedFileSizeCommitLog={cfg.mappedFileSizeCommitLog}", "commitlog segments", [size])
+    queue_sizes = first_file_sizes(paths.consumequeue)
+    queue_size = file_size_of(queue_sizes)
+    if queue_sizes and "mappedFileSizeConsumeQueue" in given:
+        if cfg.mappedFileSizeConsumeQueue not in queue_sizes:
+            _contradiction(f"mappedFileSizeConsumeQueue={cfg.mappedFileSizeConsumeQueue}", "consume-queue files",
+                           queue_sizes)
+    elif queue_size is not None:
+        changes["mappedFileSizeConsumeQueue"] = queue_size
+    index_sizes = _index_file_sizes(paths.index)
+    if index_sizes:
+        said = index.file_len(cfg.maxHashSlotNum, cfg.maxIndexNum)
+        common, times = Counter(index_sizes).most_common(1)[0]
+        if said not in index_sizes and {"maxHashSlotNum", "maxIndexNum"} & given:
+            if times > 1:  # files that agree with each other: a lone odd file is damage, which verify reports
+                _contradiction(f"maxHashSlotNum={cfg.maxHashSlotNum}, maxIndexNum={cfg.maxIndexNum} "
+                               f"({said}-byte files)", "index files", index_sizes)
+        elif said not in index_sizes:
+            geometry = geometry_of_size(common)
+            if geometry is None and times > 1:
+                raise RmqError(f"the index files are {common} bytes, which no default slot/entry ratio gives: "
+                               "pass the store's broker.conf with --config (maxHashSlotNum, maxIndexNum)")
+            if geometry is not None:
+                changes["maxHashSlotNum"], changes["maxIndexNum"] = geometry
+    return dataclasses.replace(cfg, **changes) if changes else cfg
+
+
+def _index_file_sizes(directory: Path) -> list[int]:
+    try:
+        names = sorted(e.name for e in os.scandir(directory) if index.is_file_name(e.name) and e.is_file())
+    except OSError:
+        return []
+    return [(directory / n).stat().st_size for n in names[:SAMPLED_INDEX_FILES]]
+
+
+def _contradiction(setting: str, files: str, sizes: list[int]) -> None:
+    shown = ", ".join(str(s) for s in sorted(set(sizes))[:3])
+    raise RmqError(f"the config says {setting}, but the {files} are {shown} bytes: "
+                   "pass the broker.conf the store was written with")

@@ -1,0 +1,122 @@
+"""One bucket's chain in an index file, followed as the broker's IndexFile.selectPhyOffset follows it.
+
+The rule, written once: query walks one chain with `walk`; verify marks every entry a lookup can
+reach with `reachable` (a compiled pass over the whole file, tested equal to `walk`).
+- Entries 1 .. bound-1 are written, bound = indexCount (at most the file's maxIndexNum): a slot
+  naming anything else is an empty bucket.
+- From the slot's entry, prevIndex leads to the next older entry of the bucket.
+- An entry whose timeDiff is negative ends the chain before it (the broker's `timeDiff < 0` break);
+  one timed (beginTimestamp + timeDiff s) before the lookup's begin ends it after it.
+- A prevIndex that does not point back, to a lower written entry, ends the chain: a damaged file's
+  loop or jump forward leads nowhere, so a walk meets each entry at most once.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, NamedTuple
+
+from rmqtool.structures.index import ENTRY, ENTRY_LEN, FIRST_INDEX, HEADER_LEN, SLOT, SLOT_LEN
+
+if TYPE_CHECKING:  # numpy and numba load on the first `reachable`: a lookup starts faster without them
+    import numpy as np
+
+Reader = Callable[[int, int], bytes]  # (file offset, length) -> bytes, fewer at the end of the file
+_MS_PER_S = 1000
+_ENTRY = ENTRY.codec
+_SLOT = SLOT.codec
+
+
+class Link(NamedTuple):
+    """One entry met on a chain."""
+
+    number: int
+    key_hash: int
+    phy_offset: int
+    timestamp: int  # beginTimestamp + timeDiff seconds
+
+
+def entry_bound(index_count: int, index_num: int) -> int:
+    """One past the last written entry number: indexCount, at most the file's maxIndexNum."""
+    return max(min(int(index_count), int(index_num)), FIRST_INDEX)
+
+
+def pread_reader(fd: int) -> Reader:
+    return lambda at, n: os.pread(fd, n, at)
+
+
+def buffer_reader(buf) -> Reader:
+    return lambda at, n: bytes(buf[at : at + n])
+
+
+def walk(read: Reader, hash_slots: int, bound: int, begin_ts: int, slot: int, begin: int = 0) -> Iterator[Link]:
+    """The entries of bucket `slot`, newest first, as far as a lookup from `begin` (ms) follows them."""
+    raw = read(HEADER_LEN + slot * SLOT_LEN, SLOT_LEN)
+    if len(raw) < SLOT_LEN:
+        return
+    number = _SLOT.unpack(raw)[0]
+    entries_at = HEADER_LEN + hash_slots * SLOT_LEN
+    while FIRST_INDEX <= number < bound:  # numbers only go down: at most bound - 1 steps
+        raw = read(entries_at + number * ENTRY_LEN, ENTRY_LEN)
+        if len(raw) < ENTRY_LEN:
+            return
+        key_hash, phy, diff, prev = _ENTRY.unpack(raw)
+        if diff < 0:
+            return
+        when = begin_ts + diff * _MS_PER_S
+        yield Link(number, key_hash, phy, when)
+        if when < begin or prev >= number:
+            return
+        number = prev
+
+
+def reachable(buf: np.ndarray, hash_slots: int, bound: int, begin_ts: int, begin: int = 0, *, chunk: int = 1 << 20,
+              passed: Callable[[int, int], None] | None = None) -> np.ndarray:
+    """reach[n] for entry numbers 0 .. bound-1: whether some bucket's `walk` meets entry n.
+
+    `buf` is the file as uint8. Entries are marked newest first, `chunk` at a time; `passed(lo, hi)`
+    is told each byte range done with (the slot table, then each chunk), so a caller can give its
+    pages back."""
+    import numpy as np
+
+    from rmqtool.structures.index import decode_entries, decode_slots
+
+    reach = np.zeros(max(bound, FIRST_INDEX), dtype=np.bool_)
+    heads = decode_slots(buf, hash_slots).astype(np.int64)
+    reach[heads[(heads >= FIRST_INDEX) & (heads < bound)]] = True
+    entries_at = HEADER_LEN + hash_slots * SLOT_LEN
+    if passed is not None:
+        passed(HEADER_LEN, entries_at)
+    entries = decode_entries(buf, hash_slots, len(reach))
+    follow = _compiled_follow()
+    for hi in range(bound, FIRST_INDEX, -chunk):
+        lo = max(hi - chunk, FIRST_INDEX)
+        part = entries[lo:hi]
+        follow(part["prevIndex"].astype(np.int64), part["timeDiff"].astype(np.int64), begin_ts, begin, lo, reach)
+        if passed is not None:
+            passed(entries_at + lo * ENTRY_LEN, entries_at + hi * ENTRY_LEN)
+    return reach
+
+
+def _follow(prev, diff, begin_ts, begin, lo, reach):
+    """Entries lo+len-1 down to lo (their prevIndex and timeDiff): a marked entry passes the mark on
+    by `walk`'s rule. Links point back, so every entry is marked before it is passed (run the newest
+    range first). Compiled by `_compiled_follow`."""
+    for i in range(len(prev) - 1, -1, -1):
+        e = lo + i
+        if not reach[e]:
+            continue
+        if diff[i] < 0:
+            reach[e] = False
+        elif begin_ts + diff[i] * _MS_PER_S >= begin and FIRST_INDEX <= prev[i] < e:
+            reach[prev[i]] = True
+
+
+@functools.cache
+def _compiled_follow():
+    """`_follow` compiled: numba loads on the first `reachable`, never for a lookup's `walk`."""
+    from numba import njit
+
+    return njit(cache=True, nogil=True)(_follow)

@@ -1,0 +1,120 @@
+"""verify's commitlog and consume-queue findings: one finding per damaged file, totals that count every
+finding (listed or not), groups of one kind only, and the consume-queue rules recovery applies."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from cli_helpers import CONF, fixture_copy, run
+
+from rmqtool.engine.config import StoreConfig
+from rmqtool.ops.recovery import plan_recovery
+from rmqtool.ops.verify import REPORT_CAP, verify_path
+from rmqtool.report import CONSUMEQUEUE, ERROR, group_findings
+from rmqtool.structures import consumequeue
+from rmqtool.structures.commitlog import message
+
+SEG = 65536
+QUEUE_FILE = 4000  # mappedFileSizeConsumeQueue of fixtures/broker.conf
+MIDDLE = f"{SEG:020d}"
+LAST = f"{2 * SEG:020d}"
+QUEUE = Path("consumequeue") / "OrderTopic" / "0"
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Path:
+    return fixture_copy(tmp_path)
+
+
+def cfg() -> StoreConfig:
+    return StoreConfig.from_file(CONF)[0]
+
+
+def errors(root: Path) -> list:
+    return [f for f in verify_path(root, CONF).findings if f.severity == ERROR]
+
+
+def written(path: Path) -> int:
+    return consumequeue.written_count(consumequeue.decode_entries(path.read_bytes()))
+
+
+def test_wrong_size_segment_is_one_finding(store):
+    seg = store / "commitlog" / MIDDLE
+    seg.write_bytes(seg.read_bytes()[:30000])
+    sized = [f for f in verify_path(store, CONF).findings if f.kind == "segment-size"]
+    assert [(f.file, f.offset, f.bytes, f.reason) for f in sized] == [
+        (str(seg), SEG, SEG - 30000, f"segment is 30000 bytes, expected {SEG}")]
+
+
+def test_json_problems_count_records_without_entry_beyond_the_listing_cap(tmp_path):
+    from rmqtool.engine.message_store import MessageStore
+    from rmqtool.structures.commitlog.hosts import parse_host
+
+    host, n = parse_host("1.2.3.4:5"), REPORT_CAP + 50
+    root = tmp_path / "store"
+    with MessageStore(root, cfg()) as st:
+        for _ in range(n):
+            st.put_message(message.Message(topic="T", body=b"x" * 20, born_host=host, store_host=host))
+    (root / "consumequeue" / "T" / "0" / f"{0:020d}").unlink()
+    out = run("verify", root, "--config", CONF, "--json")
+    doc = json.loads(out.stdout)
+    assert out.returncode == 1
+    assert (doc["problems"], doc["warnings"]) == (n, 0)
+    assert doc["byKind"] == {"record-without-entry": n}
+    listed = [f for f in doc["findings"] if f["kind"] == "record-without-entry"]
+    summed = [f["reason"].split(":")[0] for f in listed if "more like" in f["reason"]]
+    assert len(listed) == REPORT_CAP + 1 and summed == [f"{n - REPORT_CAP} more like"]
+    assert f"{n} problems, 0 warnings" in run("verify", root, "--config", CONF).stdout
+
+
+def test_crc_mismatch_and_garbage_tail_are_not_one_group(store):
+    from rmqtool.engine.reader import open_reader
+    from rmqtool.ops.views import decode_log
+
+    last = [d.message for d in decode_log(open_reader(store, CONF)) if isinstance(d, message.DecodedMessage)
+            and d.message.physical_offset >= 2 * SEG]
+    bad = next(m for m in last if m.body)
+    end = last[-1].physical_offset + last[-1].store_size
+    seg = store / "commitlog" / LAST
+    data = bytearray(seg.read_bytes())
+    data[bad.physical_offset - 2 * SEG + message.header_len(bad.sys_flag)] ^= 0x10  # its body's first byte
+    data[end - 2 * SEG : end - 2 * SEG + 300] = (b"\x5a\xa5junk" * 300)[:300]
+    seg.write_bytes(bytes(data))
+    found = [f for f in errors(store) if f.file == str(seg)]
+    assert [(g.kind, g.first_offset, g.count, g.bytes) for g in group_findings(found)] == [
+        ("crc-mismatch", bad.physical_offset, 1, bad.store_size), ("garbage-tail", end, 1, 300)]
+
+
+@pytest.mark.parametrize("damage", ["too long by 7 bytes", "cut short"])
+def test_verify_reports_every_queue_file_recover_refuses(store, damage):
+    path = store / QUEUE / f"{0:020d}"
+    data = path.read_bytes()
+    path.write_bytes(data + bytes(7) if damage == "too long by 7 bytes" else data[:1000])
+    size = path.stat().st_size
+    refused = plan_recovery(store, cfg(), count_dispatch=False).refused
+    assert refused and refused.startswith(f"{path}: ")
+    found = [f for f in errors(store) if f.structure == CONSUMEQUEUE and f.file == str(path)]
+    assert [(f.kind, f.offset, f.bytes, f.reason) for f in found] == [
+        ("queue-file-size", 0, abs(size - QUEUE_FILE),
+         f"{size} bytes, not mappedFileSizeConsumeQueue={QUEUE_FILE}: the broker refuses to start")]
+    out = run("verify", store, "--config", CONF)
+    assert out.returncode == 1 and "1 problems" in out.stdout
+
+
+def test_queue_file_copied_to_wrong_name_is_reported(store):
+    first = store / QUEUE / f"{0:020d}"
+    copy = first.with_name(f"{QUEUE_FILE:020d}")
+    shutil.copyfile(first, copy)
+    n = written(first)
+    found = errors(store)
+    past = [f for f in found if f.kind == "queue-file-past-end"]
+    assert [(f.file, f.offset, f.bytes) for f in past] == [(str(copy), QUEUE_FILE, QUEUE_FILE)]
+    wrong = [f for f in found if f.kind == "entry-mismatch"]
+    per_file = QUEUE_FILE // consumequeue.ENTRY_LEN
+    assert [(f.file, f.offset) for f in wrong] == [(str(copy.parent), (per_file + k) * consumequeue.ENTRY_LEN)
+                                                   for k in range(n)]
+    assert f"entry {per_file + 1} " in wrong[1].reason and "queue offset 1," in wrong[1].reason
+    assert len(found) == n + 1
