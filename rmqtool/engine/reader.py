@@ -14,10 +14,11 @@ from rmqtool.engine.config import StoreConfig
 from rmqtool.engine.opening import Store, load_config, open_store
 from rmqtool.engine.recognition import require_file
 from rmqtool.errors import RmqError
-from rmqtool.files.paths import StorePaths, offset_name
+from rmqtool.files.paths import StorePaths
 from rmqtool.report import Finding
 from rmqtool.structures import checkpoint, index
 from rmqtool.structures.commitlog import message
+from rmqtool.structures.commitlog.geometry import store_findings
 from rmqtool.structures.consumequeue.queues import QueueStore, open_queues
 from rmqtool.structures.index.geometry import geometry_of_size
 
@@ -153,26 +154,8 @@ class StoreReader:
         return None
 
     def sequence_findings(self) -> list[Finding]:
-        """Missing segments (one finding per file that should be there, named by that file), overlapping
-        segments, and segments whose size is not the configured one."""
-        out = []
-        size = self.segment_size
-        for prev, seg in zip(self.segments, self.segments[1:], strict=False):
-            expected = prev.start + size
-            if seg.start < expected:
-                out.append(Finding(str(seg.path), seg.start, f"segment starts at {seg.start}, inside {prev.path.name} "
-                                   f"(segments are {size} bytes)", expected - seg.start, structure="commitlog",
-                                   kind="overlapping-segment"))
-            for start in range(expected, seg.start, size) if size > 0 else ():
-                out.append(Finding(str(prev.path.parent / offset_name(start)), start, "gap in the segment sequence: "
-                                   f"next segment starts at {seg.start}", min(size, seg.start - start),
-                                   structure="commitlog", kind="missing-segment"))
-        for seg in self.segments:
-            if seg.size != size and not self.single_file:
-                out.append(Finding(str(seg.path), seg.start, f"segment is {seg.size} bytes, expected "
-                                   f"{size}", abs(size - seg.size), structure="commitlog",
-                                   kind="segment-size"))
-        return out
+        """The commitlog's segment-sequence rule (`structures.commitlog.geometry`) over this store."""
+        return store_findings(self)
 
     def scan(self, from_offset: int = 0, *, verify_crc: bool = True, until: int | None = None) \
             -> Iterator[ScanChunk]:

@@ -17,7 +17,7 @@ from rmqtool.engine.reader import StoreReader, open_reader
 from rmqtool.errors import RmqError
 from rmqtool.files.lock import lock_holder
 from rmqtool.files.segments import list_segments
-from rmqtool.structures import index
+from rmqtool.structures import REGISTRY, index
 from rmqtool.structures.consumequeue.rocksdb import RocksQueues
 
 
@@ -28,12 +28,13 @@ def store_info(path: str | os.PathLike, config: str | os.PathLike | None = None)
     try:
         kind = reader.store.kind
         doc: dict = {"store": str(reader.paths.root), **kind.to_json()}
-        doc["commitlog"] = _commitlog(reader)
-        doc["consumeQueues"] = _queues(reader)
+        for structure in REGISTRY:  # the log first: the checkpoint is read against its newest record
+            section = _SECTIONS.get(structure.name)
+            if section is not None:
+                key, summary = section
+                doc[key] = summary(reader, doc)
         doc["messagesInQueues"] = sum(q["maxOffset"] - q["minOffset"] for t in doc["consumeQueues"]["topics"]
                                       for q in t["queues"])
-        doc["index"] = _index(reader)
-        doc["checkpoint"] = _checkpoint(reader, doc["commitlog"].get("lastStoreTimestamp"))
         doc["abortFile"] = reader.paths.abort.exists()
         doc["lockHeldBy"] = lock_holder(reader.paths)
         if kind.timer_store:
@@ -142,3 +143,12 @@ def _timer(root: Path) -> dict:
         elif p.exists():
             out[name] = {"bytes": p.stat().st_size}
     return out
+
+
+# What `info` shows of each registered structure: (JSON key, summary of the reader and the doc so far).
+_SECTIONS = {
+    "commitlog": ("commitlog", lambda reader, doc: _commitlog(reader)),
+    "consumequeue": ("consumeQueues", lambda reader, doc: _queues(reader)),
+    "index": ("index", lambda reader, doc: _index(reader)),
+    "checkpoint": ("checkpoint", lambda reader, doc: _checkpoint(reader, doc["commitlog"].get("lastStoreTimestamp"))),
+}

@@ -38,7 +38,7 @@ from rmqtool.files.lock import StoreLock
 from rmqtool.files.paths import StorePaths, is_temporary, temporary_name
 from rmqtool.files.segments import SegmentFile, data_end, list_segments, open_read_only, read_head
 from rmqtool.report import Finding
-from rmqtool.structures import checkpoint, consumequeue, index
+from rmqtool.structures import checkpoint, consumequeue, index, structure
 from rmqtool.structures.commitlog import message, msgid
 from rmqtool.structures.consumequeue import ENTRY_LEN
 
@@ -232,14 +232,14 @@ def _unmap(buf, start: int, end: int) -> None:
 
 def _queue_plans(reader: StoreReader, cfg: StoreConfig, plan: RecoveryPlan) -> None:
     """Each queue's valid end; a queue file the consume-queue rules find in error refuses the plan."""
-    from rmqtool.report import ERROR
     from rmqtool.structures.consumequeue import rules
 
+    queues = structure("consumequeue")
     file_size = cfg.mappedFileSizeConsumeQueue
     for topic in reader.topics():
         for qid in reader.queue_ids(topic):
             directory = reader.paths.queue_dir(topic, qid)
-            bad = next((f for f in rules.file_findings(directory, file_size) if f.severity == ERROR), None)
+            bad = next(iter(queues.refusals(rules.file_findings(directory, file_size))), None)
             if bad is not None:
                 plan.refused = f"{bad.file}: {bad.reason}" + (" (pass the store's broker.conf with --config)" if
                                                              bad.kind in rules.GEOMETRY_KINDS else "")
@@ -296,10 +296,10 @@ def plan_recovery(root: str | os.PathLike | Store, cfg: StoreConfig | None = Non
     paths = reader.paths
     plan = RecoveryPlan("crash" if paths.abort.exists() else "clean")
     segments = reader.segments
-    for seg in segments:
-        if seg.size != cfg.mappedFileSizeCommitLog:
-            plan.refused = (f"{seg.path}: {seg.size} bytes, not mappedFileSizeCommitLog={cfg.mappedFileSizeCommitLog}"
-                            ": the broker refuses to start (pass the store's broker.conf with --config)")
+    log = structure("commitlog")
+    for f in log.refusals(log.file_findings(reader)):
+        plan.refused = (f"{f.file}: {f.reason} (mappedFileSizeCommitLog={cfg.mappedFileSizeCommitLog}): the broker "
+                        "refuses to start (pass the store's broker.conf with --config)")
     _queue_plans(reader, cfg, plan)
     for directory in (paths.commitlog, paths.consumequeue, paths.index):
         if directory.is_dir():

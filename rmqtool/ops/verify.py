@@ -30,7 +30,7 @@ from rmqtool.engine.reader import StoreReader
 from rmqtool.errors import RmqError
 from rmqtool.files.segments import SegmentFile, release_pages
 from rmqtool.report import CHECKPOINT, CONSUMEQUEUE, ERROR, INDEX, STORE, WARNING, Finding
-from rmqtool.structures import consumequeue, index
+from rmqtool.structures import REGISTRY, consumequeue, index
 from rmqtool.structures.commitlog import message
 from rmqtool.structures.consumequeue import queue_keys, queue_of_key, rules
 from rmqtool.structures.consumequeue.queues import queue_file_entries
@@ -126,7 +126,6 @@ class _Capped:
 def verify_store(reader: StoreReader) -> VerifyReport:
     report = VerifyReport()
     sink = _Capped(report)
-    report.findings += reader.sequence_findings()
     cfg = reader.config
     log_min = reader.segments[0].start if reader.segments else 0
     keys: dict[tuple[str, int], int] = {}
@@ -139,9 +138,10 @@ def verify_store(reader: StoreReader) -> VerifyReport:
             indexes.check(window)
         last_ts, end = max(last_ts, window.last_store_ts), window.end
     queues.finish(end)
-    queue_findings = reader.queues.findings()
-    report.findings += queue_findings
-    for f in queue_findings:
+    structures = {s.name: s.file_findings(reader) for s in REGISTRY}  # after the walk: queues are read
+    for found in structures.values():
+        report.findings += found
+    for f in structures["consumequeue"]:
         if f.kind == rules.FILE_PAST_END:
             _past_end_entries(reader, Path(f.file), sink)
     if indexes is not None:

@@ -6,14 +6,23 @@ from __future__ import annotations
 import itertools
 from collections import Counter
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Protocol
 
+from rmqtool.files.paths import offset_name
+from rmqtool.report import COMMITLOG, Finding
 from rmqtool.structures.commitlog.message import BLANK_MARKER_LEN, MIN_RECORD_LEN
 
 MIN_SEGMENT_SIZE = MIN_RECORD_LEN + BLANK_MARKER_LEN  # a segment must hold one record and its end marker
 
 
+OVERLAPPING, MISSING, SIZE = "overlapping-segment", "missing-segment", "segment-size"
+KINDS = (OVERLAPPING, MISSING, SIZE)
+REFUSED_AT_START = (SIZE,)  # the broker does not start on a segment of another size
+
+
 class Segment(Protocol):
+    path: Path
     start: int
     size: int
 
@@ -36,3 +45,29 @@ def size_refusal(size: int) -> str | None:
     if size < MIN_SEGMENT_SIZE:
         return f"mappedFileSizeCommitLog={size} is smaller than one record ({MIN_SEGMENT_SIZE} bytes)"
     return None
+
+
+def sequence_findings(segments: Sequence[Segment], size: int, *, single_file: bool = False) -> list[Finding]:
+    """Missing segments (one finding per file that should be there, named by that file), overlapping
+    segments, and segments whose size is not `size` (the store's)."""
+    out = []
+    for prev, seg in itertools.pairwise(segments):
+        expected = prev.start + size
+        if seg.start < expected:
+            out.append(Finding(str(seg.path), seg.start, f"segment starts at {seg.start}, inside {prev.path.name} "
+                               f"(segments are {size} bytes)", expected - seg.start, structure=COMMITLOG,
+                               kind=OVERLAPPING))
+        for start in range(expected, seg.start, size) if size > 0 else ():
+            out.append(Finding(str(prev.path.parent / offset_name(start)), start, "gap in the segment sequence: "
+                               f"next segment starts at {seg.start}", min(size, seg.start - start),
+                               structure=COMMITLOG, kind=MISSING))
+    for seg in segments:
+        if seg.size != size and not single_file:
+            out.append(Finding(str(seg.path), seg.start, f"segment is {seg.size} bytes, expected {size}",
+                               abs(size - seg.size), structure=COMMITLOG, kind=SIZE))
+    return out
+
+
+def store_findings(reader) -> list[Finding]:
+    """The sequence rule over a reader's segments (the registry's hook)."""
+    return sequence_findings(reader.segments, reader.segment_size, single_file=reader.single_file)

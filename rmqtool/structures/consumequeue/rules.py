@@ -27,6 +27,7 @@ FILE_PAST_END = "queue-file-past-end"  # a file after the queue's first file tha
 FOLDER_NAME = "queue-folder-name"  # an entry of consumequeue/ or of a topic folder that is no queue
 KINDS = (FILE_SIZE, FILE_NAME, FILE_START, FILE_PAST_END, FOLDER_NAME)
 GEOMETRY_KINDS = (FILE_SIZE, FILE_START)  # what a wrong mappedFileSizeConsumeQueue makes too
+REFUSED_AT_START = (FILE_SIZE, FILE_NAME, FILE_START)  # the broker's load of the queue files stops on these
 
 
 def _finding(path: str | os.PathLike, offset: int, reason: str, nbytes: int, kind: str,
@@ -85,3 +86,8 @@ def past_end_findings(last: SegmentFile | None, past: Sequence[SegmentFile]) -> 
     return [_finding(seg.path, seg.start, f"after {last.path.name}, which is not full, where the queue's entries "
                      "end: the broker's recovery deletes this file, but a read by queue offset serves its entries",
                      seg.size, FILE_PAST_END) for seg in past]
+
+
+def store_findings(reader) -> list[Finding]:
+    """Every queue-file rule over a reader's consume queues (the registry's hook)."""
+    return reader.queues.findings()
