@@ -3,8 +3,10 @@ and findings in groups (consecutive findings of one kind on one file make one gr
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections import Counter
+from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
+from typing import Protocol
 
 ERROR = "error"
 WARNING = "warning"
@@ -107,3 +109,76 @@ def group_findings(findings: Iterable[Finding]) -> list[FindingGroup]:
     for f in findings:
         sink.add(f)
     return sink.groups
+
+
+class Sink(Protocol):
+    """Where a Reporter hands each finding."""
+
+    def add(self, finding: Finding) -> None: ...
+
+
+@dataclass
+class CollectSink:
+    """Keeps findings, at most `cap` of one kind per file (None: all); the others are counted, and
+    `close` adds one "N more like" finding per (file, kind) that stands for them."""
+
+    cap: int | None = None
+    findings: list[Finding] = field(default_factory=list)
+    unlisted: Counter[tuple[str, str]] = field(default_factory=Counter)  # (kind, severity) not kept
+    _seen: dict[tuple[str, str], int] = field(default_factory=dict, repr=False)
+    _first: dict[tuple[str, str], Finding] = field(default_factory=dict, repr=False)
+
+    def add(self, finding: Finding) -> None:
+        key = (finding.file, finding.kind)
+        n = self._seen.get(key, 0)
+        self._seen[key] = n + 1
+        if self.cap is None or n < self.cap:
+            self._first.setdefault(key, finding)
+            self.findings.append(finding)
+        else:
+            self.unlisted[(finding.kind, finding.severity)] += 1
+
+    def close(self) -> None:
+        """One "N more like" finding per (file, kind) past the cap; it stands for one of the unlisted."""
+        for key, n in self._seen.items():
+            if self.cap is not None and n > self.cap:
+                first = self._first[key]
+                self.findings.append(Finding(first.file, 0, f"{n - self.cap} more like: {first.reason}", 0,
+                                             first.severity, first.structure, first.kind))
+                self.unlisted[(first.kind, first.severity)] -= 1
+
+
+@dataclass
+class CountSink:
+    """Counts findings per (kind, severity) and keeps none."""
+
+    counts: Counter[tuple[str, str]] = field(default_factory=Counter)
+
+    def add(self, finding: Finding) -> None:
+        self.counts[(finding.kind, finding.severity)] += 1
+
+
+@dataclass
+class PrintSink:
+    """Hands each finding to `write` as it comes (a line on a terminal, a JSON line)."""
+
+    write: Callable[[Finding], None]
+
+    def add(self, finding: Finding) -> None:
+        self.write(finding)
+
+
+class Reporter:
+    """Hands every finding to each of its sinks, as LevelDB's log reader hands dropped bytes to its
+    Reporter: the code that finds damage says what it found and nothing about where it goes."""
+
+    def __init__(self, *sinks: Sink) -> None:
+        self.sinks = sinks
+
+    def add(self, finding: Finding) -> None:
+        for sink in self.sinks:
+            sink.add(finding)
+
+    def extend(self, findings: Iterable[Finding]) -> None:
+        for finding in findings:
+            self.add(finding)

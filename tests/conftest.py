@@ -65,17 +65,15 @@ def spark():
     session.stop()
 
 
-_MARKED_FILES = {"spark": ("test_spark.py", "test_spark_small.py"), "bench": ("test_bench_render.py",
-                                                                             "test_bench_scale.py")}
+_MARKED_FOLDERS = ("spark", "bench")  # tests/spark/, tests/bench/
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Spark and bench tests carry their marker (`-m "not spark and not bench"` skips them locally; CI
-    runs everything); so does every test that uses the Spark session or runs `rmqtool bench`."""
+    runs everything); so does every test that uses the Spark session."""
     for item in items:
-        name = item.path.name
-        for marker, files in _MARKED_FILES.items():
-            if name in files:
-                item.add_marker(marker)
+        folder = item.path.parent.name
+        if folder in _MARKED_FOLDERS:
+            item.add_marker(folder)
         if "spark" in getattr(item, "fixturenames", ()):
             item.add_marker("spark")

@@ -59,7 +59,7 @@ def _rows(messages: int, body_size: int, queues: int, seed: int) -> Iterator:
 
 def generate_store(root: str | os.PathLike, messages: int, body_size: int = 100, *,
                    segment_size: int = 1 << 30, queues: int = 8, seed: int = 0,
-                   cq_file_size: int = consumequeue.DEFAULT_ENTRIES_PER_FILE * consumequeue.ENTRY_LEN,
+                   cq_file_size: int = consumequeue.DEFAULT_FILE_SIZE,
                    config: StoreConfig | None = None) -> GeneratedStore:
     """Write a store of `messages` records with random `body_size`-byte bodies under `root` (with
     `config`'s other settings, such as the index geometry, when given)."""

@@ -28,7 +28,7 @@ from rmqtool.structures.commitlog import batchkernel, kernels, message, properti
 from rmqtool.structures.commitlog.columns import RecordColumns
 from rmqtool.structures.commitlog.crc import POSITIVE_MASK
 from rmqtool.structures.commitlog.delay import SCHEDULE_TOPIC
-from rmqtool.structures.commitlog.hosts import IPV6_LEN, SocketAddress
+from rmqtool.structures.commitlog.hosts import SocketAddress
 
 WARM_AHEAD = 64 << 20  # pages kept mapped ahead of the writer, once it has written as much
 WARM_FIRST = 1 << 20  # ... and at first: a store of one message stays a few pages of a sparse segment
@@ -102,11 +102,11 @@ class CommitLog:
     def _space_for(self, length: int) -> MappedFile:
         """The segment the next `length` bytes go to, closing the current one with a blank marker if needed."""
         mf = self.queue.files[-1] if self.queue.files else None
-        if mf is not None and length + message.BLANK_MARKER_LEN <= mf.size - mf.wrote:
+        if mf is not None and message.fits(length, mf.size - mf.wrote):
             return mf
         mf = self.queue.writable(self.queue.max_offset)
-        if length + message.BLANK_MARKER_LEN > mf.room:
-            mf.map[mf.wrote : mf.wrote + message.BLANK_MARKER_LEN] = message.encode_blank(mf.room)
+        if not message.fits(length, mf.room):
+            message.write_blank(mf.map, mf.wrote, mf.room)
             mf.wrote = mf.size
             mf = self.queue.roll()
         return mf
@@ -170,14 +170,14 @@ class CommitLog:
             return refused(PutStatus.MESSAGE_ILLEGAL, f"batch body is {len(body)} bytes; maxMessageSize is "
                                                       f"{self.cfg.maxMessageSize}")
         batch_props = properties.java_rebuild(batch_properties).encode("utf-8") if batch_properties else b""
-        if len(batch_props) > properties.MAX_PROPERTIES_LEN:
+        if properties.too_long(len(batch_props)):
             return refused(PutStatus.PROPERTIES_SIZE_EXCEEDED, "batch properties exceed 32767 bytes")
         sys_flag = _with_host_bits(sys_flag, born_host, store_host)
         store_ts = now_ms()
         header = np.frombuffer(message.header_template(sys_flag, queue_id, born_timestamp, born_host, store_ts,
                                                        store_host, reconsume_times), dtype=np.uint8)
         src = np.frombuffer(body, dtype=np.uint8)
-        cap = len(body) // batchkernel.MIN_ITEM_LEN + 1
+        cap = batchkernel.item_capacity(len(body))
         offsets = np.empty(cap, dtype=np.int64)
         sizes = np.empty(cap, dtype=np.int64)
         key = (topic, queue_id)
@@ -196,12 +196,12 @@ class CommitLog:
                 return refused(PutStatus.MESSAGE_ILLEGAL, f"malformed batch body (message {n + 1})")
             if status == batchkernel.BATCH_PROPERTIES_TOO_LONG:
                 return refused(PutStatus.PROPERTIES_SIZE_EXCEEDED, f"message {n + 1} of the batch has properties "
-                                                                   f"over {properties.MAX_PROPERTIES_LEN} bytes")
+                                                                   f"{properties.too_long_reason('bytes')}")
             if n == 0:
                 return refused(PutStatus.MESSAGE_ILLEGAL, "empty batch")
-            if total + message.BLANK_MARKER_LEN <= mf.room:
+            if message.fits(total, mf.room):
                 break
-            if attempt or mf.wrote == 0 or total + message.BLANK_MARKER_LEN > self.segment_size:
+            if attempt or mf.wrote == 0 or not message.fits(total, self.segment_size):
                 return refused(PutStatus.MESSAGE_ILLEGAL, f"batch of {total} bytes does not fit a commitlog segment "
                                                           f"of {self.segment_size}")
             self._space_for(total)
@@ -231,7 +231,7 @@ class CommitLog:
             mf = self.queue.files[-1] if self.queue.files else None
             if mf is None or mf.from_offset != seg_start:
                 if mf is not None and mf.wrote < mf.size:
-                    mf.map[mf.wrote : mf.wrote + message.BLANK_MARKER_LEN] = message.encode_blank(mf.room)
+                    message.write_blank(mf.map, mf.wrote, mf.room)
                     mf.wrote = mf.size
                 mf = self.queue.roll(seg_start)
             at = int(phys[i]) - seg_start
@@ -267,10 +267,10 @@ class CommitLog:
     def discard_torn_tail(self) -> None:
         """Zero bytes an interrupted append left past the write position, so the log ends cleanly."""
         mf = self.queue.last
-        if mf is None or mf.wrote >= mf.size or not any(mf.map[mf.wrote : mf.wrote + message.BLANK_MARKER_LEN]):
+        if mf is None or mf.wrote >= mf.size or message.unwritten(mf.map, mf.wrote):
             return
-        end = min(mf.size, mf.wrote + self.cfg.maxMessageSize + ENCODER_HEADROOM + message.BLANK_MARKER_LEN,
-                  max(mf.populated, mf.wrote + message.BLANK_MARKER_LEN))
+        end = min(mf.size, message.reach(mf.wrote, self.cfg.maxMessageSize + ENCODER_HEADROOM),
+                  max(mf.populated, message.reach(mf.wrote)))
         mf.map[mf.wrote : end] = bytes(end - mf.wrote)
 
     def close(self) -> None:
@@ -315,7 +315,7 @@ def message_refusal(cfg: StoreConfig, msg: message.Message) -> Refusal | None:
 
 
 def _with_host_bits(sys_flag: int, born: SocketAddress, store: SocketAddress) -> int:
-    return sysflag.with_host_bits(sys_flag, len(born.address) == IPV6_LEN, len(store.address) == IPV6_LEN)
+    return sysflag.with_host_bits(sys_flag, born.is_v6, store.is_v6)
 
 
 def _classify_end(mf: MappedFile, pos: int) -> int:
@@ -325,7 +325,7 @@ def _classify_end(mf: MappedFile, pos: int) -> int:
     found = message.decode(mf.map, pos, verify_crc=False, expected_offset=mf.from_offset + pos)
     if isinstance(found, message.Blank):
         return mf.size
-    if not any(mf.map[pos : pos + message.BLANK_MARKER_LEN]):
+    if message.unwritten(mf.map, pos):
         return pos
     reason = found.reason if isinstance(found, message.Corrupt) else "a record the walk could not follow"
     raise RmqError(f"commitlog damaged at offset {mf.from_offset + pos} ({reason}): run `rmqtool recover` first")

@@ -24,7 +24,7 @@ class StoreConfig:
     storePathRootDir: str = ""
     storePathCommitLog: str = ""
     mappedFileSizeCommitLog: int = 1024 * 1024 * 1024
-    mappedFileSizeConsumeQueue: int = consumequeue.DEFAULT_ENTRIES_PER_FILE * consumequeue.ENTRY_LEN
+    mappedFileSizeConsumeQueue: int = consumequeue.DEFAULT_FILE_SIZE
     maxHashSlotNum: int = index.DEFAULT_HASH_SLOTS
     maxIndexNum: int = index.DEFAULT_INDEX_NUM
     maxMessageSize: int = DEFAULT_MAX_MESSAGE_SIZE

@@ -17,7 +17,6 @@ import numpy as np
 from rmqtool.engine.config import StoreConfig
 from rmqtool.errors import RmqError
 from rmqtool.files.mappedfile import MappedFile
-from rmqtool.files.segments import read_head
 from rmqtool.structures import index
 from rmqtool.structures.index import kernel as indexkernel
 
@@ -53,7 +52,7 @@ class IndexFile:
     @property
     def header(self) -> np.void:
         if self._mf is None or self._mf.map.closed:  # a retired file: its header read, not mapped again
-            return index.decode_header(read_head(self.path, index.HEADER_LEN))
+            return index.read_header(self.path)
         return index.decode_header(self._mf.map).copy()  # a view would keep the map from closing on retire
 
     @property
@@ -62,10 +61,10 @@ class IndexFile:
 
     def release_entries(self) -> None:
         """Unmap the entries written so far (they are appended in order; the slot table stays mapped)."""
-        entries_at = index.HEADER_LEN + self.hash_slots * index.SLOT_LEN
+        entries_at = index.entries_offset(self.hash_slots)
         page = mmap.PAGESIZE
         self.mf.released = max(self.mf.released, -(-entries_at // page) * page)  # header and slots stay mapped
-        self.mf.release(entries_at + int(self.header["indexCount"]) * index.ENTRY_LEN)
+        self.mf.release(index.entry_position(self.hash_slots, int(self.header["indexCount"])))
 
     def put(self, hashes: np.ndarray, phys: np.ndarray, times: np.ndarray, start: int) -> int:
         """Put keys from `start` until full; returns the next key to put."""
@@ -107,7 +106,7 @@ class IndexService:
             stamp += 1
             name = index.file_name(stamp)
         mf = MappedFile(self.directory / name, self.file_len, create=True, preallocate=self.preallocate)
-        mf.map[: index.HEADER_LEN] = indexkernel.new_header(end_phy, end_ts)
+        index.put_header(mf.map, indexkernel.new_header(end_phy, end_ts))
         f = IndexFile(mf.path, self.file_len, self.hash_slots, self.index_num, mf)
         if prev is not None:
             prev.retire()

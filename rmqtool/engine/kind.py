@@ -103,7 +103,7 @@ def _record_traces(commitlog: Path) -> list[str]:
         with open(seg.path, "rb") as f:
             buf = f.read(_SAMPLE_BYTES)
         pos = 0
-        while pos + message.MIN_RECORD_LEN <= len(buf):
+        while pos < len(buf):  # a record cut short by the sample decodes as Corrupt
             rec = message.decode(buf, pos, verify_crc=False)
             if not isinstance(rec, message.Message):
                 break

@@ -91,9 +91,10 @@ class IndexFiles:
 
     def index_file(self, path: Path) -> IndexFileView:
         buf = map_file(path)
-        if len(buf) < index.HEADER_LEN:
+        head = index.header_of(buf)
+        if head is None:
             raise RmqError(f"{path}: {len(buf)} bytes is too small for an index file")
-        header = index.header_to_json(index.decode_header(buf))
+        header = index.header_to_json(head)
         return IndexFileView(path, header, *self.index_geometry(path, len(buf)), buf)
 
     def index_geometry(self, path: Path, size: int | None = None) -> tuple[int, int]:
@@ -177,7 +178,7 @@ class StoreReader:
                 continue
             if until is not None and seg.start >= until:
                 return
-            if seg.size < message.BLANK_MARKER_LEN:
+            if seg.size < message.reach(0):  # not even a blank marker fits
                 yield ScanChunk(None, [Finding(str(seg.path), seg.start, "segment file too small to hold a record",
                                                seg.size)])
                 continue

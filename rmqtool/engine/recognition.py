@@ -6,15 +6,18 @@ from collections.abc import Callable
 from pathlib import Path
 
 from rmqtool.errors import RmqError
-from rmqtool.structures import recognize
+from rmqtool.structures.checkpoint.recognize import checkpoint_refusal
+from rmqtool.structures.commitlog.recognize import segment_refusal
+from rmqtool.structures.consumequeue.recognize import queue_file_refusal
+from rmqtool.structures.index.recognize import index_file_refusal
 
 HEAD_LEN = 64
 
 _CHECKS: dict[str, Callable[[bytes, int], str | None]] = {
-    "commitlog segment": lambda head, size: recognize.segment_refusal(head),
-    "consume-queue file": recognize.queue_file_refusal,
-    "index file": recognize.index_file_refusal,
-    "checkpoint": lambda head, size: recognize.checkpoint_refusal(head),
+    "commitlog segment": lambda head, size: segment_refusal(head),
+    "consume-queue file": queue_file_refusal,
+    "index file": index_file_refusal,
+    "checkpoint": lambda head, size: checkpoint_refusal(head),
 }
 
 

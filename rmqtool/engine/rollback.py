@@ -43,7 +43,7 @@ def mark(store: MessageStore) -> WriteMark:
         m.index_files = len(store.index.files)
         m.index_last_full = store.index.last_full_end_timestamp
         if store.index.files:
-            m.index_header = bytes(store.index.files[-1].mf.map[: index.HEADER_LEN])
+            m.index_header = index.header_bytes(store.index.files[-1].mf.map)
     return m
 
 
@@ -90,15 +90,15 @@ def _undo_index(store: MessageStore, m: WriteMark) -> None:
         return
     f = svc.files[-1]
     buf = f.mf.map
-    before = int(np.frombuffer(m.index_header, dtype=index.HEADER_DTYPE)[0]["indexCount"])
+    before = int(index.header_of(m.index_header)["indexCount"])
     now = int(index.decode_header(buf)["indexCount"])
     if now > before:
         entries = index.decode_entries(buf, f.hash_slots, now)[before:]
         slots = entries["keyHash"].astype(np.int64) % f.hash_slots
         touched, first = np.unique(slots, return_index=True)
-        table = np.frombuffer(buf, dtype=index.SLOT_DTYPE, count=f.hash_slots, offset=index.HEADER_LEN)
+        table = index.decode_slots(buf, f.hash_slots)
         table[touched] = entries["prevIndex"][first]
         del entries, table  # views of the map
-        start = index.HEADER_LEN + f.hash_slots * index.SLOT_LEN
-        buf[start + before * index.ENTRY_LEN : start + now * index.ENTRY_LEN] = bytes((now - before) * index.ENTRY_LEN)
-    buf[: index.HEADER_LEN] = m.index_header
+        lo, hi = index.entry_position(f.hash_slots, before), index.entry_position(f.hash_slots, now)
+        buf[lo:hi] = bytes(hi - lo)
+    index.put_header(buf, m.index_header)

@@ -19,6 +19,7 @@ from rmqtool.structures.commitlog import message, properties
 ENCODER_HEADROOM = 64 * 1024  # the broker's encoder allows maxMessageSize of body plus 64 KiB of the rest
 _BAD_TOPIC_CHARS = ("/", "\\", "\0")
 SEPARATORS = (properties.NAME_VALUE_SEPARATOR, properties.PROPERTY_SEPARATOR)
+_OVER_CHARS, _OVER_BYTES = properties.too_long_reason("characters"), properties.too_long_reason("bytes")
 
 
 @dataclass(frozen=True)
@@ -45,22 +46,22 @@ def size_refusals(cfg: StoreConfig, body_len, props_len, length, props_chars=Non
     """(mask, refusal) of every size rule; the arguments are arrays or ints alike. `props_chars`
     (the properties' Java String.length) is known to a single append only."""
     if props_chars is not None:
-        yield props_chars > properties.MAX_PROPERTIES_LEN, Refusal(
-            PutStatus.MESSAGE_ILLEGAL, "properties", f"over {properties.MAX_PROPERTIES_LEN} characters")
-    yield props_len > properties.MAX_PROPERTIES_LEN, Refusal(
-        PutStatus.PROPERTIES_SIZE_EXCEEDED, "properties", f"over {properties.MAX_PROPERTIES_LEN} bytes")
+        yield properties.too_long(props_chars), Refusal(
+            PutStatus.MESSAGE_ILLEGAL, "properties", _OVER_CHARS)
+    yield properties.too_long(props_len), Refusal(
+        PutStatus.PROPERTIES_SIZE_EXCEEDED, "properties", _OVER_BYTES)
     yield body_len > cfg.maxMessageSize, Refusal(
         PutStatus.MESSAGE_ILLEGAL, "body", f"over maxMessageSize ({cfg.maxMessageSize} bytes)")
     yield length > cfg.maxMessageSize + ENCODER_HEADROOM, Refusal(
         PutStatus.MESSAGE_ILLEGAL, "body", "record over maxMessageSize + 64 KiB")
-    yield length + message.BLANK_MARKER_LEN > cfg.mappedFileSizeCommitLog, Refusal(
+    yield length > message.usable(cfg.mappedFileSizeCommitLog), Refusal(
         PutStatus.MESSAGE_ILLEGAL, "body", f"record does not fit a commitlog segment of {cfg.mappedFileSizeCommitLog}")
 
 
 def size_refusal(cfg: StoreConfig, props: str, body_len: int, props_len: int, length: int) -> Refusal | None:
     """The first size rule one record breaks, or None."""
     chars = props_len
-    if props_len > properties.MAX_PROPERTIES_LEN and not props.isascii():
+    if properties.too_long(props_len) and not props.isascii():
         chars = len(props.encode("utf-16-le")) // 2
     return next((r for mask, r in size_refusals(cfg, body_len, props_len, length, chars) if mask), None)
 

@@ -238,16 +238,16 @@ class Staging:
     def prepare_queues(self, end: StoreEnd, first: dict[tuple[str, int], int], table: dict[tuple[str, int], int],
                        file_size: int) -> None:
         """Allocate each touched queue's files from its first new entry to its last."""
-        from rmqtool.structures.consumequeue import ENTRY_LEN
+        from rmqtool.structures import consumequeue
 
         for key, first_offset in first.items():
             last_offset = table[key]
             if last_offset == first_offset:
                 continue
-            start = first_offset * ENTRY_LEN - first_offset * ENTRY_LEN % file_size
-            for file_start in range(start, last_offset * ENTRY_LEN, file_size):
+            start = consumequeue.file_start_of(first_offset, file_size)
+            for file_start in range(start, consumequeue.byte_of(last_offset), file_size):
                 existing = self.paths.queue_dir(*key) / offset_name(file_start)
-                used = first_offset * ENTRY_LEN - file_start if existing.exists() else 0
+                used = consumequeue.byte_of(first_offset) - file_start if existing.exists() else 0
                 self.store.queue_dir(*key).mkdir(parents=True, exist_ok=True)
                 allocate(self.store.queue_dir(*key) / offset_name(file_start), file_size,
                          existing if used > 0 else None, max(used, 0))

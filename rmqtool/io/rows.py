@@ -19,7 +19,7 @@ from rmqtool.io.schema import MESSAGE_SCHEMA
 from rmqtool.report import COMMITLOG, WARNING, Finding
 from rmqtool.structures.commitlog import compression, msgid, properties, sysflag
 from rmqtool.structures.commitlog.crc import body_crc
-from rmqtool.structures.commitlog.hosts import IPV4_HOST_LEN, SocketAddress
+from rmqtool.structures.commitlog.hosts import SocketAddress, host_len
 from rmqtool.structures.commitlog.scan import RecordBatch
 
 _HOST_V6_BITS = sysflag.BORN_HOST_V6 | sysflag.STORE_HOST_V6
@@ -127,7 +127,7 @@ def _host_bytes(raw: np.ndarray, which: str) -> np.ndarray:
     """(n, 8) address + big-endian port bytes of the IPv4 born or store host of every row."""
     at = raw.dtype.fields[f"{which}Address"][1]  # the port follows the address
     rows = np.ascontiguousarray(raw).view(np.uint8).reshape(len(raw), raw.dtype.itemsize)
-    return np.ascontiguousarray(rows[:, at : at + IPV4_HOST_LEN])
+    return np.ascontiguousarray(rows[:, at : at + host_len(False)])
 
 
 def _msg_ids(store_host: np.ndarray, offsets: np.ndarray, per_record: dict) -> pa.Array:

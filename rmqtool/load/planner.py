@@ -19,8 +19,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from rmqtool.structures.commitlog import sysflag
-from rmqtool.structures.commitlog.message import BLANK_MARKER_LEN
+from rmqtool.structures.commitlog import message, sysflag
 from rmqtool.structures.consumequeue import queue_keys, queue_of_key
 
 NO_QUEUE = -1  # a row that names no queue: the planner assigns one
@@ -75,8 +74,7 @@ def place_as_stored(lengths: np.ndarray, offsets: np.ndarray, start: int, segmen
         what = "an overlap" if o < w else "a gap"
         raise PlacementError(k, f"commitLogOffset {o} is not the write position {w} ({what}: "
                                 f"{abs(o - w)} bytes); import a whole export into the store it continues")
-    room = segment_size - offsets % segment_size - BLANK_MARKER_LEN
-    over = np.flatnonzero(lengths > room)
+    over = np.flatnonzero(~message.fits(lengths, segment_size - offsets % segment_size))
     if len(over):
         k = int(over[0])
         raise PlacementError(k, f"the record at commitLogOffset {int(offsets[k])} ({int(lengths[k])} bytes) "
@@ -93,13 +91,13 @@ def _plan_units(lengths: np.ndarray, start: int, segment_size: int) -> Layout:
     pos, i = start, 0
     while i < n:
         base = int(ends[i - 1]) if i else 0  # bytes of records before i
-        limit = pos - pos % segment_size + segment_size - BLANK_MARKER_LEN  # a record must end by here
-        j = int(np.searchsorted(ends, limit - pos + base, side="right"))  # records i..j-1 fit
+        segment_end = pos - pos % segment_size + segment_size
+        j = int(np.searchsorted(ends, base + message.usable(segment_end - pos), side="right"))  # records i..j-1 fit
         if j == i:  # record i does not fit: close the segment with a blank marker
             if pos % segment_size == 0:
                 raise PlacementError(i, f"{int(lengths[i])} bytes do not fit a commitlog segment of {segment_size}")
             blanks.append(pos)
-            pos = limit + BLANK_MARKER_LEN
+            pos = segment_end
             continue
         out[i:j] = pos + np.r_[0, ends[i : j - 1] - base]
         pos += int(ends[j - 1]) - base

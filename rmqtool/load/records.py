@@ -34,7 +34,7 @@ from rmqtool.io.buffers import string_buffers
 from rmqtool.load.planner import NO_QUEUE
 from rmqtool.structures.commitlog import properties, sysflag, uniqkey
 from rmqtool.structures.commitlog.columns import RecordColumns, b64decode_column
-from rmqtool.structures.commitlog.hosts import IPV4_LEN, IPV6_LEN, SocketAddress, parse_host
+from rmqtool.structures.commitlog.hosts import SocketAddress, address_len, parse_host
 from rmqtool.structures.commitlog.propskernel import build_properties
 from rmqtool.structures.commitlog.uniqkernel import put_load_keys
 from rmqtool.structures.javahash import java_string_hash
@@ -151,7 +151,7 @@ def _hosts(batch, name: str, default, errors: RowErrors):
         enc = pc.dictionary_encode(pc.cast(col, pa.string()))
         texts = [*enc.dictionary.to_pylist(), None]
         idx = pc.fill_null(enc.indices, len(texts) - 1).to_numpy(zero_copy_only=False).astype(np.int64)
-    addr = np.zeros((len(texts), IPV6_LEN), dtype=np.uint8)
+    addr = np.zeros((len(texts), address_len(True)), dtype=np.uint8)
     port = np.zeros(len(texts), dtype=np.int64)
     v6 = np.zeros(len(texts), dtype=bool)
     for k, text in enumerate(texts):
@@ -268,7 +268,7 @@ def stored_chunk(batch, cfg: StoreConfig) -> LoadChunk | list[RowError]:
         return errors.found
     no_key = np.full(n, -1, dtype=np.int64)
     return LoadChunk(cols, np.array(topics.names, dtype=str), topics.idx, ints["queueId"], no_key,
-                     np.zeros((n, IPV4_LEN), dtype=np.uint8), stored_offset)
+                     np.zeros((n, address_len(False)), dtype=np.uint8), stored_offset)
 
 
 # ---- producer rows -----------------------------------------------------------------------------
@@ -458,9 +458,8 @@ def producer_chunk(batch, opts: LoadOptions, assign: Assign | None = None) -> Lo
     if errors.found:
         return errors.found
     born_addr, born_v6 = hosts[0][0], hosts[0][2]
-    born_ip4 = np.where(born_v6[:, None], born_addr[:, IPV6_LEN - IPV4_LEN :], born_addr[:, :IPV4_LEN])
     return LoadChunk(cols, np.array(topics.names, dtype=str), topics.idx, queue_id, uniq_at,
-                     np.ascontiguousarray(born_ip4), delayed=delayed or None)
+                     uniqkey.address_parts(born_addr, born_v6), delayed=delayed or None)
 
 
 def _moved(topics: _Topics, row: int, topic: str) -> _Topics:

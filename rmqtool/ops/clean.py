@@ -162,7 +162,8 @@ def orphaned_files(paths: StorePaths, min_offset: int) -> list[tuple[str, str]]:
         files = sorted(p for p in paths.index.iterdir() if p.is_file() and index.is_file_name(p.name))
         for f in files[:-1]:
             with open_read_only(f) as buf:
-                end = int(index.decode_header(buf)["endPhyOffset"]) if len(buf) >= index.HEADER_LEN else 0
+                head = index.header_of(buf)
+                end = int(head["endPhyOffset"]) if head is not None else 0
             if end >= min_offset:
                 break
             out.append((str(f), f"every entry points below the commitlog minimum {min_offset}"))

@@ -11,7 +11,6 @@ by time is a binary search on the records' store timestamps, never on file times
 from __future__ import annotations
 
 import os
-import struct
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -26,10 +25,6 @@ from rmqtool.structures.index import chain
 from rmqtool.structures.index import check as index_check
 
 LONG_MAX = 2**63 - 1
-_HEADER = index.HEADER.codec
-_CQ_ENTRY = consumequeue.ENTRY.codec
-_I32 = struct.Struct(">i")
-_I64 = struct.Struct(">q")
 
 
 Hit = message.DecodedMessage  # what every query returns
@@ -136,8 +131,7 @@ class StoreQuery:
                 geometry = self._geometry(path, os.fstat(fd).st_size)
                 if geometry is None:
                     continue
-                begin_ts, end_ts, _, _, _, count = _HEADER.unpack(os.pread(fd, index.HEADER_LEN, 0).ljust(
-                    index.HEADER_LEN, b"\0"))
+                begin_ts, end_ts, _, _, _, count = chain.header_fields(chain.pread_reader(fd))
                 overlaps = (begin < begin_ts and end > end_ts) or begin_ts <= begin <= end_ts or \
                     begin_ts <= end <= end_ts
                 if overlaps:
@@ -227,10 +221,7 @@ class StoreQuery:
         if seg is None:
             raise NotFound(f"a queue entry points at {offset}, outside the commitlog")
         buf = self.maps.get(seg.path)
-        pos = offset - seg.start
-        flags = _I32.unpack_from(buf, pos + message.SYS_FLAG_OFFSET)[0]
-        extra = message.HOST_V6_EXTRA if flags & sysflag.BORN_HOST_V6 else 0
-        return _I64.unpack_from(buf, pos + message.STORE_TIMESTAMP_V4_OFFSET + extra)[0]
+        return message.store_timestamp_at(buf, offset - seg.start)
 
     def offset_by_time(self, topic: str, queue_id: int, timestamp: int) -> dict:
         """The queue offset of the first message stored at or after `timestamp` (the max offset if none)."""

@@ -36,11 +36,10 @@ from rmqtool.engine.reader import StoreReader
 from rmqtool.errors import RmqError
 from rmqtool.files.lock import StoreLock
 from rmqtool.files.paths import StorePaths, is_temporary, temporary_name
-from rmqtool.files.segments import SegmentFile, data_end, list_segments, open_read_only, read_head
+from rmqtool.files.segments import SegmentFile, data_end, list_segments, open_read_only
 from rmqtool.report import Finding
 from rmqtool.structures import checkpoint, consumequeue, index, structure
 from rmqtool.structures.commitlog import message, msgid
-from rmqtool.structures.consumequeue import ENTRY_LEN
 
 RECOVER_FROM_LAST = 3  # clean recovery starts at the third-last file
 MAX_LISTED_MESSAGES = 10_000
@@ -256,8 +255,8 @@ def _queue_plans(reader: StoreReader, cfg: StoreConfig, plan: RecoveryPlan) -> N
                     if n:
                         max_end = int(entries["commitLogOffset"][n - 1]) + int(entries["size"][n - 1])
                     del entries
-                end = int(f.name) + n * ENTRY_LEN
-                if n * ENTRY_LEN < file_size:
+                end = int(f.name) + consumequeue.byte_of(n)
+                if consumequeue.byte_of(n) < file_size:
                     break
             plan.queues.append(QueuePlan(topic, qid, files, end, max_end))
 
@@ -265,9 +264,7 @@ def _queue_plans(reader: StoreReader, cfg: StoreConfig, plan: RecoveryPlan) -> N
 def _record_start(seg: SegmentFile, cp: checkpoint.Checkpoint, index_safe: bool) -> bool:
     """isMappedFileMatchedRecover: the segment's first record was stored before the checkpoint's time."""
     with open_read_only(seg.path) as buf:
-        if len(buf) < message.MIN_RECORD_LEN:
-            return False
-        found = message.decode(buf, 0, verify_crc=False)
+        found = message.decode(buf, 0, verify_crc=False)  # a file too short for a record decodes as Corrupt
         if not isinstance(found, message.Message) or found.magic != message.MAGIC_V1 or found.store_timestamp == 0:
             return False
         return found.store_timestamp <= cp.min_timestamp(index_safe)
@@ -399,7 +396,7 @@ def _plan_rebuilds(reader: StoreReader, plan: RecoveryPlan) -> None:
         for f in q.files:
             if (str(f), QUEUE_FILE_PAST_END) not in plan.deleted:
                 plan.deleted.append((str(f), "rebuilt from the commitlog (entries missing or wrong)"))
-        q.dropped, q.end, q.max_physical_end, q.files = q.end // ENTRY_LEN, 0, 0, []
+        q.dropped, q.end, q.max_physical_end, q.files = consumequeue.queue_offset_of(q.end), 0, 0, []
         plan.cuts = [c for c in plan.cuts if not c.file.startswith(d + os.sep)]
     index_dir = str(reader.paths.index)
     if any(f.file.startswith(index_dir) and f.severity == "error" for f in report.findings):
@@ -442,7 +439,7 @@ def _plan_log_cuts(reader: StoreReader, plan: RecoveryPlan, queued: np.ndarray) 
             plan.deleted.append((str(seg.path), SEGMENT_PAST_END))
             plan.bytes_lost += stop
             continue
-        blank_only = plan.stop_reason == "blank marker" and stop - start <= message.BLANK_MARKER_LEN
+        blank_only = plan.stop_reason == "blank marker" and stop <= message.reach(start)
         if stop > start and not blank_only:
             plan.cuts.append(cut(seg.path, start, stop, f"commitlog ends here ({plan.stop_reason})"))
             plan.bytes_lost += stop - start
@@ -490,7 +487,7 @@ def _plan_queue_cuts(cfg: StoreConfig, plan: RecoveryPlan, cut_points: dict[int,
     file_size = cfg.mappedFileSizeConsumeQueue
     for q in plan.queues:
         cut_at = cut_points[id(q)]
-        q.dropped = (q.end - cut_at) // ENTRY_LEN
+        q.dropped = consumequeue.whole_entries(q.end - cut_at)
         if q.dropped:
             q.max_physical_end = _entry_end(q, cut_at, file_size)
         for f in q.files:
@@ -511,8 +508,9 @@ def _entry_offsets(q: QueuePlan, start: int, file_size: int) -> np.ndarray:
         lo = int(f.name)
         a, b = max(start, lo), min(q.end, lo + file_size)
         if a < b:
+            first, last = consumequeue.whole_entries(a - lo), consumequeue.whole_entries(b - lo)
             with open_read_only(f) as buf:
-                entries = consumequeue.decode_entries(buf)[(a - lo) // ENTRY_LEN : (b - lo) // ENTRY_LEN]
+                entries = consumequeue.decode_entries(buf)[first:last]
                 out.append(entries["commitLogOffset"].astype(np.int64))
                 del entries
     return np.concatenate(out) if out else np.zeros(0, dtype=np.int64)
@@ -521,18 +519,17 @@ def _entry_offsets(q: QueuePlan, start: int, file_size: int) -> np.ndarray:
 def _whole_entries(data: int, start: int, file_size: int) -> int:
     """`data` (where a queue file's non-zero bytes end) moved up to the end of its entry: an entry may
     end in zero bytes (a tagsCode of 0), and its cut covers it whole."""
-    return min(start + -(-(data - start) // ENTRY_LEN) * ENTRY_LEN, file_size)
+    return min(start + consumequeue.round_up_to_entry(data - start), file_size)
 
 
 def _entry_end(q: QueuePlan, end: int, file_size: int) -> int:
     """offset + size of the entry just before logical position `end` (0 when there is none)."""
-    at = end - ENTRY_LEN
     for f in q.files:
-        start = int(f.name)
-        if start <= at < start + file_size:
+        before = consumequeue.whole_entries(end - int(f.name))  # entries of f before `end`
+        if 0 < before <= consumequeue.whole_entries(file_size):
             with open_read_only(f) as buf:
-                e = consumequeue.decode_entries(buf)[(at - start) // ENTRY_LEN]
-                return int(e["commitLogOffset"]) + int(e["size"])
+                offset, size, _tags = consumequeue.entry_at(buf, before - 1)
+                return offset + size
     return 0
 
 
@@ -545,13 +542,13 @@ def _queue_cut(q: QueuePlan, log_end: int) -> int:
             continue
         with open_read_only(f) as buf:
             entries = consumequeue.decode_entries(buf)
-            n = min((q.end - start) // ENTRY_LEN, len(entries))
+            n = min(consumequeue.whole_entries(q.end - start), len(entries))
             offs = entries["commitLogOffset"][:n]
             past = np.flatnonzero(offs >= log_end)
             del entries
         if len(past) == 0:
             return cut
-        cut = start + int(past[0]) * ENTRY_LEN
+        cut = start + consumequeue.byte_of(int(past[0]))
         if past[0] > 0:
             return cut
     return cut
@@ -559,8 +556,8 @@ def _queue_cut(q: QueuePlan, log_end: int) -> int:
 
 def _plan_index(reader: StoreReader, cfg: StoreConfig, cp: checkpoint.Checkpoint, plan: RecoveryPlan) -> None:
     for path in reader.index_paths():
-        head = read_head(path, index.HEADER_LEN)
-        end_ts = int(index.decode_header(head)["endTimestamp"]) if len(head) == index.HEADER_LEN else 0
+        head = index.read_header(path)
+        end_ts = int(head["endTimestamp"]) if head is not None else 0
         if end_ts > cp.indexMsgTimestamp:
             plan.index_dropped.append(str(path))
             plan.index_entries_dropped += _index_entries(path)
@@ -569,8 +566,8 @@ def _plan_index(reader: StoreReader, cfg: StoreConfig, cp: checkpoint.Checkpoint
 
 def _index_entries(path: Path) -> int:
     """Entries an index file holds (its header's indexCount, less the unused entry 0)."""
-    head = read_head(path, index.HEADER_LEN)  # one read: a store may hold tens of thousands of index files
-    count = int(index.decode_header(head)["indexCount"]) if len(head) == index.HEADER_LEN else 1
+    head = index.read_header(path)
+    count = int(head["indexCount"]) if head is not None else 1
     return max(count - index.FIRST_INDEX, 0)
 
 
@@ -613,8 +610,8 @@ def _kept_index_end(reader: StoreReader, plan: RecoveryPlan) -> int:
     kept = plan.kept_index(reader.index_paths())
     if not kept:
         return 0
-    head = read_head(kept[-1], index.HEADER_LEN)
-    return int(index.decode_header(head)["endPhyOffset"]) if len(head) == index.HEADER_LEN else 0
+    head = index.read_header(kept[-1])
+    return int(head["endPhyOffset"]) if head is not None else 0
 
 
 def recover_store(root: str | os.PathLike | Store, cfg: StoreConfig | None = None, *,
@@ -713,7 +710,7 @@ def _count_added(store, plan: RecoveryPlan) -> None:
         if q is None:
             q = QueuePlan(topic, qid, [], 0, 0)
             plan.queues.append(q)
-        q.added = max(q.added, cq.max_offset_in_queue - (q.end // ENTRY_LEN))
+        q.added = max(q.added, cq.max_offset_in_queue - consumequeue.queue_offset_of(q.end))
     if store.index is not None:
         store.dispatch()
         now = sum(int(f.header["indexCount"]) - index.FIRST_INDEX for f in store.index.files)

@@ -29,11 +29,12 @@ import numpy as np
 from rmqtool.engine.reader import StoreReader
 from rmqtool.errors import RmqError
 from rmqtool.files.segments import SegmentFile, release_pages
-from rmqtool.report import CHECKPOINT, CONSUMEQUEUE, ERROR, INDEX, STORE, WARNING, Finding
+from rmqtool.report import CHECKPOINT, ERROR, INDEX, STORE, WARNING, Finding
 from rmqtool.structures import REGISTRY, consumequeue, index
 from rmqtool.structures.commitlog import message
 from rmqtool.structures.consumequeue import queue_keys, queue_of_key, rules
 from rmqtool.structures.consumequeue.queues import queue_file_entries
+from rmqtool.structures.index.check import entry_finding
 
 WINDOW_RECORDS = 1 << 19  # records held at once
 REPORT_CAP = 100  # findings of one kind for one file before they are summed up in one more
@@ -264,9 +265,8 @@ class _Queues:
             topic, qid = names[qkey]
             path = self.dirs.get((topic, qid)) or self.reader.queues.location(topic, qid)
             self.sink.add_each(path, "record-without-entry", missing[w.qkey[missing] == qkey], lambda i, path=path: (
-                Finding(path, int(w.qoffset[i]) * consumequeue.ENTRY_LEN, f"record at {int(w.offset[i])} (queue "
-                        f"offset {int(w.qoffset[i])}) has no consume-queue entry", consumequeue.ENTRY_LEN,
-                        structure=CONSUMEQUEUE, kind="record-without-entry")))
+                rules.entry_finding(path, int(w.qoffset[i]), f"record at {int(w.offset[i])} (queue offset "
+                                    f"{int(w.qoffset[i])}) has no consume-queue entry", "record-without-entry")))
 
     def _match(self, w: Window, key: int, path: str, qoffs: np.ndarray, entries: np.ndarray,
                seen: np.ndarray) -> None:
@@ -275,18 +275,18 @@ class _Queues:
         target = entries["commitLogOffset"]
         where = np.minimum(np.searchsorted(w.offset, target), max(len(w.offset) - 1, 0))
         found = (w.offset[where] == target) if len(w.offset) else np.zeros(len(entries), dtype=bool)
-        self.sink.add_each(path, "entry-without-record", np.flatnonzero(~found), lambda i: Finding(
-            path, int(qoffs[i]) * consumequeue.ENTRY_LEN, f"entry {int(qoffs[i])} points at {int(target[i])}, where "
-            "no record starts", consumequeue.ENTRY_LEN, structure=CONSUMEQUEUE, kind="entry-without-record"))
+        self.sink.add_each(path, "entry-without-record", np.flatnonzero(~found), lambda i: rules.entry_finding(
+            path, int(qoffs[i]), f"entry {int(qoffs[i])} points at {int(target[i])}, where no record starts",
+            "entry-without-record"))
         ok = np.flatnonzero(found)
         j = where[ok]
         bad = ((w.qkey[j] != key) | (w.qoffset[j] != qoffs[ok]) | (w.size[j] != entries["size"][ok])
                | (w.tags[j] != entries["tagsCode"][ok]))
         rec = dict(zip(ok[bad].tolist(), j[bad].tolist(), strict=True))
-        self.sink.add_each(path, "entry-mismatch", ok[bad], lambda i: Finding(
-            path, int(qoffs[i]) * consumequeue.ENTRY_LEN, f"entry {int(qoffs[i])} does not match the record at "
+        self.sink.add_each(path, "entry-mismatch", ok[bad], lambda i: rules.entry_finding(
+            path, int(qoffs[i]), f"entry {int(qoffs[i])} does not match the record at "
             f"{int(w.offset[rec[i]])} (queue offset {int(w.qoffset[rec[i]])}, size {int(w.size[rec[i]])}, tagsCode "
-            f"{int(w.tags[rec[i]])})", consumequeue.ENTRY_LEN, structure=CONSUMEQUEUE, kind="entry-mismatch"))
+            f"{int(w.tags[rec[i]])})", "entry-mismatch"))
         seen[j[~bad]] = True
 
     def finish(self, end: int) -> None:
@@ -295,10 +295,9 @@ class _Queues:
             qoffs, entries = cursor.take(None)
             self.report.queue_entries += len(entries)
             self.sink.add_each(cursor.path, "entry-past-log-end", np.arange(len(entries)), lambda i, c=cursor, q=qoffs,
-                               e=entries: Finding(c.path, int(q[i]) * consumequeue.ENTRY_LEN, f"entry {int(q[i])} "
-                                                  f"points at {int(e['commitLogOffset'][i])}, past the end of the log "
-                                                  f"({end})", consumequeue.ENTRY_LEN, structure=CONSUMEQUEUE,
-                                                  kind="entry-past-log-end"))
+                               e=entries: rules.entry_finding(c.path, int(q[i]), f"entry {int(q[i])} points at "
+                                                              f"{int(e['commitLogOffset'][i])}, past the end of the "
+                                                              f"log ({end})", "entry-past-log-end"))
 
 
 def _past_end_entries(reader: StoreReader, path: Path, sink: _Capped) -> None:
@@ -323,8 +322,7 @@ def _past_end_entries(reader: StoreReader, path: Path, sink: _Capped) -> None:
                                           f"{rec.store_size})")
     for kind, reasons in wrong.items():
         sink.add_each(folder, kind, np.array(list(reasons), dtype=np.int64), lambda i, kind=kind, reasons=reasons: (
-            Finding(folder, int(qoffs[i]) * consumequeue.ENTRY_LEN, reasons[i], consumequeue.ENTRY_LEN,
-                    structure=CONSUMEQUEUE, kind=kind)))
+            rules.entry_finding(folder, int(qoffs[i]), reasons[i], kind)))
 
 
 @dataclass
@@ -332,7 +330,7 @@ class _Slice:
     """Consecutive entries of one index file (entry numbers first+1 ..), copied out of its map."""
 
     path: str
-    entries_at: int  # where entry 0 sits in the file
+    hash_slots: int  # of its file: where its entries sit
     first: int  # position of the first (0 = entry 1)
     key_hash: np.ndarray  # int64
     phy_offset: np.ndarray  # int64
@@ -344,9 +342,6 @@ class _Slice:
     def pairs(self) -> np.ndarray:
         """(keyHash << 40) | phyOffset, as the window's keys are paired."""
         return (self.key_hash << _OFFSET_BITS) | self.phy_offset
-
-    def at(self, i: int) -> int:
-        return self.entries_at + (i + 1) * index.ENTRY_LEN
 
     def pair(self, i: int) -> int:
         return (int(self.key_hash[i - self.first]) << _OFFSET_BITS) | int(self.phy_offset[i - self.first])
@@ -366,7 +361,7 @@ class _IndexCursor:
         self.buf = None
         self.entries = np.zeros(0, dtype=index.ENTRY_DTYPE)
         self.reach = np.zeros(0, dtype=bool)
-        self.entries_at = 0
+        self.hash_slots = 0
         self.path = ""
         self.at = 0
 
@@ -384,12 +379,12 @@ class _IndexCursor:
         self.report.findings += found
         self.buf, self.entries = view.buf, entries[:held]  # a count past the entries adds no empty ones
         self.report.index_entries += len(self.entries)
-        self.entries_at = index.HEADER_LEN + view.hash_slots * index.SLOT_LEN
+        self.hash_slots = view.hash_slots
         self.reach = self._reachable(view)[:held]
         self.path, self.at = str(path), 0
-        self.sink.add_each(self.path, "index-entry-unreachable", np.flatnonzero(~self.reach), lambda i: Finding(
-            self.path, self._at(i), f"entry {i + 1} cannot be reached from its slot (broken chain)", index.ENTRY_LEN,
-            structure=INDEX, kind="index-entry-unreachable"))
+        self.sink.add_each(self.path, "index-entry-unreachable", np.flatnonzero(~self.reach), lambda i: entry_finding(
+            self.path, self.hash_slots, i + 1, f"entry {i + 1} cannot be reached from its slot (broken chain)",
+            "index-entry-unreachable"))
         return True
 
     def _open(self, path):
@@ -406,7 +401,7 @@ class _IndexCursor:
             return None
 
     def _at(self, i: int) -> int:
-        return self.entries_at + (i + 1) * index.ENTRY_LEN
+        return index.entry_position(self.hash_slots, i + 1)
 
     def _reachable(self, view) -> np.ndarray:
         """Which entries a lookup from the store's first moment meets (`chain.walk`'s rule), in one
@@ -426,7 +421,7 @@ class _IndexCursor:
                 return
             stop = _first_at_or_past(self.entries["phyOffset"], self.at, end)
             part = self.entries[self.at : stop]
-            yield _Slice(self.path, self.entries_at, self.at, part["keyHash"].astype(np.int64),
+            yield _Slice(self.path, self.hash_slots, self.at, part["keyHash"].astype(np.int64),
                          part["phyOffset"].astype(np.int64), self.reach[self.at : stop])
             release_pages(self.buf, self._at(self.at), self._at(stop))
             self.at = stop
@@ -453,17 +448,16 @@ class _IndexCursor:
             "index", 0, structure=INDEX, kind="key-not-indexed"))
 
     def _wrong_key(self, s: _Slice, rows: np.ndarray) -> None:
-        self.sink.add_each(s.path, "index-entry-wrong-key", rows, lambda i: Finding(
-            s.path, s.at(i), f"entry {i + 1} (hash {s.pair(i) >> _OFFSET_BITS}) points at {s.pair(i) & _OFFSET_MASK}, "
-            "which holds no such key", index.ENTRY_LEN, structure=INDEX, kind="index-entry-wrong-key"))
+        self.sink.add_each(s.path, "index-entry-wrong-key", rows, lambda i: entry_finding(
+            s.path, s.hash_slots, i + 1, f"entry {i + 1} (hash {s.pair(i) >> _OFFSET_BITS}) points at "
+            f"{s.pair(i) & _OFFSET_MASK}, which holds no such key", "index-entry-wrong-key"))
 
     def finish(self, end: int) -> None:
         """Entries past the end of the log: recovery cut the log and kept the index, as the broker does."""
         for s in self._take(None):
-            self.sink.add_each(s.path, "index-entry-stale", s.rows(), lambda i, s=s: Finding(
-                s.path, s.at(i), f"entry {i + 1} points at {s.pair(i) & _OFFSET_MASK}, past the end "
-                f"of the log ({end}): a stale entry lookups skip", index.ENTRY_LEN, WARNING, INDEX,
-                "index-entry-stale"))
+            self.sink.add_each(s.path, "index-entry-stale", s.rows(), lambda i, s=s: entry_finding(
+                s.path, s.hash_slots, i + 1, f"entry {i + 1} points at {s.pair(i) & _OFFSET_MASK}, past the end "
+                f"of the log ({end}): a stale entry lookups skip", "index-entry-stale", WARNING))
 
 
 def _concat(parts: list[np.ndarray]) -> np.ndarray:

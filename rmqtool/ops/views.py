@@ -16,6 +16,7 @@ from rmqtool.report import COMMITLOG, WARNING, Finding
 from rmqtool.structures import consumequeue, index
 from rmqtool.structures.commitlog import compression, message
 from rmqtool.structures.commitlog.template import FieldSpan, record_template
+from rmqtool.structures.index import chain as index_chain
 
 
 def decode_log(reader: StoreReader, *, from_offset: int = 0, count: int | None = None, topic: str | None = None,
@@ -93,7 +94,8 @@ def index_report(reader: StoreReader, path: Path, with_entries: bool = True) -> 
     slots = view.slots()
     used = slots[slots > index.INVALID_INDEX]
     entries = view.entries()
-    chain = _chain_lengths(slots, entries)
+    chain = index_chain.lengths(view.buf, view.hash_slots, index_chain.entry_bound(view.header["indexCount"],
+                                view.index_num), view.header["beginTimestamp"])
     report = {
         "file": str(path),
         "name": path.name,
@@ -118,25 +120,6 @@ def index_report(reader: StoreReader, path: Path, with_entries: bool = True) -> 
                                            entries["timeDiff"].tolist(), entries["prevIndex"].tolist(), strict=True)
         ]
     return report
-
-
-_MAX_CHAIN_STEPS = 100_000  # a corrupt file can link entries in a cycle
-
-
-def _chain_lengths(slots: np.ndarray, entries: np.ndarray) -> np.ndarray:
-    """Length of the chain hanging from each used slot (bounded walk, cycles cut)."""
-    prev = np.concatenate([[0], entries["prevIndex"].astype(np.int64)])
-    heads = slots[slots > 0].astype(np.int64)
-    heads = heads[heads < len(prev)]
-    lengths = np.zeros(len(heads), dtype=np.int64)
-    cur = heads.copy()
-    for _ in range(min(len(prev), _MAX_CHAIN_STEPS)):
-        live = (cur > 0) & (cur < len(prev))
-        if not live.any():
-            break
-        lengths += live
-        cur = np.where(live, prev[np.clip(cur, 0, len(prev) - 1)], 0)
-    return lengths
 
 
 def index_targets(reader: StoreReader, path: Path | None) -> list[Path]:

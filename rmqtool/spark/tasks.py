@@ -27,7 +27,7 @@ from rmqtool.io.schema import PRODUCER_TYPES
 from rmqtool.load.records import LoadChunk, LoadOptions, producer_chunk
 from rmqtool.structures.commitlog import kernels
 from rmqtool.structures.commitlog.dispatchkernel import D_OFFSET, D_SIZE, D_TAGS_CODE, dispatch_records
-from rmqtool.structures.consumequeue import ENTRY_LEN, encode_entries, queue_keys
+from rmqtool.structures.consumequeue import byte_of, encode_entries, queue_keys
 from rmqtool.structures.index.build import fill_file
 
 CHUNK_ROWS = 1 << 16
@@ -183,7 +183,7 @@ def _write_queues(ctx: LoadContext, chunk: LoadChunk, queue_id: np.ndarray, queu
         first = sel[0]
         qdir = ctx.store.queue_dir(str(chunk.topics[chunk.topic_idx[first]]), int(queue_id[first]))
         data = encode_entries(entries[sel, 0], entries[sel, 1], entries[sel, 2])
-        pos = int(queue_offset[first]) * ENTRY_LEN
+        pos = byte_of(int(queue_offset[first]))
         while data:
             file_start = pos - pos % file_size
             take = min(len(data), file_start + file_size - pos)

@@ -16,6 +16,7 @@ from numba import njit
 from rmqtool.structures.commitlog import message
 from rmqtool.structures.commitlog.batch import ITEM_BODY_LEN_AT, ITEM_FLAG_AT, ITEM_HEAD_LEN
 from rmqtool.structures.commitlog.crc import POSITIVE_MASK
+from rmqtool.structures.commitlog.kernels import fits
 from rmqtool.structures.commitlog.properties import MAX_PROPERTIES_LEN, PROPERTY_SEPARATOR
 from rmqtool.structures.nbutil import CRC_TABLES, crc32, get_i16, get_i32, put_i16, put_i32, put_i64
 
@@ -31,6 +32,12 @@ _MAX_TOPIC_LEN = message.MAX_TOPIC_LEN_V1
 BATCH_OK, BATCH_MALFORMED, BATCH_PROPERTIES_TOO_LONG = 0, -1, -3
 
 
+def item_capacity(body_len: int) -> int:
+    """Rows the output arrays of `encode_client_batch` need for a batch body of `body_len` bytes: one per
+    item it can hold, and one more."""
+    return body_len // MIN_ITEM_LEN + 1
+
+
 @njit(cache=True)
 def _layout(src, item_pos, item_len, body_len, props_len, batch_props_len, fixed_len):
     """Split the client items; fill per-item arrays. Returns (status, count, total record bytes)."""
@@ -40,7 +47,7 @@ def _layout(src, item_pos, item_len, body_len, props_len, batch_props_len, fixed
     end = src.shape[0]
     cap = item_pos.shape[0]
     while pos < end:
-        if n >= cap or end - pos < _ITEM_HEAD + _PROPS_LEN_SIZE:
+        if n >= cap or end - pos < MIN_ITEM_LEN:
             return BATCH_MALFORMED, n, total
         blen = get_i32(src, pos + _ITEM_BODY_LEN)
         p = pos + _ITEM_HEAD + blen
@@ -79,7 +86,7 @@ def encode_client_batch(src, dst, at, room, header, topic, batch_props, queue_of
     hlen = header.shape[0]
     fixed_len = hlen + message.TOPIC_LEN_V1_LEN + topic.shape[0] + _PROPS_LEN_SIZE
     status, n, total = _layout(src, item_pos, out_size, body_len, props_len, batch_props.shape[0], fixed_len)
-    if status != BATCH_OK or total + message.BLANK_MARKER_LEN > room:
+    if status != BATCH_OK or not fits(total, room):
         return status, n, total
     w = at
     for r in range(n):

@@ -12,10 +12,18 @@ from rmqtool.errors import RmqError
 IPV4_LEN = 4
 IPV6_LEN = 16
 PORT_LEN = 4
-IPV4_HOST_LEN = IPV4_LEN + PORT_LEN
-IPV6_HOST_LEN = IPV6_LEN + PORT_LEN
 
 _PORT = struct.Struct(">i")
+
+
+def address_len(v6: bool) -> int:
+    """Bytes of a host address: 16 for IPv6, 4 for IPv4 (as a sysFlag host bit says)."""
+    return IPV6_LEN if v6 else IPV4_LEN
+
+
+def host_len(v6: bool) -> int:
+    """Bytes of a stored host: its address and the port after it."""
+    return address_len(v6) + PORT_LEN
 
 
 class SocketAddress(NamedTuple):

@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from rmqtool.structures.commitlog import message
 from rmqtool.structures.commitlog.crc import POSITIVE_MASK
 from rmqtool.structures.commitlog.message import (
     BLANK_MAGIC,
@@ -29,16 +30,15 @@ from rmqtool.structures.commitlog.message import (
     MIN_RECORD_LEN,
     PHYSICAL_OFFSET_OFFSET,
     PROPERTIES_LEN_LEN,
-    STORE_TIMESTAMP_V4_OFFSET,
     SYS_FLAG_OFFSET,
     TOPIC_LEN_V1_LEN,
     TOPIC_LEN_V2_LEN,
 )
+from rmqtool.structures.commitlog.properties import MAX_PROPERTIES_LEN
 from rmqtool.structures.commitlog.sysflag import BORN_HOST_V6, STORE_HOST_V6
 from rmqtool.structures.nbutil import CRC_TABLES, crc32, get_i32, get_i64
 
 _TABLES = CRC_TABLES
-_MAX_PROPERTIES_LEN = 0x7FFF  # a signed short
 
 POLICY_SCAN, POLICY_BROKER = 0, 1
 
@@ -64,10 +64,15 @@ def header_len(flags):
     return head
 
 
+# the record rules of `message`, compiled from the same functions
+fits = njit(inline="always")(message.fits)
+_store_timestamp_offset = njit(inline="always")(message.store_timestamp_offset)
+
+
 @njit(cache=True, inline="always")
 def store_timestamp_at(pos, flags):
     """Where the storeTimestamp of the record at `pos` is (it follows the born host)."""
-    return pos + STORE_TIMESTAMP_V4_OFFSET + (HOST_V6_EXTRA if flags & BORN_HOST_V6 else 0)
+    return pos + _store_timestamp_offset(flags)
 
 
 @njit(cache=True, nogil=True)
@@ -123,7 +128,7 @@ def walk(buf, pos, end, base, out, policy, check_crc):
         if p + PROPERTIES_LEN_LEN > rec_end:
             return n, pos, STOP_LENGTH, last_ts
         props_len = (np.int64(buf[p]) << 8) | np.int64(buf[p + 1])
-        if props_len > _MAX_PROPERTIES_LEN or p + PROPERTIES_LEN_LEN + props_len != rec_end:
+        if props_len > MAX_PROPERTIES_LEN or p + PROPERTIES_LEN_LEN + props_len != rec_end:
             return n, pos, STOP_LENGTH, last_ts
         if check_crc and body_len > 0 and \
                 (crc32(buf, body, body_len, _TABLES) & POSITIVE_MASK) != get_i32(buf, pos + BODY_CRC_OFFSET):

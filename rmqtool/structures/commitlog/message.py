@@ -31,6 +31,7 @@ MAX_TOPIC_LEN_V2 = 32767
 DEFAULT_MAX_MESSAGE_SIZE = 4 * 1024 * 1024
 
 PREFIX = struct.Struct(">ii")  # totalSize, magic: enough to classify a record
+_I32, _I64 = struct.Struct(">i"), struct.Struct(">q")
 BLANK_MARKER_LEN = PREFIX.size  # a record needs this much room left after it
 
 
@@ -263,6 +264,45 @@ def encode(msg: Message) -> bytes:
 
 def encode_blank(size: int) -> bytes:
     return PREFIX.pack(size, BLANK_MAGIC)
+
+
+def write_blank(buf, pos: int, size: int) -> None:
+    """Close a segment at `pos` with the end marker: the `size` bytes from `pos` on are unused."""
+    buf[pos : pos + BLANK_MARKER_LEN] = encode_blank(size)
+
+
+def fits(size, room):
+    """The segment-fit rule: a record of `size` bytes fits the `room` left in its segment when it leaves
+    room for an end marker after it (size + 8 <= room). Ints or arrays; `kernels.fits` is its compiled twin."""
+    return size + BLANK_MARKER_LEN <= room
+
+
+def usable(room):
+    """How many of the `room` bytes left in a segment records may take: all but the end marker's (`fits`)."""
+    return room - BLANK_MARKER_LEN
+
+
+def reach(pos: int, size: int = 0) -> int:
+    """Where the bytes of a record of `size` bytes at `pos` and of the end marker after it end; with no
+    size, where a marker (or any record's totalSize and magic) at `pos` ends."""
+    return pos + size + BLANK_MARKER_LEN
+
+
+def unwritten(buf, pos: int) -> bool:
+    """Nothing was written at `pos`: the totalSize and magic a record or marker would start with are zeros."""
+    return not any(buf[pos : pos + BLANK_MARKER_LEN])
+
+
+def store_timestamp_offset(sys_flag: int) -> int:
+    """Where a record's storeTimestamp is, from its start: after the born host, which sysFlag says is IPv4
+    or IPv6. `kernels.store_timestamp_at` is its compiled twin."""
+    return STORE_TIMESTAMP_V4_OFFSET + (HOST_V6_EXTRA if sys_flag & sysflag.BORN_HOST_V6 else 0)
+
+
+def store_timestamp_at(buf, pos: int) -> int:
+    """The storeTimestamp of the record at `buf[pos:]`."""
+    flags = _I32.unpack_from(buf, pos + SYS_FLAG_OFFSET)[0]
+    return _I64.unpack_from(buf, pos + store_timestamp_offset(flags))[0]
 
 
 def decode(buf, pos: int = 0, limit: int | None = None, *, verify_crc: bool = True,

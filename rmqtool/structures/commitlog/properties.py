@@ -30,6 +30,17 @@ _HASHMAP_INITIAL_CAPACITY = 16
 _HASHMAP_LOAD_FACTOR = 0.75
 
 
+def too_long(size):
+    """Properties of `size` bytes (or Java chars) that a record cannot hold: its length field is a signed
+    short. An int or an array."""
+    return size > MAX_PROPERTIES_LEN
+
+
+def too_long_reason(unit: str) -> str:
+    """Why properties `too_long` in `unit` (bytes or characters) are refused."""
+    return f"over {MAX_PROPERTIES_LEN} {unit}"
+
+
 def parse(text: str) -> dict[str, str]:
     """Every pair of a stored properties string, empty names and values included."""
     out: dict[str, str] = {}

@@ -10,6 +10,12 @@ import itertools
 import os
 import struct
 import time
+from typing import TYPE_CHECKING
+
+from rmqtool.structures.commitlog.hosts import IPV4_LEN, IPV6_LEN
+
+if TYPE_CHECKING:
+    import numpy as np
 
 _FIXED = struct.Struct(">4sHi")
 _VARIABLE = struct.Struct(">iH")
@@ -28,6 +34,14 @@ def create(ip4: bytes, now_ms: int | None = None) -> str:
     fixed = _FIXED.pack(ip4[-4:].rjust(4, b"\0"), os.getpid() & 0xFFFF, _PROCESS_SALT)
     since = (now - _month_start_ms(now)) & 0x7FFFFFFF
     return (fixed + _VARIABLE.pack(since, next(_counter) & 0xFFFF)).hex().upper()
+
+
+def address_parts(addr: np.ndarray, v6: np.ndarray) -> np.ndarray:
+    """(n, 4) contiguous: what `create` takes of each host address, its last 4 bytes. `addr` holds (n, 16)
+    address rows (an IPv4 address in the first 4 bytes), `v6` marks the IPv6 rows."""
+    out = addr[:, :IPV4_LEN].copy()
+    out[v6] = addr[v6, IPV6_LEN - IPV4_LEN : IPV6_LEN]
+    return out
 
 
 LEN = 32  # hex digits

@@ -30,6 +30,45 @@ def __getattr__(name: str):
         return entry_dtype()
     raise AttributeError(name)
 DEFAULT_ENTRIES_PER_FILE = 300_000
+FILLER_SIZE = 0x7FFFFFFF  # the size of the entries a queue that starts past 0 is pre-filled with
+DEFAULT_FILE_SIZE = DEFAULT_ENTRIES_PER_FILE * ENTRY_LEN  # the broker's mappedFileSizeConsumeQueue: 6,000,000
+
+
+def filler_entries(n: int) -> bytes:
+    """`n` filler entries (0, Integer.MAX_VALUE, 0): what the broker writes before the first entry of a queue
+    whose first file starts past 0."""
+    return ENTRY.codec.pack(0, FILLER_SIZE, 0) * n
+
+
+def byte_of(queue_offset):
+    """Where entry `queue_offset` starts in its queue's bytes (entry k at k x 20; an int or an int array)."""
+    return queue_offset * ENTRY_LEN
+
+
+def whole_entries(nbytes):
+    """How many whole entries `nbytes` bytes hold (a partial entry does not count)."""
+    return nbytes // ENTRY_LEN
+
+
+def queue_offset_of(byte):
+    """The queue offset of the entry that holds byte `byte` of its queue."""
+    return whole_entries(byte)
+
+
+def round_up_to_entry(nbytes: int) -> int:
+    """`nbytes` moved up to the end of the entry it ends in (an entry may end in zero bytes)."""
+    return byte_of(-(-nbytes // ENTRY_LEN))
+
+
+def file_start_of(queue_offset: int, file_size: int) -> int:
+    """The start (the name) of the queue file of `file_size` bytes that holds entry `queue_offset`."""
+    at = byte_of(queue_offset)
+    return at - at % file_size
+
+
+def entry_at(buf, i: int) -> tuple[int, int, int]:
+    """Entry `i` of `buf`: (commitLogOffset, size, tagsCode)."""
+    return ENTRY.codec.unpack_from(buf, byte_of(i))
 
 
 def decode_entries(buf) -> np.ndarray:

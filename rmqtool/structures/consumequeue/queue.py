@@ -15,8 +15,6 @@ from rmqtool.files.filequeue import FileQueue
 from rmqtool.structures import consumequeue
 from rmqtool.structures.consumequeue import ENTRY_DTYPE, ENTRY_LEN
 
-PRE_BLANK_SIZE = 2**31 - 1
-
 
 class ConsumeQueue:
     def __init__(self, directory: Path, topic: str, queue_id: int, file_size: int, preallocate: bool = False) -> None:
@@ -64,9 +62,7 @@ class ConsumeQueue:
         mf = self.files.roll(logic_offset)
         lead = (logic_offset - mf.from_offset) // ENTRY_LEN
         if lead:
-            blank = np.zeros(lead, dtype=ENTRY_DTYPE)
-            blank["size"] = PRE_BLANK_SIZE
-            mf.append(blank.tobytes())
+            mf.append(consumequeue.filler_entries(lead))
 
     def flush(self) -> None:
         self.files.flush()

@@ -18,6 +18,7 @@ from pathlib import Path
 from rmqtool.files.paths import is_temporary, parse_offset_name
 from rmqtool.files.segments import SegmentFile
 from rmqtool.report import CONSUMEQUEUE, ERROR, WARNING, Finding
+from rmqtool.structures.consumequeue import ENTRY_LEN, byte_of
 
 # The kinds of these rules' findings (a closed list).
 FILE_SIZE = "queue-file-size"  # a queue file not of the store's queue file size
@@ -34,6 +35,12 @@ def _finding(path: str | os.PathLike, offset: int, reason: str, nbytes: int, kin
              severity: str = ERROR) -> Finding:
     assert kind in KINDS, kind
     return Finding(str(path), offset, reason, nbytes, severity, CONSUMEQUEUE, kind)
+
+
+def entry_finding(location: str | os.PathLike, queue_offset: int, reason: str, kind: str) -> Finding:
+    """An error about the entry at `queue_offset` of the queue at `location` (its folder): at the entry's
+    byte in the queue, covering its 20 bytes."""
+    return Finding(str(location), byte_of(queue_offset), reason, ENTRY_LEN, structure=CONSUMEQUEUE, kind=kind)
 
 
 def is_queue_id(name: str) -> bool:

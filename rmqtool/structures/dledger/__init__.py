@@ -20,3 +20,11 @@ SIZE_OFFSET = ENTRY.offset("size")
 POS_OFFSET = ENTRY.offset("pos")
 BODY_LENGTH_OFFSET = ENTRY.offset("bodyLength")
 DATA_DIR, INDEX_DIR = "data", "index"
+
+
+def starts_entry(head: bytes) -> bool:
+    """Whether `head` (a file's first 8 bytes or more) starts a DLedger entry or its blank marker."""
+    if len(head) < BLANK_LEN:
+        return False
+    first, second = ENTRY.codec.unpack_from(head.ljust(ENTRY.size, b"\0"), 0)[:2]
+    return first in (ENTRY_MAGIC, BLANK_MAGIC) and second > 0

@@ -77,8 +77,24 @@ def is_file_name(name: str) -> bool:
     return len(name) == NAME_LEN and name.isdigit()
 
 
+def slot_position(slot: int) -> int:
+    """Where slot `slot` of the slot table starts: the table follows the header."""
+    return HEADER_LEN + slot * SLOT_LEN
+
+
+def entries_offset(hash_slots: int) -> int:
+    """Where entry 0 of a file of `hash_slots` slots starts: the entries follow the whole slot table."""
+    return HEADER_LEN + hash_slots * SLOT_LEN
+
+
+def entry_position(hash_slots: int, n: int) -> int:
+    """Where entry `n` of a file of `hash_slots` slots starts."""
+    return entries_offset(hash_slots) + n * ENTRY_LEN
+
+
 def file_len(hash_slots: int, index_num: int) -> int:
-    return HEADER_LEN + hash_slots * SLOT_LEN + index_num * ENTRY_LEN
+    """A file of maxIndexNum entries ends where entry maxIndexNum would start."""
+    return entry_position(hash_slots, index_num)
 
 
 def index_key(topic: str, key: str) -> str:
@@ -101,18 +117,42 @@ def decode_header(buf) -> np.void:
     return np.frombuffer(buf, dtype=_dtypes()["HEADER_DTYPE"], count=1)[0]
 
 
+def header_of(buf) -> np.void | None:
+    """The header at the start of `buf`, copied out of it (the buffer may close); None when `buf` is shorter."""
+    return decode_header(buf).copy() if len(buf) >= HEADER_LEN else None
+
+
+def read_header(path) -> np.void | None:
+    """The header of the index file at `path`, in one read (a store may hold tens of thousands of index
+    files); None when the file is shorter than a header."""
+    from rmqtool.files.segments import read_head
+
+    return header_of(read_head(path, HEADER_LEN))
+
+
+def header_bytes(buf) -> bytes:
+    """A copy of the header's bytes at the start of `buf`."""
+    return bytes(buf[:HEADER_LEN])
+
+
+def put_header(buf, raw: bytes) -> None:
+    """Write a header's bytes (`header_bytes`, `kernel.new_header`) over the start of `buf`."""
+    if len(raw) != HEADER_LEN:
+        raise ValueError(f"an index header is {HEADER_LEN} bytes, not {len(raw)}")
+    buf[:HEADER_LEN] = raw
+
+
 def decode_slots(buf, hash_slots: int) -> np.ndarray:
     import numpy as np
 
-    return np.frombuffer(buf, dtype=_dtypes()["SLOT_DTYPE"], count=hash_slots, offset=HEADER_LEN)
+    return np.frombuffer(buf, dtype=_dtypes()["SLOT_DTYPE"], count=hash_slots, offset=slot_position(0))
 
 
 def decode_entries(buf, hash_slots: int, index_count: int) -> np.ndarray:
     """Entries 0 .. index_count-1 (entry 0 is the unused placeholder)."""
     import numpy as np
 
-    return np.frombuffer(buf, dtype=_dtypes()["ENTRY_DTYPE"], count=index_count,
-                         offset=HEADER_LEN + hash_slots * SLOT_LEN)
+    return np.frombuffer(buf, dtype=_dtypes()["ENTRY_DTYPE"], count=index_count, offset=entries_offset(hash_slots))
 
 
 def header_to_json(header: np.void) -> dict:

@@ -13,7 +13,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from rmqtool.structures.index import ENTRY_DTYPE, FIRST_INDEX, HEADER_DTYPE, HEADER_LEN, SLOT_DTYPE, SLOT_LEN, file_len
+from rmqtool.structures.index import (
+    ENTRY_DTYPE,
+    FIRST_INDEX,
+    HEADER_DTYPE,
+    HEADER_LEN,
+    SLOT_DTYPE,
+    entry_position,
+    file_len,
+    slot_position,
+)
 from rmqtool.structures.index.kernel import new_header
 
 _MS_PER_S = 1000
@@ -36,7 +45,6 @@ def fill_file(buf, hashes: np.ndarray, phys: np.ndarray, times: np.ndarray, hash
     """
     n = len(hashes)
     k, parts = part
-    entries_at = HEADER_LEN + hash_slots * SLOT_LEN
     # Entries grouped by slot, in entry order within a slot: one sort of (slot, position) packed
     # in an int64 (slot above the position's bits).
     shift = max(n - 1, 1).bit_length()
@@ -60,13 +68,13 @@ def fill_file(buf, hashes: np.ndarray, phys: np.ndarray, times: np.ndarray, hash
     mine = slice(lo, hi)
     rows["keyHash"], rows["phyOffset"], rows["timeDiff"], rows["prevIndex"] = hashes[mine], phys[mine], diff, prev[mine]
     view = np.frombuffer(buf, dtype=np.uint8)
-    start = entries_at + (FIRST_INDEX + lo) * rows.dtype.itemsize
+    start = entry_position(hash_slots, FIRST_INDEX + lo)
     view[start : start + rows.nbytes] = rows.view(np.uint8)
 
     slot_lo, slot_hi = hash_slots * k // parts, hash_slots * (k + 1) // parts
     newest = np.flatnonzero(last_of_slot)
     owned = newest[(s_sorted[newest] >= slot_lo) & (s_sorted[newest] < slot_hi)]
-    slots = np.frombuffer(buf, dtype=SLOT_DTYPE, count=hash_slots, offset=HEADER_LEN)
+    slots = np.frombuffer(buf, dtype=SLOT_DTYPE, count=hash_slots, offset=slot_position(0))
     slots[s_sorted[owned]] = number[owned]
     if k == 0:
         header = np.frombuffer(new_header(0, 0), dtype=HEADER_DTYPE).copy()

@@ -1,7 +1,8 @@
 """One bucket's chain in an index file, followed as the broker's IndexFile.selectPhyOffset follows it.
 
 The rule, written once: query walks one chain with `walk`; verify marks every entry a lookup can
-reach with `reachable` (a compiled pass over the whole file, tested equal to `walk`).
+reach with `reachable`, and decode measures every bucket's chain with `lengths` (compiled passes over
+the whole file, tested equal to `walk`).
 - Entries 1 .. bound-1 are written, bound = indexCount (at most the file's maxIndexNum): a slot
   naming anything else is an empty bucket.
 - From the slot's entry, prevIndex leads to the next older entry of the bucket.
@@ -18,7 +19,18 @@ import os
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, NamedTuple
 
-from rmqtool.structures.index import ENTRY, ENTRY_LEN, FIRST_INDEX, HEADER_LEN, SLOT, SLOT_LEN
+from rmqtool.structures.index import (
+    ENTRY,
+    ENTRY_LEN,
+    FIRST_INDEX,
+    HEADER,
+    HEADER_LEN,
+    SLOT,
+    SLOT_LEN,
+    entries_offset,
+    entry_position,
+    slot_position,
+)
 
 if TYPE_CHECKING:  # numpy and numba load on the first `reachable`: a lookup starts faster without them
     import numpy as np
@@ -27,6 +39,7 @@ Reader = Callable[[int, int], bytes]  # (file offset, length) -> bytes, fewer at
 _MS_PER_S = 1000
 _ENTRY = ENTRY.codec
 _SLOT = SLOT.codec
+_HEADER = HEADER.codec
 
 
 class Link(NamedTuple):
@@ -51,15 +64,20 @@ def buffer_reader(buf) -> Reader:
     return lambda at, n: bytes(buf[at : at + n])
 
 
+def header_fields(read: Reader) -> tuple[int, int, int, int, int, int]:
+    """(beginTimestamp, endTimestamp, beginPhyOffset, endPhyOffset, hashSlotCount, indexCount), in one
+    read; a file cut inside its header reads as zeros past its end."""
+    return _HEADER.unpack(read(0, HEADER_LEN).ljust(HEADER_LEN, b"\0"))
+
+
 def walk(read: Reader, hash_slots: int, bound: int, begin_ts: int, slot: int, begin: int = 0) -> Iterator[Link]:
     """The entries of bucket `slot`, newest first, as far as a lookup from `begin` (ms) follows them."""
-    raw = read(HEADER_LEN + slot * SLOT_LEN, SLOT_LEN)
+    raw = read(slot_position(slot), SLOT_LEN)
     if len(raw) < SLOT_LEN:
         return
     number = _SLOT.unpack(raw)[0]
-    entries_at = HEADER_LEN + hash_slots * SLOT_LEN
     while FIRST_INDEX <= number < bound:  # numbers only go down: at most bound - 1 steps
-        raw = read(entries_at + number * ENTRY_LEN, ENTRY_LEN)
+        raw = read(entry_position(hash_slots, number), ENTRY_LEN)
         if len(raw) < ENTRY_LEN:
             return
         key_hash, phy, diff, prev = _ENTRY.unpack(raw)
@@ -86,9 +104,8 @@ def reachable(buf: np.ndarray, hash_slots: int, bound: int, begin_ts: int, begin
     reach = np.zeros(max(bound, FIRST_INDEX), dtype=np.bool_)
     heads = decode_slots(buf, hash_slots).astype(np.int64)
     reach[heads[(heads >= FIRST_INDEX) & (heads < bound)]] = True
-    entries_at = HEADER_LEN + hash_slots * SLOT_LEN
     if passed is not None:
-        passed(HEADER_LEN, entries_at)
+        passed(slot_position(0), entries_offset(hash_slots))
     entries = decode_entries(buf, hash_slots, len(reach))
     follow = _compiled_follow()
     for hi in range(bound, FIRST_INDEX, -chunk):
@@ -96,7 +113,7 @@ def reachable(buf: np.ndarray, hash_slots: int, bound: int, begin_ts: int, begin
         part = entries[lo:hi]
         follow(part["prevIndex"].astype(np.int64), part["timeDiff"].astype(np.int64), begin_ts, begin, lo, reach)
         if passed is not None:
-            passed(entries_at + lo * ENTRY_LEN, entries_at + hi * ENTRY_LEN)
+            passed(entry_position(hash_slots, lo), entry_position(hash_slots, hi))
     return reach
 
 
@@ -120,3 +137,44 @@ def _compiled_follow():
     from numba import njit
 
     return njit(cache=True, nogil=True)(_follow)
+
+
+def lengths(buf, hash_slots: int, bound: int, begin_ts: int, begin: int = 0, *, chunk: int = 1 << 20) -> np.ndarray:
+    """For each slot naming a written entry (1 .. bound-1), in slot order: how many entries its `walk`
+    from `begin` meets. Links point back, so one pass from the oldest entry up, `chunk` at a time, finds
+    every entry's chain length from those of older entries."""
+    import numpy as np
+
+    from rmqtool.structures.index import decode_entries, decode_slots
+
+    heads = decode_slots(buf, hash_slots).astype(np.int64)
+    heads = heads[(heads >= FIRST_INDEX) & (heads < bound)]
+    entries = decode_entries(buf, hash_slots, max(bound, FIRST_INDEX))
+    depth = np.zeros(len(entries), dtype=np.int64)
+    measure = _compiled_depths()
+    for lo in range(FIRST_INDEX, len(entries), chunk):
+        part = entries[lo : lo + chunk]
+        measure(part["prevIndex"].astype(np.int64), part["timeDiff"].astype(np.int64), begin_ts, begin, lo, depth)
+    return depth[heads]
+
+
+def _depths(prev, diff, begin_ts, begin, lo, depth):
+    """Entries lo .. lo+len-1 (their prevIndex and timeDiff), oldest first: depth[e] is how many entries
+    `walk` meets from entry e, by its rule, from the depths of the older entries it links to. Compiled by
+    `_compiled_depths`."""
+    for i in range(len(prev)):
+        e = lo + i
+        if diff[i] < 0:
+            depth[e] = 0
+        elif begin_ts + diff[i] * _MS_PER_S >= begin and FIRST_INDEX <= prev[i] < e:
+            depth[e] = 1 + depth[prev[i]]
+        else:
+            depth[e] = 1
+
+
+@functools.cache
+def _compiled_depths():
+    """`_depths` compiled: numba loads on the first `lengths`."""
+    from numba import njit
+
+    return njit(cache=True, nogil=True)(_depths)

@@ -13,7 +13,14 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from rmqtool.report import ERROR, INDEX, Finding
-from rmqtool.structures.index import BEGIN_PHY_AT, BEGIN_TIMESTAMP_AT, INDEX_COUNT_AT, file_len
+from rmqtool.structures.index import (
+    BEGIN_PHY_AT,
+    BEGIN_TIMESTAMP_AT,
+    ENTRY_LEN,
+    INDEX_COUNT_AT,
+    entry_position,
+    file_len,
+)
 
 if TYPE_CHECKING:
     import numpy as np
@@ -93,6 +100,11 @@ def time_diff(store_timestamp: int, begin_timestamp: int) -> int:
     span = store_timestamp - begin_timestamp
     seconds = abs(span) // _MS_PER_S * (1 if span >= 0 else -1)  # Java's division truncates
     return min(max(seconds, 0), _INT_MAX)
+
+
+def entry_finding(path: str, hash_slots: int, n: int, reason: str, kind: str, severity: str = ERROR) -> Finding:
+    """A finding about entry `n` of a file of `hash_slots` slots: it covers that entry's bytes."""
+    return Finding(path, entry_position(hash_slots, n), reason, ENTRY_LEN, severity, INDEX, kind)
 
 
 def _finding(path: str, offset: int, reason: str, nbytes: int, kind: str) -> Finding:

@@ -1,6 +1,6 @@
 """Putting keys into one hash index file, as the broker's IndexFile.putKey does, compiled.
 
-The file is a flat uint8 array: header, slot table, entries (layout in `format.index`).
+The file is a flat uint8 array: header, slot table, entries (layout in `structures.index`).
 A new entry links to the slot's previous entry (a slot value outside 1..indexCount counts
 as empty), the slot then points at the new entry; the header's begin fields are set by
 the first entry, its end fields by every entry.
@@ -19,32 +19,34 @@ from rmqtool.structures.index import (
     ENTRY_LEN,
     FIRST_INDEX,
     HEADER_DTYPE,
-    HEADER_LEN,
     INDEX_COUNT_AT,
     INVALID_INDEX,
     KEY_HASH_AT,
     PHY_OFFSET_AT,
     PREV_INDEX_AT,
     SLOT_COUNT_AT,
-    SLOT_LEN,
     TIME_DIFF_AT,
+    entries_offset,
+    slot_position,
 )
 from rmqtool.structures.nbutil import get_i32, get_i64, put_i32, put_i64
 
 _MS_PER_S = 1000
 _INT_MAX = 2**31 - 1
+_entries_offset = njit(cache=True, nogil=True)(entries_offset)  # the layout's own rules, compiled
+_slot_position = njit(cache=True, nogil=True)(slot_position)
 
 
 @njit(cache=True, nogil=True)
 def put_keys(buf, hash_slots, index_num, hashes, phys, times, i, n):
     """Put keys i..n-1 (hash, phyOffset, storeTimestamp) until the file is full; returns the next i."""
-    entries_at = HEADER_LEN + hash_slots * SLOT_LEN
+    entries_at = _entries_offset(hash_slots)
     count = get_i32(buf, INDEX_COUNT_AT)
     used = get_i32(buf, SLOT_COUNT_AT)
     begin_ts = get_i64(buf, BEGIN_TIMESTAMP_AT)
     while i < n and count < index_num:
         h = hashes[i]
-        slot_at = HEADER_LEN + (h % hash_slots) * SLOT_LEN
+        slot_at = _slot_position(h % hash_slots)
         prev = get_i32(buf, slot_at)
         if prev <= INVALID_INDEX or prev > count:
             prev = INVALID_INDEX

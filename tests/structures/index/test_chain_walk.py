@@ -116,3 +116,17 @@ def test_reach_kernel_and_walk_agree_on_damaged_bytes():
     begin = begin_ts + 30_000
     walked = {link.number for s in range(8) for link in chain.walk(read, 8, bound, begin_ts, s, begin)}
     assert set(np.flatnonzero(chain.reachable(buf, 8, bound, begin_ts, begin)).tolist()) == walked
+
+
+def test_chain_lengths_and_walk_agree_on_damaged_bytes():
+    """decode's chain lengths are the walk's: every damage ends a chain where a lookup stops."""
+    from rmqtool.structures.index import chain
+
+    buf, bound, begin_ts = _damaged_file()
+    read = chain.buffer_reader(buf.tobytes())
+    slots = index.decode_slots(buf, 8)
+    heads = [s for s in range(8) if 1 <= slots[s] < bound]
+    for begin in (0, begin_ts + 30_000):
+        walked = [len(list(chain.walk(read, 8, bound, begin_ts, s, begin))) for s in heads]
+        assert chain.lengths(buf, 8, bound, begin_ts, begin, chunk=7).tolist() == walked
+    assert sum(walked) < 40 and 3 not in heads  # the damage cut chains; slot 3 names no written entry

@@ -13,7 +13,7 @@ from rmqtool.structures import index
 from rmqtool.structures.commitlog import message, sysflag
 from rmqtool.structures.index.build import build_files
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def _keys(store: Path, conf: Path) -> tuple[np.ndarray, np.ndarray, np.ndarray, object]:

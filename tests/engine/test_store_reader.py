@@ -21,7 +21,7 @@ from rmqtool.ops.views import decode_log
 from rmqtool.structures.commitlog import message
 from rmqtool.structures.commitlog.crc import body_crc
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _messages(reader: StoreReader, **kw) -> list[message.Message]:

@@ -21,7 +21,7 @@ from rmqtool.structures import consumequeue, index
 from rmqtool.structures.commitlog import message
 from tests.cli_helpers import fixture_copy
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 FIXTURE = ROOT / "fixtures" / "store"
 CONF = ROOT / "fixtures" / "broker.conf"
 SEG = 65536

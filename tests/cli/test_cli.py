@@ -15,7 +15,7 @@ from rmqtool.structures.commitlog import crc, msgid
 from rmqtool.structures.javahash import java_string_hash
 
 RMQTOOL = str(Path(sys.executable).with_name("rmqtool"))
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 STORE = str(ROOT / "fixtures" / "store")
 CONF = str(ROOT / "fixtures" / "broker.conf")
 

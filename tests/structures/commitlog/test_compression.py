@@ -18,7 +18,7 @@ from rmqtool.structures.commitlog import compression, message, sysflag
 from rmqtool.structures.commitlog.crc import body_crc
 
 RMQTOOL = str(Path(sys.executable).with_name("rmqtool"))
-CONF = str(Path(__file__).resolve().parent.parent / "fixtures" / "broker.conf")
+CONF = str(Path(__file__).resolve().parents[3] / "fixtures" / "broker.conf")
 TEXT = "compressed body " * 40
 CODEC_FLAGS = {"zlib": 0x301, "lz4": 0x101, "zstd": 0x201}
 

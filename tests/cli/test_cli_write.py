@@ -17,7 +17,7 @@ from rmqtool.structures.commitlog.delay import SCHEDULE_TOPIC
 from rmqtool.structures.commitlog.hosts import parse_host
 
 RMQTOOL = str(Path(sys.executable).with_name("rmqtool"))
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 FIXTURE = ROOT / "fixtures" / "store"
 CONF = str(ROOT / "fixtures" / "broker.conf")
 

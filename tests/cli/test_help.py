@@ -16,7 +16,7 @@ from click.testing import CliRunner
 from rmqtool.cli.app import app
 from rmqtool.cli.helptext import reflow
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 WIDTHS = (60, 200)
 PATH_LIKE = re.compile(r"/|\.(jsonl|parquet|pq|csv|conf)$")
 # Paths an example may name outside the repository: a 5.x broker's default store root (no 5.x store with a timer

@@ -26,7 +26,7 @@ from rmqtool.structures import dledger, timerlog
 from rmqtool.structures.consumequeue import rockskeys as rocksqueue
 from rmqtool.structures.timerlog.reader import timer_units
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 FIXTURE = ROOT / "fixtures" / "store"
 FIXTURE_CONF = ROOT / "fixtures" / "broker.conf"
 RMQTOOL = str(Path(sys.executable).parent / "rmqtool")

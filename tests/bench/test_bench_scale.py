@@ -29,7 +29,7 @@ def test_the_scale_store_puts_message_n_where_the_lookups_expect_it(tmp_path):
 
     from rmqtool.bench.scale import build, lookups
 
-    conf = Path(__file__).parent.parent / "fixtures" / "broker.conf"
+    conf = Path(__file__).resolve().parents[2] / "fixtures" / "broker.conf"
     store = build(tmp_path / "s", conf, 0.002, 100, 2)
     assert 0.002 * (1 << 30) <= store.data_bytes < 0.002 * (1 << 30) + 65536
     rows, wrong = lookups(store, 3)

@@ -20,7 +20,7 @@ from rmqtool.structures.commitlog import message, msgid
 from tests.cli_helpers import fixture_copy
 
 RMQTOOL = str(Path(sys.executable).with_name("rmqtool"))
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 FIXTURE = ROOT / "fixtures" / "store"
 CONF = str(ROOT / "fixtures" / "broker.conf")
 SEG = 65536

@@ -31,7 +31,7 @@ from rmqtool.ops.export import export_store
 from rmqtool.spark.export import spark_export
 from rmqtool.spark.load import spark_load
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 CONF = ROOT / "fixtures" / "broker.conf"
 RMQTOOL = str(Path(sys.executable).with_name("rmqtool"))
 STAMP = 1_700_000_000_000
