@@ -4,7 +4,7 @@ and findings in groups (consecutive findings of one kind on one file make one gr
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Protocol
 
@@ -137,6 +137,19 @@ class CollectSink:
             self.findings.append(finding)
         else:
             self.unlisted[(finding.kind, finding.severity)] += 1
+
+    def add_each(self, file: str, kind: str, rows: Sequence[int], make: Callable[[int], Finding]) -> None:
+        """`make(row)` for each of `rows` as far as the cap for (file, kind) allows; the rest are counted
+        without being made (a findings list never grows with the store)."""
+        key = (file, kind)
+        room = len(rows) if self.cap is None else max(self.cap - self._seen.get(key, 0), 0)
+        for row in list(rows[:room]):
+            self.add(make(int(row)))
+        rest = len(rows) - min(room, len(rows))
+        if rest:
+            first = self._first[key]
+            self._seen[key] += rest
+            self.unlisted[(first.kind, first.severity)] += rest
 
     def close(self) -> None:
         """One "N more like" finding per (file, kind) past the cap; it stands for one of the unlisted."""

@@ -78,16 +78,12 @@ class CommitLog:
         if last is None:
             return
         pos = 0
-        while True:
-            n, stop, _, _ = kernels.walk(last.arr, pos, last.size, last.from_offset, self._walk_rows,
-                                         kernels.POLICY_SCAN, False)
+        for start, n, stop, _, _ in kernels.walk_on(last.arr, 0, last.size, last.from_offset, self._walk_rows,
+                                                    kernels.POLICY_SCAN, False):
             if n:
                 newest = message.decode(last.map, int(self._walk_rows[n - 1, 0]), verify_crc=False)
                 self.last_store_timestamp, self.store_host = newest.store_timestamp, newest.store_host
-            last.release_range(pos, stop)  # walked: a full 1 GiB segment would stay resident otherwise
-            if stop == pos or n < _WALK_ROWS:
-                pos = stop
-                break
+            last.release_range(start, stop)  # walked: a full 1 GiB segment would stay resident otherwise
             pos = stop
         end = _classify_end(last, pos)
         last.wrote = last.flushed = end

@@ -282,7 +282,7 @@ def plan_recovery(root: str | os.PathLike | Store, cfg: StoreConfig | None = Non
         STOP_BLANK,
         STOP_REASONS,
         STOP_WINDOW,
-        walk,
+        walk_on,
         walk_rows,
     )
 
@@ -323,14 +323,11 @@ def plan_recovery(root: str | os.PathLike | Store, cfg: StoreConfig | None = Non
         with open_read_only(seg.path) as buf:
             arr = np.frombuffer(buf, dtype=np.uint8) if len(buf) else np.zeros(0, dtype=np.uint8)
             pos = 0 if seg.start != end else end - seg.start
-            while True:  # a window at a time, unmapping what was read: memory stays bounded
-                _, stop, why, ts = walk(arr, pos, pos + _WALK_WINDOW, seg.start, rows, POLICY_BROKER,
-                                        cfg.checkCRCOnRecover)
+            for start, _, stop, why, ts in walk_on(arr, pos, None, seg.start, rows, POLICY_BROKER,
+                                                   cfg.checkCRCOnRecover, _WALK_WINDOW):
                 last_ts = int(ts) if ts >= 0 else last_ts
-                if why != STOP_WINDOW:
-                    break
-                _unmap(buf, pos, stop)
-                pos = stop
+                if why == STOP_WINDOW:
+                    _unmap(buf, start, stop)  # a window at a time, unmapping what was read: memory stays bounded
             del arr
         end = seg.start + stop
         if why == STOP_BLANK and k + 1 < len(segments):

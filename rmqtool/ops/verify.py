@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import os
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -29,7 +29,7 @@ import numpy as np
 from rmqtool.engine.reader import StoreReader
 from rmqtool.errors import RmqError
 from rmqtool.files.segments import SegmentFile, release_pages
-from rmqtool.report import CHECKPOINT, ERROR, INDEX, STORE, WARNING, Finding
+from rmqtool.report import CHECKPOINT, ERROR, INDEX, STORE, WARNING, CollectSink, Finding, Reporter
 from rmqtool.structures import REGISTRY, consumequeue, index
 from rmqtool.structures.commitlog import message
 from rmqtool.structures.consumequeue import queue_keys, queue_of_key, rules
@@ -51,9 +51,21 @@ class VerifyReport:
     messages: int = 0
     queue_entries: int = 0
     index_entries: int = 0
-    findings: list[Finding] = field(default_factory=list)
-    unlisted: Counter[tuple[str, str]] = field(default_factory=Counter)  # (kind, severity): found beyond the
-    # listed rows (a "N more like" row is listed, and stands for N - 1 more)
+    collected: CollectSink = field(default_factory=lambda: CollectSink(cap=REPORT_CAP))
+
+    def __post_init__(self) -> None:
+        self.reporter = Reporter(self.collected)
+
+    @property
+    def findings(self) -> list[Finding]:
+        """The listed findings: at most REPORT_CAP of one kind per file, then one "N more like" row."""
+        return self.collected.findings
+
+    @property
+    def unlisted(self) -> Counter[tuple[str, str]]:
+        """(kind, severity): found beyond the listed rows (a "N more like" row is listed, and stands for
+        one of the N)."""
+        return self.collected.unlisted
 
     def totals(self) -> Counter[tuple[str, str]]:
         """Every finding found, listed or not, per (kind, severity)."""
@@ -96,37 +108,9 @@ class Window:
     last_store_ts: int
 
 
-class _Capped:
-    """Appends findings to a report, at most REPORT_CAP of one kind per file, then one sum: a
-    findings list never grows with the store. The report's totals count them all."""
-
-    def __init__(self, report: VerifyReport) -> None:
-        self.report = report
-        self.counts: dict[tuple[str, str], int] = {}
-        self.first: dict[tuple[str, str], Finding] = {}
-
-    def add_each(self, file: str, kind: str, rows: np.ndarray, make: Callable[[int], Finding]) -> None:
-        """`make(row)` for each of `rows`, as far as the cap for (file, kind) allows."""
-        key = (file, kind)
-        n = self.counts.get(key, 0)
-        for i in rows[: max(REPORT_CAP - n, 0)].tolist():
-            finding = make(i)
-            self.first.setdefault(key, finding)
-            self.report.findings.append(finding)
-        self.counts[key] = n + len(rows)
-
-    def close(self) -> None:
-        for key, n in self.counts.items():
-            if n > REPORT_CAP:
-                first = self.first[key]
-                self.report.findings.append(Finding(first.file, 0, f"{n - REPORT_CAP} more like: {first.reason}", 0,
-                                                    first.severity, first.structure, first.kind))
-                self.report.unlisted[(first.kind, first.severity)] += n - REPORT_CAP - 1
-
-
 def verify_store(reader: StoreReader) -> VerifyReport:
     report = VerifyReport()
-    sink = _Capped(report)
+    sink = report.collected
     cfg = reader.config
     log_min = reader.segments[0].start if reader.segments else 0
     keys: dict[tuple[str, int], int] = {}
@@ -141,7 +125,7 @@ def verify_store(reader: StoreReader) -> VerifyReport:
     queues.finish(end)
     structures = {s.name: s.file_findings(reader) for s in REGISTRY}  # after the walk: queues are read
     for found in structures.values():
-        report.findings += found
+        report.reporter.extend(found)
     for f in structures["consumequeue"]:
         if f.kind == rules.FILE_PAST_END:
             _past_end_entries(reader, Path(f.file), sink)
@@ -150,7 +134,7 @@ def verify_store(reader: StoreReader) -> VerifyReport:
     sink.close()
     _check_checkpoint(reader, report, last_ts if report.messages else None)
     if reader.abort_present():
-        report.findings.append(Finding(str(reader.paths.abort), 0, "abort file present: the last writer did not shut "
+        report.reporter.add(Finding(str(reader.paths.abort), 0, "abort file present: the last writer did not shut "
                                        "down cleanly (recovery will run)", 0, WARNING, STORE, "abort-present"))
     report.findings.sort(key=lambda f: (f.file, f.offset))
     return report
@@ -174,7 +158,7 @@ def record_windows(reader: StoreReader, report: VerifyReport, keys: dict[tuple[s
     parts: list[tuple] = []
     held, file = 0, None
     for chunk in reader.scan(verify_crc=True):
-        report.findings += chunk.findings
+        report.reporter.extend(chunk.findings)
         b = chunk.batch
         if b is None or not len(b):
             continue
@@ -246,7 +230,7 @@ class _QueueCursor:
 class _Queues:
     """Every consume queue checked against the windows of the log, in both directions."""
 
-    def __init__(self, reader: StoreReader, keys: dict, log_min: int, report: VerifyReport, sink: _Capped) -> None:
+    def __init__(self, reader: StoreReader, keys: dict, log_min: int, report: VerifyReport, sink: CollectSink) -> None:
         self.keys, self.report, self.sink = keys, report, sink
         self.cursors = {(t, q): _QueueCursor(reader, t, q, log_min) for t in reader.topics()
                         for q in reader.queue_ids(t)}
@@ -300,7 +284,7 @@ class _Queues:
                                                               f"log ({end})", "entry-past-log-end"))
 
 
-def _past_end_entries(reader: StoreReader, path: Path, sink: _Capped) -> None:
+def _past_end_entries(reader: StoreReader, path: Path, sink: CollectSink) -> None:
     """The entries of a queue file past its queue's end (`rules.FILE_PAST_END`), which a read by queue
     offset still serves, against the records they point at: each must be the record of its own topic,
     queue and queue offset, of its size (a file copied to another name is not)."""
@@ -355,7 +339,7 @@ class _IndexCursor:
     of the keys and one of the reachable entries per window, so a store of many small index files
     costs what a store of one large file does."""
 
-    def __init__(self, reader: StoreReader, log_min: int, report: VerifyReport, sink: _Capped) -> None:
+    def __init__(self, reader: StoreReader, log_min: int, report: VerifyReport, sink: CollectSink) -> None:
         self.reader, self.log_min, self.report, self.sink = reader, log_min, report, sink
         self.paths = iter(reader.index_paths())
         self.buf = None
@@ -376,7 +360,7 @@ class _IndexCursor:
             view = self._open(path)
         entries = view.entries()
         found, held = header_findings(str(path), view.header, entries, view.index_num)
-        self.report.findings += found
+        self.report.reporter.extend(found)
         self.buf, self.entries = view.buf, entries[:held]  # a count past the entries adds no empty ones
         self.report.index_entries += len(self.entries)
         self.hash_slots = view.hash_slots
@@ -396,7 +380,7 @@ class _IndexCursor:
             return self.reader.index_file(path)
         except RmqError:
             cfg = self.reader.config
-            self.report.findings.append(file_size(str(path), os.stat(path).st_size, cfg.maxHashSlotNum,
+            self.report.reporter.add(file_size(str(path), os.stat(path).st_size, cfg.maxHashSlotNum,
                                                   cfg.maxIndexNum))
             return None
 
@@ -491,11 +475,11 @@ def _check_checkpoint(reader: StoreReader, report: VerifyReport, last_ts: int | 
     cp = reader.checkpoint()
     path = str(reader.paths.checkpoint)
     if cp.physicMsgTimestamp > last_ts:
-        report.findings.append(Finding(path, 0, f"physicMsgTimestamp {cp.physicMsgTimestamp} is after the newest "
+        report.reporter.add(Finding(path, 0, f"physicMsgTimestamp {cp.physicMsgTimestamp} is after the newest "
                                        f"record ({last_ts}): records flushed before the checkpoint are gone (or "
                                        "recovery cut them)", 8, WARNING, CHECKPOINT, "checkpoint-ahead"))
     if cp.logicsMsgTimestamp > last_ts:
-        report.findings.append(Finding(path, 8, f"logicsMsgTimestamp {cp.logicsMsgTimestamp} is after the newest "
+        report.reporter.add(Finding(path, 8, f"logicsMsgTimestamp {cp.logicsMsgTimestamp} is after the newest "
                                        f"record ({last_ts})", 8, WARNING, CHECKPOINT, "checkpoint-ahead"))
 
 

@@ -102,7 +102,8 @@ def test_clean_refuses_a_config_the_files_contradict(golden_basic, tmp_path):
 @pytest.mark.parametrize("argv", [
     ["recover", "{store}"], ["recover", "{store}", "--dry-run"], ["append", "{store}", "--topic", "T", "--body", "x"],
     ["verify", "{store}"], ["info", "{store}"], ["clean", "{store}", "--dry-run"],
-    ["query", "{store}", "--phy-offset", "0"],
+    ["query", "{store}", "--phy-offset", "0"], ["decode", "commitlog", "{store}", "--count", "1"],
+    ["export", "{store}", "--out", "{store}/../e.jsonl"], ["salvage", "{store}", "--out", "{store}/../s.jsonl"],
 ])
 def test_store_kind_is_detected_once_per_command(golden_basic, tmp_path, monkeypatch, argv):
     """recover detected the kind five times, each decoding up to 64 KiB of two segments."""

@@ -190,3 +190,20 @@ def strings_match(buf, starts, lengths, rep):
             if buf[a + k] != buf[b + k]:
                 return False
     return True
+
+
+def walk_on(buf, pos: int, end: int | None, base: int, out, policy: int, check_crc: bool,
+            window: int | None = None):
+    """The one loop around `walk`: from `pos`, `window` bytes at a time (None: as many records as `out`
+    holds, up to `end`; `end` None: no bound but the file), yielding (start, rows, stop, why,
+    storeTimestamp) per call, and ending after a call that stopped for another reason than the window
+    or a full `out` (the record walk's own end: a blank, the file's end, a bad record)."""
+    while True:
+        hi = pos + window if window is not None else end
+        if end is not None:
+            hi = min(hi, end)
+        n, stop, why, ts = walk(buf, pos, hi, base, out, policy, check_crc)
+        yield pos, n, stop, why, ts
+        if why not in (STOP_WINDOW, STOP_FULL) or stop == pos or (end is not None and stop >= end):
+            return
+        pos = stop

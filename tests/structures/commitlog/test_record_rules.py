@@ -85,3 +85,28 @@ def test_unique_key_takes_the_wrong_bytes_of_an_ipv6_host():
 def test_batch_output_rows_fewer_than_items():
     # an item: totalSize, magic, bodyCRC, flag, bodyLength (20 bytes), an empty body, propertiesLength (2)
     assert [batchkernel.item_capacity(n) for n in (0, 21, 22, 43, 44)] == [1, 1, 2, 2, 3]
+
+
+def test_walk_on_stops_at_a_window_edge_instead_of_going_on():
+    """The one loop around the walker goes window by window to the walk's own end (here the blank)."""
+    import numpy as np
+
+    from rmqtool.structures.commitlog import kernels
+    from rmqtool.structures.commitlog.hosts import parse_host
+    from rmqtool.structures.commitlog.message import Message, encode, encode_blank
+
+    host = parse_host("10.0.0.1:10911")
+    records, at = [], 0
+    for i in range(10):
+        rec = encode(Message(topic="T", body=b"x" * (10 + i), born_host=host, store_host=host, physical_offset=at))
+        records.append(rec)
+        at += len(rec)
+    buf = bytearray(b"".join(records) + bytes(4096))
+    buf[at : at + 8] = encode_blank(len(buf) - at)
+    arr = np.frombuffer(bytes(buf), dtype=np.uint8)
+    rows = kernels.walk_rows(len(buf))
+    calls = list(kernels.walk_on(arr, 0, None, 0, rows, kernels.POLICY_SCAN, False, window=300))
+    assert sum(n for _, n, _, _, _ in calls) == 10
+    assert [c[3] for c in calls[:-1]] == [kernels.STOP_WINDOW] * (len(calls) - 1)
+    assert calls[-1][2:4] == (at, kernels.STOP_BLANK)
+    assert all(calls[i + 1][0] == calls[i][2] for i in range(len(calls) - 1))  # each goes on where one stopped
