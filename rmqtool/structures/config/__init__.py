@@ -1,1 +1,1 @@
-"""rmqtool/structures/config"""
+"""The broker metadata under config/: topics.json (topics.py)."""
