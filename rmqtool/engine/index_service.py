@@ -81,8 +81,7 @@ class IndexService:
         self.file_len = index.file_len(self.hash_slots, self.index_num)
         self.files: list[IndexFile] = []
         self.last_full_end_timestamp = 0  # the checkpoint's indexMsgTimestamp: set when a full file is left
-        names = sorted(p.name for p in self.directory.iterdir() if index.is_file_name(p.name)) \
-            if self.directory.is_dir() else []
+        names = index.file_names(self.directory)
         self.files = [IndexFile(self.directory / name, self.file_len, self.hash_slots, self.index_num)
                       for name in names]
         try:

@@ -12,11 +12,10 @@ from __future__ import annotations
 import dataclasses
 import os
 from collections import Counter
-from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rmqtool.engine.config import StoreConfig
-from rmqtool.engine.kind import StoreKind, detect
 from rmqtool.errors import RmqError
 from rmqtool.files.paths import DLEDGER_PREFIX, StorePaths
 from rmqtool.files.segments import SegmentFile, list_segments
@@ -26,17 +25,28 @@ from rmqtool.structures.consumequeue.geometry import file_size_of, first_file_si
 from rmqtool.structures.dledger import DATA_DIR
 from rmqtool.structures.index.geometry import geometry_of_size
 
+if TYPE_CHECKING:
+    from rmqtool.engine.kind import StoreKind
+
 SAMPLED_INDEX_FILES = 8  # of tens of thousands, maybe: the geometry is read from a few
 
 
-@dataclass(frozen=True)
 class Store:
-    """A store root resolved once: paths, kind, and the config whose geometry is the files'."""
+    """A store root resolved once: paths, the config whose geometry is the files', and its kind, told
+    from its files on first use (a lookup by offset never needs it) and then kept."""
 
-    paths: StorePaths
-    config: StoreConfig
-    kind: StoreKind
-    segments: tuple[SegmentFile, ...]
+    def __init__(self, paths: StorePaths, config: StoreConfig, segments: tuple[SegmentFile, ...],
+                 kind: StoreKind | None = None) -> None:
+        self.paths, self.config, self.segments = paths, config, segments
+        self._kind = kind
+
+    @property
+    def kind(self) -> StoreKind:
+        if self._kind is None:
+            from rmqtool.engine.kind import detect
+
+            self._kind = detect(self.paths)
+        return self._kind
 
     @property
     def root(self) -> Path:
@@ -71,9 +81,8 @@ def open_store(path: str | os.PathLike, config: str | os.PathLike | StoreConfig 
     root = Path(path)
     paths = StorePaths(root, cfg.storePathCommitLog or _dledger_data(root))
     segments = tuple(list_segments(paths.commitlog))
-    kind = kind or detect(paths)
     resolved = resolve_geometry(paths, cfg, segments, dledger=paths.commitlog.name == DATA_DIR)
-    return Store(paths, resolved, kind, segments)
+    return Store(paths, resolved, segments, kind)
 
 
 def open_existing(path: str | os.PathLike, config: str | os.PathLike | StoreConfig | None, action: str) -> Store:
@@ -130,11 +139,7 @@ def resolve_geometry(paths: StorePaths, cfg: StoreConfig, segments: tuple[Segmen
 
 
 def _index_file_sizes(directory: Path) -> list[int]:
-    try:
-        names = sorted(e.name for e in os.scandir(directory) if index.is_file_name(e.name) and e.is_file())
-    except OSError:
-        return []
-    return [(directory / n).stat().st_size for n in names[:SAMPLED_INDEX_FILES]]
+    return [(directory / n).stat().st_size for n in index.file_names(directory)[:SAMPLED_INDEX_FILES]]
 
 
 def _contradiction(setting: str, files: str, sizes: list[int]) -> None:

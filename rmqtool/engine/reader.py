@@ -276,9 +276,7 @@ class StoreReader:
         return [d / name for name in self.index_names()]
 
     def index_names(self) -> list[str]:
-        d = self.paths.index
-        return sorted(e.name for e in os.scandir(d) if index.is_file_name(e.name) and e.is_file()) \
-            if d.is_dir() else []
+        return index.file_names(self.paths.index)
 
     def index_file(self, path: Path) -> IndexFileView:
         return IndexFiles(self.config, self.given).index_file(path)

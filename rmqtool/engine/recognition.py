@@ -2,23 +2,27 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from importlib import import_module
 from pathlib import Path
 
 from rmqtool.errors import RmqError
-from rmqtool.structures.checkpoint.recognize import checkpoint_refusal
-from rmqtool.structures.commitlog.recognize import segment_refusal
-from rmqtool.structures.consumequeue.recognize import queue_file_refusal
-from rmqtool.structures.index.recognize import index_file_refusal
 
 HEAD_LEN = 64
 
-_CHECKS: dict[str, Callable[[bytes, int], str | None]] = {
-    "commitlog segment": lambda head, size: segment_refusal(head),
-    "consume-queue file": queue_file_refusal,
-    "index file": index_file_refusal,
-    "checkpoint": lambda head, size: checkpoint_refusal(head),
+# what a file must be -> (its structure, the check in that structure's recognize module, whether it takes the size)
+_CHECKS: dict[str, tuple[str, str, bool]] = {
+    "commitlog segment": ("commitlog", "segment_refusal", False),
+    "consume-queue file": ("consumequeue", "queue_file_refusal", True),
+    "index file": ("index", "index_file_refusal", True),
+    "checkpoint": ("checkpoint", "checkpoint_refusal", False),
 }
+
+
+def _refusal(kind: str, head: bytes, size: int) -> str | None:
+    """The structure's own check, imported when a file of that kind is given."""
+    structure, name, sized = _CHECKS[kind]
+    check = getattr(import_module(f"rmqtool.structures.{structure}.recognize"), name)
+    return check(head, size) if sized else check(head)
 
 
 def require_file(path: Path, kind: str) -> None:
@@ -31,7 +35,7 @@ def require_file(path: Path, kind: str) -> None:
             size = f.seek(0, 2)
     except OSError as e:
         raise RmqError(f"{path}: cannot read: {e.strerror}") from None
-    reason = _CHECKS[kind](head, size)
+    reason = _refusal(kind, head, size)
     if reason is not None:
         raise RmqError(f"{path}: not {_a(kind)} ({reason})")
 

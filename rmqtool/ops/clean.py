@@ -159,7 +159,7 @@ def orphaned_files(paths: StorePaths, min_offset: int) -> list[tuple[str, str]]:
                         break
                     out.append((str(f), f"every entry points below the commitlog minimum {min_offset}"))
     if paths.index.is_dir():
-        files = sorted(p for p in paths.index.iterdir() if p.is_file() and index.is_file_name(p.name))
+        files = [paths.index / name for name in index.file_names(paths.index)]
         for f in files[:-1]:
             with open_read_only(f) as buf:
                 head = index.header_of(buf)

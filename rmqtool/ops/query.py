@@ -22,7 +22,6 @@ from rmqtool.structures.commitlog import message, msgid, properties, sysflag, un
 from rmqtool.structures.commitlog.delay import SCHEDULE_TOPIC
 from rmqtool.structures.consumequeue.queues import MapCache
 from rmqtool.structures.index import chain
-from rmqtool.structures.index import check as index_check
 
 LONG_MAX = 2**63 - 1
 
@@ -105,6 +104,8 @@ class StoreQuery:
         found = self._geometries[size]
         if found is None and path not in self.skipped:
             cfg = self.reader.config
+            from rmqtool.structures.index import check as index_check
+
             reason = index_check.file_size(path, size, cfg.maxHashSlotNum, cfg.maxIndexNum).reason
             self.skipped[path] = f"{path}: {reason}; the lookup skipped it"
         return found

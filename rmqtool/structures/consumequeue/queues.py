@@ -19,7 +19,6 @@ from rmqtool.files.paths import StorePaths
 from rmqtool.files.segments import SegmentFile, list_segments, read_file
 from rmqtool.report import Finding
 from rmqtool.structures import consumequeue
-from rmqtool.structures.consumequeue import rules
 
 if TYPE_CHECKING:
     import numpy as np
@@ -154,6 +153,8 @@ class FileQueues:
     def findings(self) -> list[Finding]:
         """The queue-file rules (`rules`): folder names, each file's name and size, and files past the end
         of their queue."""
+        from rmqtool.structures.consumequeue import rules
+
         out = rules.folder_findings(self.paths.consumequeue)
         for topic in self.topics():
             for qid in self.queue_ids(topic):

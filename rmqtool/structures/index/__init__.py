@@ -9,7 +9,9 @@ beginTimestamp), prevIndex (0 ends the chain).
 from __future__ import annotations
 
 import functools
+import os
 import time
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rmqtool.structures.javahash import java_string_hash
@@ -90,6 +92,14 @@ def entries_offset(hash_slots: int) -> int:
 def entry_position(hash_slots: int, n: int) -> int:
     """Where entry `n` of a file of `hash_slots` slots starts."""
     return entries_offset(hash_slots) + n * ENTRY_LEN
+
+
+def file_names(directory: Path) -> list[str]:
+    """The index files of `directory` (a store's index/ folder), oldest first; none when it is missing."""
+    try:
+        return sorted(e.name for e in os.scandir(directory) if is_file_name(e.name) and e.is_file())
+    except OSError:
+        return []
 
 
 def file_len(hash_slots: int, index_num: int) -> int:
