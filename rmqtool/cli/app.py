@@ -7,7 +7,20 @@ import sys
 import typer
 
 from rmqtool import __version__
-from rmqtool.cli import append, bench, decode, helptext, info, inspect_cmd, output, query, recover, spark, verify
+from rmqtool.cli import (
+    append,
+    bench,
+    consumers,
+    decode,
+    helptext,
+    info,
+    inspect_cmd,
+    output,
+    query,
+    recover,
+    spark,
+    verify,
+)
 from rmqtool.cli.output import printable
 from rmqtool.errors import EXIT_BAD_INPUT, NotFound, RmqError
 
@@ -32,6 +45,7 @@ app.command("verify")(verify.verify)
 app.command("salvage")(verify.salvage)
 app.command("clean")(recover.clean)
 app.command("export")(append.export)
+app.command("consumers")(consumers.consumers)
 app.command("spark-load")(spark.spark_load)
 app.command("spark-export")(spark.spark_export)
 app.add_typer(bench.app, name="bench")

@@ -1,4 +1,4 @@
-"""`rmqtool decode commitlog|consumequeue|index|checkpoint|msgid`."""
+"""`rmqtool decode commitlog|consumequeue|index|checkpoint|timerlog|config|msgid`."""
 
 from __future__ import annotations
 
@@ -254,6 +254,81 @@ def checkpoint_cmd(
     else:
         output.stdout.print(output.key_values("checkpoint", {k: f"{v}  ({_time(v)} UTC)" if "Timestamp" in k else v
                                                              for k, v in doc.items()}))
+
+
+@app.command("config")
+def config_cmd(
+    store: Path = typer.Argument(..., help="Store root (or one config file).", show_default=False),
+    file: str | None = typer.Argument(None, help="Only this file of config/ (e.g. consumerOffset.json).",
+                                      show_default=False),
+    as_json: bool = JSON,
+) -> None:
+    """Decode the broker's config/ files: topics, consumer offsets, delay offsets, subscription groups.
+
+    Each file is read as the broker loads it: the file itself, or its .bak when the file is empty
+    or broken (said so). Integer map keys written without quotes (consumerOffset.json,
+    delayOffset.json) are read as the broker reads them. A .bak is compared with its file (what the
+    last write changed), and a .tmp left by an interrupted write is reported. Exit 1 when a file
+    cannot be loaded at all.
+
+    Example: [bold]rmqtool decode config ~/store consumerOffset.json[/]
+    """
+    from rmqtool.structures.config import catalog
+
+    if store.is_file():
+        files = [catalog.describe(store)]
+    elif not store.is_dir():
+        raise RmqError(f"{store}: no such file or directory")
+    else:
+        files = catalog.describe_all(store, file)
+    if as_json:
+        output.emit_json({"files": [f.to_json() for f in files]})
+    else:
+        for item in files:
+            _config_file(item)
+        if not files:
+            output.note(f"0 config files in {catalog.config_dir(store)}")
+    if any(f.source is None and f.error for f in files):
+        raise typer.Exit(EXIT_PROBLEM)
+
+
+def _config_file(item) -> None:
+    """One config file for a person: where it loads from, its .bak and .tmp, then its content."""
+    from rmqtool.structures.config import delayoffsets, fastjson, offsets, persist
+
+    doc = item.to_json()
+    bak = item.bak
+    summary = {"role": doc["role"], "loaded from": doc["loadedFrom"] or "nothing (the table starts empty)",
+               ".bak": "absent" if bak is None else "same as the file" if bak["sameAsFile"] else
+               f"{len(bak.get('differences', [])) + bak.get('moreDifferences', 0)} difference(s) from the file",
+               ".tmp": "present" if item.tmp else "absent"}
+    if item.error:
+        summary["error"] = item.error
+    for i, text in enumerate(item.notes):
+        summary[f"note {i + 1}" if len(item.notes) > 1 else "note"] = text
+    output.stdout.print(output.key_values(str(item.path), summary))
+    if bak and bak.get("differences"):
+        t = output.table("what the last write changed (.bak -> file)", ["where: before -> after"])
+        for line in bak["differences"]:
+            t.add_row(line)
+        output.stdout.print(t)
+    content = item.document if isinstance(item.document, dict) else None
+    if content is None:
+        return
+    loaded = persist.Loaded(item.path, content, item.source)
+    if item.name == offsets.FILE:
+        t = output.table(None, ["group", "topic", "queue", "committed offset"])
+        for c in offsets.ConsumerOffsets(loaded).entries():
+            for qid, at in sorted(c.queues.items()):
+                t.add_row(c.group, c.topic, str(qid), str(at))
+        output.stdout.print(t if t.row_count else "no committed offsets")
+    elif item.name == delayoffsets.FILE:
+        t = output.table(None, ["delay level", "schedule queue", "next offset to deliver"])
+        for level, at in sorted(delayoffsets.of_loaded(loaded).levels.items()):
+            t.add_row(str(level), str(level - 1), str(at))
+        output.stdout.print(t if t.row_count else "no delay level delivered yet")
+    else:
+        output.stdout.print(output.terminal_text(fastjson.dumps(content)))
 
 
 @app.command("msgid")

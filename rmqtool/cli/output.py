@@ -216,6 +216,23 @@ def utc(ms: int | None) -> str:
         return str(ms)
 
 
+def duration(ms: int | None) -> str:
+    """A span of time for a glance: "850 ms", "12s", "3m 20s", "5h 2m", "3d 7h"; "-" when unknown."""
+    if ms is None:
+        return "-"
+    if abs(ms) < 1000:
+        return f"{ms} ms"
+    sign, left = ("-" if ms < 0 else ""), abs(ms) // 1000
+    parts = []
+    for unit, seconds in (("d", 86400), ("h", 3600), ("m", 60), ("s", 1)):
+        if left >= seconds or (parts and len(parts) < 2):
+            parts.append(f"{left // seconds}{unit}")
+            left %= seconds
+        if len(parts) == 2:
+            break
+    return sign + " ".join(parts)
+
+
 def count(n: int, noun: str, plural: str = "") -> str:
     """"1 file", "3 files"."""
     return f"{n} {noun if n == 1 else plural or noun + 's'}"

@@ -257,7 +257,8 @@ class StoreReader:
     def queues(self) -> QueueStore:
         """The store's consume queues, in whichever form its files hold them."""
         if self._queues is None:
-            self._queues = open_queues(self.paths, self.config.mappedFileSizeConsumeQueue)
+            log_start = self.segments[0].start if self.segments and not self.dledger else 0
+            self._queues = open_queues(self.paths, self.config.mappedFileSizeConsumeQueue, log_start)
         return self._queues
 
     def topics(self) -> list[str]:

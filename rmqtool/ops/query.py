@@ -217,7 +217,8 @@ class StoreQuery:
                                if high > low else f"queue {topic}/{queue_id} is empty")
         return out
 
-    def _store_timestamp(self, offset: int) -> int:
+    def store_timestamp(self, offset: int) -> int:
+        """The store timestamp of the record at physical offset `offset`."""
         seg = self.reader.segment_for(offset)
         if seg is None:
             raise NotFound(f"a queue entry points at {offset}, outside the commitlog")
@@ -232,7 +233,7 @@ class StoreQuery:
         while lo < hi:
             mid = (lo + hi) // 2
             entry = self.reader.queues.entry(topic, queue_id, mid)
-            if entry is None or self._store_timestamp(entry[0]) >= timestamp:
+            if entry is None or self.store_timestamp(entry[0]) >= timestamp:
                 hi = mid
             else:
                 lo = mid + 1
@@ -240,7 +241,7 @@ class StoreQuery:
                "minOffset": low, "maxOffset": high}
         if lo < high:
             entry = self.reader.queues.entry(topic, queue_id, lo)
-            doc["commitLogOffset"], doc["storeTimestamp"] = entry[0], self._store_timestamp(entry[0])
+            doc["commitLogOffset"], doc["storeTimestamp"] = entry[0], self.store_timestamp(entry[0])
         return doc
 
 

@@ -4,22 +4,21 @@ The shape is what the 4.9 broker's TopicConfigManager persists: `topicConfigTabl
 TopicConfig fields) and `dataVersion` (timestamp, counter). A merge keeps every entry that
 is there, raises read/write queue numbers to cover the highest queue id written and every queue
 folder the store already holds for a topic written (`queues_to_register`), never lowers them, adds
-the missing topics, and bumps the data version. It is written the way the broker writes it: the
-new text to `topics.json.tmp`, the old text copied to `topics.json.bak`, then the rename.
+the missing topics, and bumps the data version. It is written the way the broker writes it
+(`persist.save`).
 """
 
 from __future__ import annotations
 
-import json
 import os
 import time
 from collections.abc import Mapping
 from pathlib import Path
 
 from rmqtool.errors import RmqError
-from rmqtool.files.lock import fsync_path
 from rmqtool.files.paths import StorePaths
 from rmqtool.structures.commitlog.delay import SCHEDULE_TOPIC
+from rmqtool.structures.config import fastjson, persist
 
 TOPICS_FILE = "topics.json"
 PERM_READ_WRITE = 6  # PermName.PERM_READ | PermName.PERM_WRITE
@@ -53,14 +52,11 @@ def queues_to_register(root: Path, written: Mapping[str, int]) -> dict[str, int]
 
 def read_table(path: Path) -> dict:
     """The topics.json document, or an empty one when there is none."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
+    text = persist.read_text(path)
+    if text is None:
         return {}
-    except OSError as e:
-        raise RmqError(f"cannot read {path}: {e.strerror}") from None
     try:
-        doc = json.loads(text) if text.strip() else {}
+        doc = fastjson.loads(text) if text.strip() else {}
     except ValueError as e:
         raise RmqError(f"{path}: not JSON ({e}); move it away or pass --no-register-topics") from None
     if not isinstance(doc, dict) or not isinstance(doc.get("topicConfigTable", {}), dict):
@@ -91,18 +87,6 @@ def register(root: Path, queues: Mapping[str, int], now_ms: int | None = None) -
     version = doc.get("dataVersion") or {}
     doc["dataVersion"] = {"counter": int(version.get("counter", 0)) + 1,
                           "timestamp": time.time_ns() // 1_000_000 if now_ms is None else now_ms}
-    _write(path, json.dumps(doc, indent="\t", sort_keys=True, ensure_ascii=False))
+    persist.save(path, doc)
     return True
 
-
-def _write(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    fsync_path(tmp)
-    if path.exists():
-        bak = path.with_name(path.name + ".bak")
-        bak.write_bytes(path.read_bytes())
-        fsync_path(bak)
-    os.replace(tmp, path)
-    fsync_path(path.parent)

@@ -92,6 +92,37 @@ def written_count(entries: np.ndarray) -> int:
     return int(bad[0]) if bad.size else len(entries)
 
 
+_CHUNK_ENTRIES = 4096  # how much of a queue file `written_entries` reads at a time
+
+
+def written_entries(buf) -> int:
+    """`written_count` of a whole queue file, read a chunk at a time from the front: the pages past
+    the written part (a preallocated file is mostly zeros) are never touched."""
+    n = len(buf) // ENTRY_LEN
+    at = 0
+    while at < n:
+        end = min(at + _CHUNK_ENTRIES, n)
+        got = written_count(decode_entries(buf[byte_of(at) : byte_of(end)]))
+        if got < end - at:
+            return at + got
+        at = end
+    return n
+
+
+def first_at_or_after(buf, n: int, log_start: int) -> int:
+    """The first of the `n` written entries of `buf` that points at or past `log_start` (`n` when none
+    does): where the broker's queue begins once the log's head before `log_start` is gone. Entries
+    point forward in the log, so a binary search finds it with a few reads."""
+    lo, hi = 0, n
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if entry_at(buf, mid)[0] >= log_start:
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
+
+
 def encode_entries(offsets, sizes, tags_codes) -> bytes:
     import numpy as np
 

@@ -85,11 +85,13 @@ class FileQueues:
 
     kind = "file"
 
-    def __init__(self, paths: StorePaths, file_size: int) -> None:
+    def __init__(self, paths: StorePaths, file_size: int, log_start: int = 0) -> None:
         self.paths = paths
         self.file_size = file_size
+        self.log_start = log_start  # where the commitlog begins: entries before it point at deleted records
         self.maps = MapCache()
         self._ends: dict[tuple[str, int], tuple[SegmentFile | None, list[SegmentFile]]] = {}  # see `read`
+        self._files: dict[tuple[str, int], list[SegmentFile]] = {}
 
     def topics(self) -> list[str]:
         d = self.paths.consumequeue
@@ -103,10 +105,14 @@ class FileQueues:
         return str(self.paths.queue_dir(topic, queue_id))
 
     def files(self, topic: str, queue_id: int) -> list[SegmentFile]:
-        directory = self.paths.queue_dir(topic, queue_id)
-        if not directory.is_dir():
-            raise missing_queue(self, self.paths.root, topic, queue_id)
-        return list_segments(directory)
+        """The queue's files, listed once (a reader sees the store as it was when first asked)."""
+        found = self._files.get((topic, queue_id))
+        if found is None:
+            directory = self.paths.queue_dir(topic, queue_id)
+            if not directory.is_dir():
+                raise missing_queue(self, self.paths.root, topic, queue_id)
+            found = self._files[(topic, queue_id)] = list_segments(directory)
+        return found
 
     def read(self, topic: str, queue_id: int) -> Iterator[tuple[np.ndarray, np.ndarray]]:
         """Each file's entries, up to the first file that is not full (kept, with the files after it, for
@@ -140,15 +146,20 @@ class FileQueues:
         return None
 
     def bounds(self, topic: str, queue_id: int) -> tuple[int, int]:
+        """(min, max) queue offset as the broker loads them: max after the last file's written entries;
+        min at the first entry of the first file that points at or past the log's start
+        (`ConsumeQueue.correctMinOffset`), which is the file's first entry unless the log's head is gone.
+        Reads the written part of the last file and a few entries of the first, never the rest."""
         files = self.files(topic, queue_id)
         if not files:
             return 0, 0
-        low = files[0].start // consumequeue.ENTRY_LEN
-        last = files[-1]
-        entries = consumequeue.decode_entries(self.maps.get(last.path))
-        high = last.start // consumequeue.ENTRY_LEN + consumequeue.written_count(entries)
-        del entries
-        return low, high
+        first, last = files[0], files[-1]
+        written = consumequeue.written_entries(self.maps.get(last.path))
+        high = consumequeue.whole_entries(last.start) + written
+        buf = self.maps.get(first.path)
+        n = written if first is last else consumequeue.whole_entries(len(buf))
+        low = consumequeue.whole_entries(first.start) + consumequeue.first_at_or_after(buf, n, self.log_start)
+        return min(low, high), high
 
     def findings(self) -> list[Finding]:
         """The queue-file rules (`rules`): folder names, each file's name and size, and files past the end
@@ -184,10 +195,10 @@ def is_rocksdb(directory: Path) -> bool:
     return (directory / "CURRENT").is_file() or any(directory.glob("MANIFEST-*"))
 
 
-def open_queues(paths: StorePaths, file_size: int) -> QueueStore:
-    """The consume-queue form the store's files hold."""
+def open_queues(paths: StorePaths, file_size: int, log_start: int = 0) -> QueueStore:
+    """The consume-queue form the store's files hold (`log_start`: the commitlog's first offset)."""
     if paths.consumequeue.is_dir() and is_rocksdb(paths.consumequeue):
         from rmqtool.structures.consumequeue.rocksdb import RocksQueues
 
         return RocksQueues(paths.consumequeue)
-    return FileQueues(paths, file_size)
+    return FileQueues(paths, file_size, log_start)

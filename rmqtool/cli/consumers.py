@@ -1,0 +1,124 @@
+"""`rmqtool consumers STORE`: where each consumer group stands, and offsets reset while the broker is down."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from rmqtool.cli import output
+from rmqtool.cli.times import epoch_ms
+from rmqtool.errors import EXIT_PROBLEM, RmqError
+
+
+def consumers(
+    store: Path = typer.Argument(..., help="Store root.", show_default=False),
+    group: str | None = typer.Option(None, "--group", help="Only this consumer group.", show_default=False),
+    topic: str | None = typer.Option(None, "--topic", help="Only this topic (with --reset: the topic to reset).",
+                                     show_default=False),
+    reset: str | None = typer.Option(None, "--reset", metavar="GROUP", help="Reset this group's offsets on --topic "
+                                     "(needs the store's lock: stop the broker first).", show_default=False),
+    to_time: str | None = typer.Option(None, "--to-time", help="Reset: to the first message stored at or after this "
+                                       "time (epoch ms or ISO 8601), per queue.", show_default=False),
+    to_offset: int | None = typer.Option(None, "--to-offset", min=0, help="Reset: to this queue offset on every "
+                                         "queue.", show_default=False),
+    to_earliest: bool = typer.Option(False, "--to-earliest", help="Reset: to each queue's min offset."),
+    to_latest: bool = typer.Option(False, "--to-latest", help="Reset: to each queue's max offset (skip the "
+                                   "backlog)."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Reset: print the old and new offsets, change nothing."),
+    as_json: bool = typer.Option(False, "--json", help="One JSON document."),
+    config: Path | None = typer.Option(None, "--config", help="broker.conf of the store.", show_default=False),
+) -> None:
+    """Show each consumer group's progress: committed offset, lag in messages and in time, per queue.
+
+    Read from config/consumerOffset.json (or its .bak, as the broker loads it) against each queue's
+    min and max offset; groups and queues are sorted by lag, the most behind first. A group whose
+    offset is below a queue's min (messages deleted before it consumed them) or above its max is
+    flagged, and the exit code is 1. Each group's retry (%RETRY%) and dead-letter (%DLQ%) topic
+    sizes are shown beside it.
+
+    --reset GROUP --topic T with one of --to-time, --to-offset, --to-earliest, --to-latest rewrites
+    the group's offsets on every queue of T, the way the broker writes the file (.tmp, .bak,
+    rename). It needs the store's lock, so it is refused while a broker runs; --dry-run shows
+    the old and new offset of each queue first.
+
+    Example: [bold]rmqtool consumers ~/store --group orders-service[/]
+    """
+    from rmqtool.engine.reader import open_reader
+
+    reader = open_reader(store, config)
+    if reader.single_file:
+        raise RmqError(f"{store}: give the store root, not one file")
+    if reset is None:
+        if to_time is not None or to_offset is not None or to_earliest or to_latest or dry_run:
+            raise RmqError("--to-time, --to-offset, --to-earliest, --to-latest and --dry-run go with --reset GROUP")
+        _progress(reader, group, topic, as_json)
+        return
+    if topic is None:
+        raise RmqError("--reset needs --topic (the topic whose offsets to reset)")
+    if group is not None and group != reset:
+        raise RmqError(f"--group {group} and --reset {reset} name different groups")
+    _reset(reader, reset, topic, dry_run, as_json, to_time=epoch_ms(to_time, "--to-time"), to_offset=to_offset,
+           earliest=to_earliest, latest=to_latest)
+
+
+def _progress(reader, group: str | None, topic: str | None, as_json: bool) -> None:
+    from rmqtool.ops.consumers import STATE_TEXT, consumer_lag
+
+    groups = consumer_lag(reader, group, topic)
+    flagged = sum(len(g.flagged) for g in groups)
+    if as_json:
+        output.emit_json({"store": str(reader.paths.root), "groups": [g.to_json() for g in groups],
+                          "flaggedQueues": flagged})
+    elif not groups:
+        output.note("0 groups: the store has no committed consumer offsets"
+                    + (f" on topic {output.terminal_text(topic)}" if topic else ""))
+    else:
+        summary = output.table("consumer groups, most behind first",
+                               ["group", "topics", "queues", "lag", "lag time", "retry", "DLQ", "flagged"])
+        for g in groups:
+            summary.add_row(g.group, ", ".join(sorted({q.topic for q in g.queues})), str(len(g.queues)), str(g.lag),
+                            output.duration(g.lag_ms), str(g.retry_messages), str(g.dlq_messages),
+                            str(len(g.flagged)) if g.flagged else "-")
+        output.stdout.print(summary)
+        rows = output.table("queues, most behind first",
+                            ["group", "topic", "queue", "committed", "min", "max", "lag", "lag time", "state"])
+        for g in groups:
+            for q in g.queues:
+                rows.add_row(q.group, q.topic, str(q.queue_id), _n(q.committed), _n(q.min_offset), _n(q.max_offset),
+                             _n(q.lag), output.duration(q.lag_ms), q.state)
+        output.stdout.print(rows)
+        for state in sorted({q.state for g in groups for q in g.flagged}):
+            output.warn(f"{state}: {STATE_TEXT[state]}")
+    if flagged:
+        raise typer.Exit(EXIT_PROBLEM)
+
+
+def _n(value: int | None) -> str:
+    return "-" if value is None else str(value)
+
+
+def _reset(reader, group: str, topic: str, dry_run: bool, as_json: bool, **target) -> None:
+    from rmqtool.ops.consumers import reset_offsets
+
+    plan = reset_offsets(reader, group, topic, dry_run=dry_run, **target)
+    if as_json:
+        output.emit_json({**plan.to_json(), "dryRun": dry_run, "changed": 0 if dry_run else plan.changes})
+        return
+    verb = "would set" if dry_run else "set"
+    to = plan.target
+    where = (f"the first message stored at or after {output.utc(to['time'])}" if "time" in to else
+             f"offset {to['offset']}" if "offset" in to else "each queue's min offset" if "earliest" in to else
+             "each queue's max offset")
+    t = output.table(f"{group} on {topic}: {verb} offsets to {where}",
+                     ["queue", "old offset", "new offset", "min", "max"])
+    for r in plan.rows:
+        t.add_row(str(r["queueId"]), _n(r["oldOffset"]), str(r["newOffset"]), str(r["minOffset"]), str(r["maxOffset"]))
+    output.stdout.print(t)
+    if plan.kept:
+        kept = ", ".join(map(str, plan.kept))
+        output.warn(f"queues {kept} of {output.terminal_text(topic)} are in the offset table but not in the store: "
+                    "left as they are")
+    queues = output.count(plan.changes, "queue")
+    output.note(f"dry run: {queues} would change; nothing was written" if dry_run else
+                f"{queues} changed in {plan.file} (the old text is in its .bak)")

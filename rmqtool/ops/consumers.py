@@ -1,0 +1,274 @@
+"""Where consumer groups stand, read from the store at rest: each group's committed offset per queue
+against the queue's bounds (lag in messages and in store time), its retry and dead-letter topics,
+whether a message was consumed, and an offset reset written while the broker is down.
+
+Cost: a queue's bounds are read once (its files' names, the written part of its last file, a few
+entries of its first), and one entry and one record header per group and queue for the time lag;
+the commitlog is never scanned.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from rmqtool.engine.reader import StoreReader
+from rmqtool.errors import NoSuchQueue, NotFound, RmqError
+from rmqtool.files.lock import StoreLock
+from rmqtool.ops.query import StoreQuery
+from rmqtool.structures.commitlog import message, sysflag
+from rmqtool.structures.commitlog.delay import SCHEDULE_TOPIC
+from rmqtool.structures.config import delayoffsets, offsets, persist
+
+OK, BEHIND_MIN, PAST_MAX, NO_QUEUE, NO_OFFSET = "ok", "behind-min", "past-max", "no-queue", "no-offset"
+STATE_TEXT = {
+    BEHIND_MIN: "committed offset below the queue's min: messages were deleted before the group consumed them",
+    PAST_MAX: "committed offset past the queue's max: the group claims messages the store does not hold",
+    NO_QUEUE: "the store holds no such queue (the topic or queue is gone)",
+    NO_OFFSET: "the topic's queue has no committed offset for the group",
+}
+
+
+@dataclass
+class QueueLag:
+    """One group on one queue."""
+
+    group: str
+    topic: str
+    queue_id: int
+    committed: int | None
+    min_offset: int | None = None
+    max_offset: int | None = None
+    lag: int | None = None  # messages the group will still be served: max - max(committed, min)
+    lag_ms: int | None = None  # newest message's store time - the next unconsumed message's
+    missed: int = 0  # behind-min: messages deleted before the group consumed them
+    state: str = OK
+
+    def to_json(self) -> dict:
+        return {"group": self.group, "topic": self.topic, "queueId": self.queue_id, "committedOffset": self.committed,
+                "minOffset": self.min_offset, "maxOffset": self.max_offset, "lag": self.lag, "lagMs": self.lag_ms,
+                "missed": self.missed, "state": self.state}
+
+
+@dataclass
+class GroupLag:
+    group: str
+    queues: list[QueueLag] = field(default_factory=list)
+    retry_messages: int = 0
+    dlq_messages: int = 0
+
+    @property
+    def lag(self) -> int:
+        return sum(q.lag or 0 for q in self.queues)
+
+    @property
+    def lag_ms(self) -> int | None:
+        return max((q.lag_ms for q in self.queues if q.lag_ms is not None), default=None)
+
+    @property
+    def flagged(self) -> list[QueueLag]:
+        return [q for q in self.queues if q.state not in (OK, NO_OFFSET)]
+
+    def to_json(self) -> dict:
+        return {"group": self.group, "topics": sorted({q.topic for q in self.queues}), "lag": self.lag,
+                "lagMs": self.lag_ms, "retryMessages": self.retry_messages, "dlqMessages": self.dlq_messages,
+                "flagged": len(self.flagged), "queues": [q.to_json() for q in self.queues]}
+
+
+class Progress:
+    """The answers of one store: queue bounds and newest store times are read once and kept."""
+
+    def __init__(self, reader: StoreReader) -> None:
+        self.reader = reader
+        self.query = StoreQuery(reader)
+        self._bounds: dict[tuple[str, int], tuple[int, int] | None] = {}
+        self._newest: dict[tuple[str, int], int | None] = {}
+
+    def close(self) -> None:
+        self.query.close()
+
+    def bounds(self, topic: str, queue_id: int) -> tuple[int, int] | None:
+        """(min, max) of a queue; None when the store has no such queue."""
+        key = (topic, queue_id)
+        if key not in self._bounds:
+            try:
+                self._bounds[key] = self.reader.queues.bounds(topic, queue_id)
+            except NoSuchQueue:
+                self._bounds[key] = None
+        return self._bounds[key]
+
+    def messages(self, topic: str) -> int:
+        """Messages a topic's queues hold (0 for a topic the store lacks)."""
+        total = 0
+        for qid in self.reader.queues.queue_ids(topic):
+            found = self.bounds(topic, qid)
+            total += found[1] - found[0] if found else 0
+        return total
+
+    def time_at(self, topic: str, queue_id: int, queue_offset: int) -> int | None:
+        """The store time of the message at a queue offset; None when its entry or record cannot be read."""
+        try:
+            entry = self.reader.queues.entry(topic, queue_id, queue_offset)
+            return None if entry is None else self.query.store_timestamp(entry[0])
+        except (RmqError, ValueError, IndexError):
+            return None
+
+    def newest_time(self, topic: str, queue_id: int, high: int) -> int | None:
+        key = (topic, queue_id)
+        if key not in self._newest:
+            self._newest[key] = self.time_at(topic, queue_id, high - 1)
+        return self._newest[key]
+
+    def queue_lag(self, group: str, topic: str, queue_id: int, committed: int | None) -> QueueLag:
+        row = QueueLag(group, topic, queue_id, committed)
+        found = self.bounds(topic, queue_id)
+        if found is None:
+            row.state = NO_QUEUE
+            return row
+        row.min_offset, row.max_offset = low, high = found
+        if committed is None:
+            row.state = NO_OFFSET
+            return row
+        if committed < low:
+            row.state, row.missed = BEHIND_MIN, low - committed
+        elif committed > high:
+            row.state = PAST_MAX
+        start = max(committed, low)
+        row.lag = max(high - start, 0)
+        if row.lag:
+            newest, next_ = self.newest_time(topic, queue_id, high), self.time_at(topic, queue_id, start)
+            row.lag_ms = newest - next_ if newest is not None and next_ is not None else None
+        else:
+            row.lag_ms = 0
+        return row
+
+
+def _table(reader: StoreReader) -> offsets.ConsumerOffsets:
+    return offsets.load(reader.paths.root)
+
+
+def consumer_lag(reader: StoreReader, group: str | None = None, topic: str | None = None) -> list[GroupLag]:
+    """Every group's lag on every queue it has committed offsets for (or only `group`, `topic`), the
+    groups by total lag, most first, and each group's queues likewise."""
+    table = _table(reader)
+    if group is not None and group not in table.groups():
+        known = ", ".join(table.groups()[:20]) or "none"
+        raise NotFound(f"group {group} has no committed offsets in {table.path} (groups: {known})")
+    progress = Progress(reader)
+    try:
+        groups: dict[str, GroupLag] = {}
+        for committed in table.entries():
+            if (group is not None and committed.group != group) or (topic is not None and committed.topic != topic):
+                continue
+            lag = groups.setdefault(committed.group, GroupLag(committed.group))
+            queue_ids = set(committed.queues) | set(reader.queues.queue_ids(committed.topic))
+            for qid in sorted(queue_ids):
+                lag.queues.append(progress.queue_lag(committed.group, committed.topic, qid,
+                                                     committed.queues.get(qid)))
+        for lag in groups.values():
+            lag.retry_messages = progress.messages(offsets.retry_topic(lag.group))
+            lag.dlq_messages = progress.messages(offsets.dlq_topic(lag.group))
+            lag.queues.sort(key=lambda q: (-(q.lag or 0), -(q.lag_ms or 0), q.topic, q.queue_id))
+        return sorted(groups.values(), key=lambda g: (-g.lag, -(g.lag_ms or 0), g.group))
+    finally:
+        progress.close()
+
+
+# ---- was this message consumed? ------------------------------------------------------------------
+def consumption(root, msg: message.Message) -> dict | None:
+    """Who has consumed `msg`: each group with an offset on its queue (consumed when the message's queue
+    offset is below the committed one), and for a delayed message whether the schedule service has
+    delivered it. None when the store keeps no such state for it."""
+    if not sysflag.enters_consume_queue(msg.sys_flag):
+        return None
+    out: dict = {}
+    groups = []
+    for committed in offsets.load(root).on_topic(msg.topic):
+        if msg.queue_id in committed.queues:
+            at = committed.queues[msg.queue_id]
+            groups.append({"group": committed.group, "committedOffset": at, "consumed": msg.queue_offset < at})
+    if groups:
+        out["groups"] = groups
+    if msg.topic == SCHEDULE_TOPIC:
+        delay = delayoffsets.load(root)
+        level = delayoffsets.level_of_queue(msg.queue_id)
+        if level in delay.levels:
+            out["delayLevel"], out["deliverOffset"] = level, delay.levels[level]
+            out["delivered"] = delay.delivered(msg.queue_id, msg.queue_offset)
+    return out or None
+
+
+# ---- reset ---------------------------------------------------------------------------------------
+@dataclass
+class ResetPlan:
+    group: str
+    topic: str
+    target: dict  # what was asked for: {"time": ms} | {"offset": n} | {"earliest": True} | {"latest": True}
+    rows: list[dict]  # queueId, oldOffset (None: none committed), newOffset, minOffset, maxOffset
+    kept: list[int]  # queue ids the table has and the store does not: left as they are
+    file: str = ""  # the offset table written (or that would be)
+
+    def to_json(self) -> dict:
+        return {"group": self.group, "topic": self.topic, "target": self.target, "file": self.file,
+                "queues": self.rows, "keptQueues": self.kept}
+
+    @property
+    def changes(self) -> int:
+        return sum(r["oldOffset"] != r["newOffset"] for r in self.rows)
+
+
+def plan_reset(reader: StoreReader, group: str, topic: str, *, to_time: int | None = None,
+               to_offset: int | None = None, earliest: bool = False, latest: bool = False) -> ResetPlan:
+    """The offsets `group` would have on each of `topic`'s queues: the queue offset of the first message
+    stored at or after `to_time` (the lookup `query --time` makes), `to_offset`, the queue's min or max."""
+    asked = [to_time is not None, to_offset is not None, earliest, latest]
+    if sum(asked) != 1:
+        raise RmqError("give exactly one of --to-time, --to-offset, --to-earliest, --to-latest")
+    queue_ids = reader.queues.queue_ids(topic)
+    if not queue_ids:
+        raise RmqError(f"topic {topic} has no consume queues in {reader.paths.root}: nothing to reset")
+    current = _table(reader).of(topic, group)
+    old = current.queues if current is not None else {}
+    query = StoreQuery(reader)
+    try:
+        rows = []
+        for qid in queue_ids:
+            low, high = reader.queues.bounds(topic, qid)
+            new = _target(query, topic, qid, low, high, to_time, to_offset, earliest)
+            rows.append({"queueId": qid, "oldOffset": old.get(qid), "newOffset": new, "minOffset": low,
+                         "maxOffset": high})
+    finally:
+        query.close()
+    target = ({"time": to_time} if to_time is not None else {"offset": to_offset} if to_offset is not None else
+              {"earliest": True} if earliest else {"latest": True})
+    return ResetPlan(group, topic, target, rows, sorted(set(old) - set(queue_ids)),
+                     str(offsets.offsets_path(reader.paths.root)))
+
+
+def _target(query: StoreQuery, topic: str, qid: int, low: int, high: int, to_time: int | None,
+            to_offset: int | None, earliest: bool) -> int:
+    if to_time is not None:
+        return query.offset_by_time(topic, qid, to_time)["queueOffset"]
+    if to_offset is not None:
+        if not low <= to_offset <= high:
+            raise RmqError(f"--to-offset {to_offset} is outside queue {topic}/{qid} ({low}..{high}): nothing was "
+                           "changed")
+        return to_offset
+    return low if earliest else high
+
+
+def reset_offsets(reader: StoreReader, group: str, topic: str, *, dry_run: bool = False, **target) -> ResetPlan:
+    """Plan `group`'s reset on `topic` (`plan_reset`) and, unless `dry_run`, write it into
+    consumerOffset.json the way the broker persists it. A write holds the store's lock from before the
+    table is read until it is replaced (refused while a broker runs: the broker would write its own
+    table over ours when it stops)."""
+    if dry_run:
+        return plan_reset(reader, group, topic, **target)
+    reader.store.require_writable("reset consumer offsets in")
+    lock = StoreLock(reader.paths)
+    try:
+        plan = plan_reset(reader, group, topic, **target)
+        table = _table(reader)
+        persist.save(table.path, table.replaced(topic, group, {r["queueId"]: r["newOffset"] for r in plan.rows}))
+        return plan
+    finally:
+        lock.release()
