@@ -28,9 +28,10 @@ EXPORT_FORMATS = ("parquet", "jsonl")
 
 @contextmanager
 def bench_store(store: Path | None, config: Path | None, messages: int, body_size: int,
-                progress=None) -> Iterator[StoreReader]:
-    """A reader of `store`, or of a generated store with consume queues and index (removed after),
-    written with `config`'s settings (its index geometry, say) when given."""
+                progress=None, *, queues: int = 8) -> Iterator[StoreReader]:
+    """A reader of `store`, or of a generated store with consume queues and index (removed after), its
+    messages spread over `queues` queues of one topic, written with `config`'s settings (its index
+    geometry, say) when given."""
     if store is not None:
         yield open_reader(store, config)
         return
@@ -39,14 +40,15 @@ def bench_store(store: Path | None, config: Path | None, messages: int, body_siz
         if progress:
             progress.print(f"generating {messages} messages of {body_size} B (queues and index by recovery) ...")
         root = tmp / "store"
-        indexed_store(root, messages, body_size, StoreConfig.from_file(config)[0] if config else None)
+        indexed_store(root, messages, body_size, StoreConfig.from_file(config)[0] if config else None, queues=queues)
         yield open_reader(root, config)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def indexed_store(root: Path, messages: int, body_size: int, config: StoreConfig | None = None) -> None:
-    """A generated store whose consume queues and index the crash recovery rebuilt from the log."""
+def indexed_store(root: Path, messages: int, body_size: int, config: StoreConfig | None = None, *,
+                  queues: int = 8) -> None:
+    """A generated store (`queues` queues) whose consume queues and index the crash recovery rebuilt from the log."""
     from rmqtool.bench.generate import generate_store
     from rmqtool.files.paths import StorePaths
     from rmqtool.ops.recovery import apply_recovery, plan_recovery
@@ -54,7 +56,7 @@ def indexed_store(root: Path, messages: int, body_size: int, config: StoreConfig
 
     cfg = config or StoreConfig()
     generate_store(root, messages, body_size, segment_size=cfg.mappedFileSizeCommitLog,
-                   cq_file_size=cfg.mappedFileSizeConsumeQueue, config=cfg)
+                   cq_file_size=cfg.mappedFileSizeConsumeQueue, config=cfg, queues=queues)
     paths = StorePaths(root)
     shutil.rmtree(paths.consumequeue)
     paths.checkpoint.write_bytes(checkpoint.encode(checkpoint.Checkpoint()))

@@ -235,9 +235,14 @@ def export(
                                     "(codec bits cleared, bodyCRC and storeSize recomputed): the rows no longer "
                                     "import into the same offsets."),
     force: bool = typer.Option(False, "--force", help="Overwrite an existing output file."),
+    topic: str | None = typer.Option(None, "--topic", help="Only the messages of this topic.", show_default=False),
+    begin: str | None = typer.Option(None, "--begin", help="Only messages stored at or after this time (epoch ms "
+                                     "or ISO 8601).", show_default=False),
+    end: str | None = typer.Option(None, "--end", help="Only messages stored at or before this time (epoch ms or "
+                                   "ISO 8601).", show_default=False),
     config: Path | None = CONFIG,
 ) -> None:
-    """Write every message in the decode JSON schema, ready for `import`.
+    """Write every message in the decode JSON schema, ready for `import`; or one topic's, or a time range's.
 
     Read-only. Bodies are kept as stored (compressed ones too), so an import reproduces the
     store byte for byte; --decompress writes plain bodies instead. Corrupt regions are skipped
@@ -245,12 +250,17 @@ def export(
 
     Example: [bold]rmqtool export fixtures/store --out /tmp/export.parquet[/]
     """
+    from rmqtool.cli.times import epoch_ms
     from rmqtool.engine.reader import open_reader
     from rmqtool.ops.export import export_store
 
+    begin_ms, end_ms = epoch_ms(begin, "--begin"), epoch_ms(end, "--end")
+    if begin_ms is not None and end_ms is not None and begin_ms > end_ms:
+        raise RmqError(f"--begin {begin} is after --end {end}")
     reader = open_reader(store, config)
     out = None if out == Path("-") else out
-    summary = export_store(reader, out, fmt, decompress=decompress, overwrite=force)
+    summary = export_store(reader, out, fmt, decompress=decompress, overwrite=force, topic=topic, begin=begin_ms,
+                           end=end_ms)
     if summary.corrupt_regions:
         output.warn(f"{summary.corrupt_regions} corrupt regions skipped (see `rmqtool decode commitlog`)")
         raise typer.Exit(EXIT_PROBLEM)

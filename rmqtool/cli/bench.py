@@ -160,6 +160,32 @@ def render(
     output.emit(result, "bench render", as_json)
 
 
+@app.command("consumers")
+def consumers(
+    store: Path | None = typer.Argument(None, help="Store to read (never written: the offsets go into a "
+                                        "symlinked overlay); omitted: generate one.", show_default=False),
+    groups: int = typer.Option(1000, "--groups", min=1, help="Consumer groups to commit offsets for."),
+    queues: int = typer.Option(64, "--queues", min=1, help="Queues of the generated store's topic (with STORE, "
+                               "each group commits on every queue of one of its topics)."),
+    messages: int = typer.Option(1_000_000, "--messages", min=1, help="Messages to generate."),
+    body_size: int = typer.Option(100, "--body-size", min=0, help="Body bytes of generated messages."),
+    repeat: int = typer.Option(3, "--repeat", min=1, help="Timed runs; the one with the least CPU counts."),
+    as_json: bool = typer.Option(False, "--json", help="One JSON object."),
+    config: Path | None = typer.Option(None, "--config", help="broker.conf of STORE.", show_default=False),
+) -> None:
+    """`consumers --json` with GROUPS groups on every queue of the store, each run a fresh process: wall and
+    CPU seconds, rows listed, peak RSS.
+
+    Example: [bold]rmqtool bench consumers --groups 1000 --queues 64 --json[/]
+    """
+    from rmqtool.bench.consumers import run_consumers_bench
+
+    result = run_consumers_bench(store, groups=groups, queues=queues, messages=messages, body_size=body_size,
+                                 repeat=repeat, config=config,
+                                 progress=output.stderr if output.stderr.is_terminal else None)
+    output.emit(result, "bench consumers", as_json)
+
+
 @app.command("start")
 def start(
     store: Path | None = typer.Argument(None, help="Store to query; omitted: generate one.", show_default=False),

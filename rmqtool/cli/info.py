@@ -15,12 +15,13 @@ def info(
     as_json: bool = typer.Option(False, "--json", help="One JSON document."),
     config: Path | None = typer.Option(None, "--config", help="broker.conf of the store.", show_default=False),
 ) -> None:
-    """Show a store at a glance: its kind, commitlog extent, consume queues, index and checkpoint.
+    """Show a store at a glance: its kind, commitlog extent, topics, consume queues, index and checkpoint.
 
     What kind of store this is (and why), its commitlog extent and store times, every consume
-    queue's offset range, the index files, the checkpoint against the data, and whether an abort
-    file is present or a process holds the lock. Reads the first and last segment, the queue
-    bounds and the index headers only.
+    queue's offset range, each topic's messages, bytes and first and last store time (what its
+    consume queues hold), the index files, the checkpoint against the data, and whether an abort
+    file is present or a process holds the lock. Reads the first and last segment, the consume
+    queues and the index headers only.
 
     Example: [bold]rmqtool info fixtures/store[/]
     """
@@ -55,6 +56,12 @@ def info(
     for name, part in doc.get("timerFiles", {}).items():
         summary[name] = ", ".join(f"{k} {v}" for k, v in part.items())
     output.stdout.print(output.key_values("store", summary))
+    topics = output.table("topics (as their consumers see them)", ["topic", "queues", "messages", "bytes",
+                                                                     "first store time", "last store time"])
+    for topic in queues["topics"]:
+        topics.add_row(topic["topic"], str(len(topic["queues"])), str(topic["messages"]), str(topic["bytes"]),
+                       utc(topic["firstStoreTimestamp"]), utc(topic["lastStoreTimestamp"]))
+    output.stdout.print(topics)
     t = output.table("consume queues", ["topic", "queue", "min offset", "max offset", "messages"])
     for topic in queues["topics"]:
         for q in topic["queues"]:

@@ -106,7 +106,12 @@ def query(
                 output.stderr.print(output.terminal_text(
                     f"0 messages: no message of topic {topic} carries {'unique key' if unique_key else 'key'} "
                     f"{wanted!r}"))
-        _show(hits, body, "json" if as_json else "jsonl" if as_jsonl else "full" if full else "lines")
+        from rmqtool.ops.consumers import Consumption
+
+        consumption = Consumption(reader.paths.root)
+        _show(hits, body, "json" if as_json else "jsonl" if as_jsonl else "full" if full else "lines", consumption)
+        if consumption.error:
+            output.warn(f"consumed or not is not shown: {output.terminal_text(consumption.error)}")
     finally:
         for skipped in q.skipped.values():
             output.warn(skipped)
@@ -119,20 +124,51 @@ def _need(value, flag: str):
     return value
 
 
-def _show(hits, body: str, how: str) -> None:
-    """Hits as one JSON document, JSON lines, one line each (one hit: its card), or cards."""
+def _show(hits, body: str, how: str, consumption) -> None:
+    """Hits as one JSON document, JSON lines, one line each (one hit: its card), or cards; each with
+    the groups that have (or have not yet) consumed it."""
+    def doc(hit) -> dict:
+        out = hit.to_json(body)
+        status = consumption.of(hit.message)
+        return out if status is None else {**out, "consumption": status}
+
     if how == "json":
-        output.emit_json({"messages": [h.to_json(body) for h in hits]})
+        output.emit_json({"messages": [doc(h) for h in hits]})
     elif how == "jsonl":
-        output.emit_jsonl(h.to_json(body) for h in hits)
+        output.emit_jsonl(doc(h) for h in hits)
     elif how == "lines" and len(hits) > 1:
         from rmqtool.cli.messages import message_table
 
         message_table([[h.to_json("base64") for h in hits]], body)
+        _consumption_table(hits, consumption)
     else:
         for h in hits:
             card = _card(h, body)
+            status = consumption.of(h.message)
+            if status is not None:
+                card["consumed by"] = _consumed_words(status)
             output.stdout.print(output.key_values(f"message {card['msgId']}", card))
+
+
+def _consumed_words(status: dict) -> str:
+    """"billing: consumed (committed 250); audit: not yet (committed 12)"; a delayed message's delivery."""
+    words = [f"{g['group']}: {'consumed' if g['consumed'] else 'not yet'} (committed {g['committedOffset']})"
+             for g in status.get("groups", [])]
+    if "delivered" in status:
+        words.append(f"schedule service: {'delivered' if status['delivered'] else 'not delivered yet'} (level "
+                     f"{status['delayLevel']} next offset {status['deliverOffset']})")
+    return "; ".join(words)
+
+
+def _consumption_table(hits, consumption) -> None:
+    t = output.table("consumed by", ["phyOffset", "topic", "queue", "queueOffset", "status"])
+    for h in hits:
+        status = consumption.of(h.message)
+        if status is not None:
+            m = h.message
+            t.add_row(str(m.physical_offset), m.topic, str(m.queue_id), str(m.queue_offset), _consumed_words(status))
+    if t.row_count:
+        output.stdout.print(t)
 
 
 def _card(hit, body: str) -> dict:

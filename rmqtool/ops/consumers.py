@@ -174,27 +174,43 @@ def consumer_lag(reader: StoreReader, group: str | None = None, topic: str | Non
 
 
 # ---- was this message consumed? ------------------------------------------------------------------
-def consumption(root, msg: message.Message) -> dict | None:
-    """Who has consumed `msg`: each group with an offset on its queue (consumed when the message's queue
-    offset is below the committed one), and for a delayed message whether the schedule service has
-    delivered it. None when the store keeps no such state for it."""
-    if not sysflag.enters_consume_queue(msg.sys_flag):
-        return None
-    out: dict = {}
-    groups = []
-    for committed in offsets.load(root).on_topic(msg.topic):
-        if msg.queue_id in committed.queues:
-            at = committed.queues[msg.queue_id]
-            groups.append({"group": committed.group, "committedOffset": at, "consumed": msg.queue_offset < at})
-    if groups:
-        out["groups"] = groups
-    if msg.topic == SCHEDULE_TOPIC:
-        delay = delayoffsets.load(root)
+class Consumption:
+    """Who has consumed a message, from the store's consumer and delay offsets (read once, on first
+    use). A table that cannot be loaded is kept as `error` and answers nothing."""
+
+    def __init__(self, root) -> None:
+        self.root = root
+        self.error: str | None = None
+        self._offsets: offsets.ConsumerOffsets | None = None
+        self._delay: delayoffsets.DelayOffsets | None = None
+
+    def _tables(self) -> tuple[offsets.ConsumerOffsets, delayoffsets.DelayOffsets] | None:
+        if self._offsets is None and self.error is None:
+            try:
+                self._offsets, self._delay = offsets.load(self.root), delayoffsets.load(self.root)
+            except RmqError as e:
+                self.error = str(e)
+        return None if self.error else (self._offsets, self._delay)
+
+    def of(self, msg: message.Message) -> dict | None:
+        """Each group with an offset on the message's queue (consumed when the message's queue offset is
+        below the committed one), and for a delayed message whether the schedule service has delivered
+        it. None when the store keeps no such state for it."""
+        tables = self._tables() if sysflag.enters_consume_queue(msg.sys_flag) else None
+        if tables is None:
+            return None
+        table, delay = tables
+        out: dict = {}
+        groups = [{"group": c.group, "committedOffset": c.queues[msg.queue_id],
+                   "consumed": msg.queue_offset < c.queues[msg.queue_id]}
+                  for c in table.on_topic(msg.topic) if msg.queue_id in c.queues]
+        if groups:
+            out["groups"] = groups
         level = delayoffsets.level_of_queue(msg.queue_id)
-        if level in delay.levels:
+        if msg.topic == SCHEDULE_TOPIC and level in delay.levels:
             out["delayLevel"], out["deliverOffset"] = level, delay.levels[level]
             out["delivered"] = delay.delivered(msg.queue_id, msg.queue_offset)
-    return out or None
+        return out or None
 
 
 # ---- reset ---------------------------------------------------------------------------------------

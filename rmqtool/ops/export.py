@@ -47,12 +47,14 @@ def export_format(out: str | Path | None, fmt: str | None) -> str:
 
 
 def export_store(reader: StoreReader, out: str | Path | None, fmt: str | None = None, *,
-                 decompress: bool = False, overwrite: bool = True) -> ExportSummary:
+                 decompress: bool = False, overwrite: bool = True, topic: str | None = None,
+                 begin: int | None = None, end: int | None = None) -> ExportSummary:
     """Write every intact message of the store as JSONL (stdout when `out` is None) or Parquet.
 
     Bodies are kept as stored; with `decompress` compressed records are written as if their
     producer had not compressed them (plain body, codec bits cleared, bodyCRC and storeSize to match).
-    Without `overwrite` an existing `out` is refused before the store is read.
+    Without `overwrite` an existing `out` is refused before the store is read. `topic`, `begin` and
+    `end` (store time, epoch ms, both included) export a subset through the same read path.
     """
     if out is not None and not overwrite and Path(out).exists():
         raise RmqError(f"{out} exists: pass --force to overwrite it")
@@ -61,7 +63,8 @@ def export_store(reader: StoreReader, out: str | Path | None, fmt: str | None = 
     if fmt == "parquet" and out is None:
         raise RmqError("--format parquet needs --out FILE")
     with _sink(out, fmt) as write:
-        for item in log_rows(reader, render=_RENDERERS[fmt], bodies=UNCOMPRESSED if decompress else STORED):
+        for item in log_rows(reader, render=_RENDERERS[fmt], bodies=UNCOMPRESSED if decompress else STORED,
+                             topic=topic, begin=begin, end=end):
             if isinstance(item, Finding):
                 summary.findings.append(item)
                 continue

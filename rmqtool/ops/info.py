@@ -3,8 +3,10 @@
 The kind and its evidence, the commitlog's extent (first/last record and their store times),
 the consume queues (form, file size, every queue's offset range), the index files, the
 checkpoint against the data, and whether `abort` is present and a process holds `lock`.
-Cost: the first and the last segment are scanned, each queue's bounds and each index header
-are read; nothing else.
+Each topic is summed up as its consumers see it: the messages between its queues' min and max
+offsets, their bytes (the entries' sizes) and the first and last store time among them.
+Cost: the first and the last segment are scanned, the consume queues' entries (20 bytes a
+message), two records per queue and each index header are read; nothing else.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from rmqtool.engine.reader import StoreReader, open_reader
 from rmqtool.errors import RmqError
 from rmqtool.files.lock import lock_holder
 from rmqtool.files.segments import list_segments
+from rmqtool.ops.query import StoreQuery
 from rmqtool.structures import REGISTRY, index
 from rmqtool.structures.consumequeue.rocksdb import RocksQueues
 
@@ -86,17 +89,21 @@ def _queues(reader: StoreReader) -> dict:
     topics = []
     sizes: Counter[int] = Counter()
     table = store.offset_table() if isinstance(store, RocksQueues) else None
+    times = StoreQuery(reader)
     for topic in store.topics():
         rows = []
+        summary = _TopicSummary()
         for qid in store.queue_ids(topic):
             low, high = store.bounds(topic, qid)
             rows.append({"queueId": qid, "minOffset": low, "maxOffset": high})
+            summary.add(reader, times, topic, qid, low, high)
             if table is not None:
                 rows[-1]["offsetTable"] = {kind: {"queueOffset": b.queue_offset, "commitLogOffset": b.commit_log_offset}
                                            for kind, b in sorted(table.get((topic, qid), {}).items())}
             if store.kind == "file":
                 sizes.update(s.size for s in list_segments(reader.paths.queue_dir(topic, qid)))
-        topics.append({"topic": topic, "queues": rows})
+        topics.append({"topic": topic, **summary.to_json(), "queues": rows})
+    times.maps.close()
     if sizes:
         out["fileSize"] = sizes.most_common(1)[0][0]
     if table is not None and store.checkpoint_offset is not None:
@@ -104,6 +111,42 @@ def _queues(reader: StoreReader) -> dict:
     out["queueCount"] = sum(len(t["queues"]) for t in topics)
     out["topics"] = topics
     return out
+
+
+def _time_at(reader: StoreReader, times: StoreQuery, topic: str, qid: int, queue_offset: int) -> int | None:
+    """The store time of the message a queue entry points at; None when the entry or record is unreadable."""
+    entry = reader.queues.entry(topic, qid, queue_offset)
+    try:
+        return times.store_timestamp(entry[0]) if entry is not None else None
+    except RmqError:
+        return None
+
+
+class _TopicSummary:
+    """A topic as its consumers see it: the messages its queues hold (between each queue's min and max
+    offset), their bytes (the entries' sizes) and the first and last store time among them."""
+
+    def __init__(self) -> None:
+        self.messages = self.bytes = 0
+        self.first: int | None = None
+        self.last: int | None = None
+
+    def add(self, reader: StoreReader, times: StoreQuery, topic: str, qid: int, low: int, high: int) -> None:
+        if high <= low:
+            return
+        self.messages += high - low
+        for qoffs, entries in reader.queues.read(topic, qid):
+            keep = (qoffs >= low) & (qoffs < high)
+            self.bytes += int(entries["size"][keep].sum())
+        first, last = _time_at(reader, times, topic, qid, low), _time_at(reader, times, topic, qid, high - 1)
+        if first is not None:
+            self.first = first if self.first is None else min(self.first, first)
+        if last is not None:
+            self.last = last if self.last is None else max(self.last, last)
+
+    def to_json(self) -> dict:
+        return {"messages": self.messages, "bytes": self.bytes, "firstStoreTimestamp": self.first,
+                "lastStoreTimestamp": self.last}
 
 
 def _index(reader: StoreReader) -> dict:

@@ -27,12 +27,14 @@ STORED, PLAIN, UNCOMPRESSED = "stored", "plain", "uncompressed"  # the bodies ro
 
 
 def log_rows(reader: StoreReader, *, from_offset: int = 0, until: int | None = None, count: int | None = None,
-             topic: str | None = None, verify_crc: bool = True, bodies: str = STORED,
+             topic: str | None = None, begin: int | None = None, end: int | None = None,
+             verify_crc: bool = True, bodies: str = STORED,
              render: Callable[[pa.RecordBatch], R] | None = None,
              workers: int = WORKERS) -> Iterator[pa.RecordBatch | R | Finding]:
     """Row batches of the records in [from_offset, until) and the findings between them, in offset order.
 
-    `count` stops after that many rows, `topic` keeps one topic's records. Every compressed body is
+    `count` stops after that many rows, `topic` keeps one topic's records, `begin` and `end` those
+    stored within [begin, end] (epoch ms). Every compressed body is
     decompressed once: one that does not is a warning finding just before its row. `bodies` says
     what the rows carry: the stored bodies (STORED), the bodies a consumer gets (PLAIN), or records
     as if never compressed (UNCOMPRESSED: plain body, codec bits cleared, bodyCRC and storeSize to
@@ -54,8 +56,8 @@ def log_rows(reader: StoreReader, *, from_offset: int = 0, until: int | None = N
             release_pages(batch.buf, int(batch.pos[0]), int(batch.pos[-1]))
         return done
 
-    batches = log_batches(reader, from_offset=from_offset, until=until, count=count, topic=topic,
-                          verify_crc=verify_crc)
+    batches = log_batches(reader, from_offset=from_offset, until=until, count=count, topic=topic, begin=begin,
+                          end=end, verify_crc=verify_crc)
     for item in ordered_map(rows, batches, passes=lambda item: isinstance(item, Finding), workers=workers):
         if isinstance(item, list):
             yield from item
@@ -76,7 +78,8 @@ def _warnings_before_rows(rows: pa.RecordBatch, failed: dict[int, Finding]) -> I
 
 
 def log_batches(reader: StoreReader, *, from_offset: int = 0, until: int | None = None, count: int | None = None,
-                topic: str | None = None, verify_crc: bool = True) -> Iterator[RecordBatch | Finding]:
+                topic: str | None = None, begin: int | None = None, end: int | None = None,
+                verify_crc: bool = True) -> Iterator[RecordBatch | Finding]:
     """The scanner's batches of the selected records and the findings between them, in offset order."""
     left = count
     if from_offset == 0:
@@ -86,6 +89,10 @@ def log_batches(reader: StoreReader, *, from_offset: int = 0, until: int | None 
         if batch is not None and len(batch) and topic is not None:
             ids, names = batch.topics()
             batch = batch.select(np.isin(ids, [i for i, name in enumerate(names) if name == topic]))
+        if batch is not None and len(batch) and (begin is not None or end is not None):
+            stored = batch.cols["storeTimestamp"]
+            batch = batch.select((stored >= (begin if begin is not None else stored.min()))
+                                 & (stored <= (end if end is not None else stored.max())))
         if batch is not None and left is not None and len(batch) > left:
             batch = batch.select(np.arange(len(batch)) < left)
         yield from _in_offset_order(batch if batch is not None and len(batch) else None, chunk.findings)
