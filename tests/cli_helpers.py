@@ -19,8 +19,12 @@ def run(*args: str, stdin: str | None = None, text: bool = True) -> subprocess.C
 
 def fixture_copy(tmp_path: Path) -> Path:
     """A writable copy of the fixture store under `tmp_path`."""
-    dst = tmp_path / "store"
-    shutil.copytree(FIXTURE, dst)
+    return writable_copy(FIXTURE, tmp_path / "store")
+
+
+def writable_copy(src: Path, dst: Path) -> Path:
+    """A copy of the store `src` (a read-only golden one too) at `dst` that tests may write to."""
+    shutil.copytree(src, dst)
     for p in dst.rglob("*"):
         p.chmod(0o755 if p.is_dir() else 0o644)
     return dst

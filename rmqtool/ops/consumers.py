@@ -17,7 +17,7 @@ from rmqtool.files.lock import StoreLock
 from rmqtool.ops.query import StoreQuery
 from rmqtool.structures.commitlog import message, sysflag
 from rmqtool.structures.commitlog.delay import SCHEDULE_TOPIC
-from rmqtool.structures.config import delayoffsets, offsets, persist
+from rmqtool.structures.config import delayoffsets, offsets, persist, subscriptions
 
 OK, BEHIND_MIN, PAST_MAX, NO_QUEUE, NO_OFFSET = "ok", "behind-min", "past-max", "no-queue", "no-offset"
 STATE_TEXT = {
@@ -152,7 +152,9 @@ def consumer_lag(reader: StoreReader, group: str | None = None, topic: str | Non
     table = _table(reader)
     if group is not None and group not in table.groups():
         known = ", ".join(table.groups()[:20]) or "none"
-        raise NotFound(f"group {group} has no committed offsets in {table.path} (groups: {known})")
+        subscribed = " (subscriptionGroup.json has it: it never committed)" \
+            if group in subscriptions.groups(reader.paths.root) else ""
+        raise NotFound(f"group {group} has no committed offsets in {table.path}{subscribed} (groups: {known})")
     progress = Progress(reader)
     try:
         groups: dict[str, GroupLag] = {}

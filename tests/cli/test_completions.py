@@ -22,4 +22,4 @@ def test_completion_scripts_are_current():
 def test_bash_completion_offers_subcommands():
     env = {**os.environ, "_RMQTOOL_COMPLETE": "complete_bash", "COMP_WORDS": "rmqtool decode co", "COMP_CWORD": "2"}
     out = subprocess.run([RMQTOOL], capture_output=True, text=True, env=env)
-    assert out.stdout.split() == ["commitlog", "consumequeue"]
+    assert out.stdout.split() == ["commitlog", "consumequeue", "config"]

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
-from cli_helpers import run
+from cli_helpers import run, writable_copy
 from lockholder import lock_held_elsewhere
 from stores5x import make_5x_checkpoint_store
 
@@ -19,10 +18,7 @@ OFFSETS = ('{\n\t"offsetTable":{\n\t\t"OrderTopic@billing":{0:250,1:66\n\t\t},'
 
 @pytest.fixture
 def store(golden_basic: Path, tmp_path: Path) -> Path:
-    dst = tmp_path / "store"
-    shutil.copytree(golden_basic / "store", dst)
-    for p in dst.rglob("*"):
-        p.chmod(0o755 if p.is_dir() else 0o644)
+    dst = writable_copy(golden_basic / "store", tmp_path / "store")
     (dst / "config" / "consumerOffset.json").write_text(OFFSETS)
     return dst
 

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
-from cli_helpers import run
+from cli_helpers import run, writable_copy
 from lockholder import lock_held_elsewhere
 
 from rmqtool.engine.reader import open_reader
@@ -41,10 +40,7 @@ BROKER_OFFSETS = """{
 
 @pytest.fixture
 def store(golden_basic: Path, tmp_path: Path) -> Path:
-    dst = tmp_path / "store"
-    shutil.copytree(golden_basic / "store", dst)
-    for p in dst.rglob("*"):
-        p.chmod(0o755 if p.is_dir() else 0o644)
+    dst = writable_copy(golden_basic / "store", tmp_path / "store")
     (dst / "config" / "consumerOffset.json").write_text(BROKER_OFFSETS)
     return dst
 
@@ -210,3 +206,11 @@ def test_reset_keeps_queues_the_store_lacks_and_says_so(store):
     plan = reset_offsets(open_reader(store), "billing", "OrderTopic", earliest=True)
     assert plan.kept == [7]
     assert offsets.load(store).of("OrderTopic", "billing").queues == {0: 0, 1: 0, 2: 0, 3: 0, 7: 3}
+
+
+def test_a_subscribed_group_that_never_committed_is_named_as_such(store):
+    (store / "config" / "subscriptionGroup.json").write_text(
+        '{"subscriptionGroupTable":{"quiet":{"groupName":"quiet","consumeEnable":true}},'
+        '"dataVersion":{"counter":1,"timestamp":1}}')
+    with pytest.raises(NotFound, match=r"subscriptionGroup\.json has it: it never committed"):
+        consumer_lag(open_reader(store), group="quiet")

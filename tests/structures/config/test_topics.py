@@ -3,20 +3,16 @@
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
-from cli_helpers import run
+from cli_helpers import run, writable_copy
 
 from rmqtool.structures.config.topics import topics_path
 
 
 def golden_copy(golden_basic: Path, tmp_path: Path) -> Path:
     """A writable copy of the golden store, without a topic table."""
-    dst = tmp_path / "store"
-    shutil.copytree(golden_basic / "store", dst)
-    for p in dst.rglob("*"):
-        p.chmod(0o755 if p.is_dir() else 0o644)
+    dst = writable_copy(golden_basic / "store", tmp_path / "store")
     topics_path(dst).unlink(missing_ok=True)
     return dst
 
