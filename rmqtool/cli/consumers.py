@@ -7,6 +7,7 @@ from pathlib import Path
 import typer
 
 from rmqtool.cli import output
+from rmqtool.cli.grid import Column
 from rmqtool.cli.times import epoch_ms
 from rmqtool.errors import EXIT_PROBLEM, RmqError
 
@@ -74,24 +75,42 @@ def _progress(reader, group: str | None, topic: str | None, as_json: bool) -> No
         output.note("0 groups: the store has no committed consumer offsets"
                     + (f" on topic {output.terminal_text(topic)}" if topic else ""))
     else:
-        summary = output.table("consumer groups, most behind first",
-                               ["group", "topics", "queues", "lag", "lag time", "retry", "DLQ", "flagged"])
-        for g in groups:
-            summary.add_row(g.group, ", ".join(sorted({q.topic for q in g.queues})), str(len(g.queues)), str(g.lag),
-                            output.duration(g.lag_ms), str(g.retry_messages), str(g.dlq_messages),
-                            str(len(g.flagged)) if g.flagged else "-")
-        output.stdout.print(summary)
-        rows = output.table("queues, most behind first",
-                            ["group", "topic", "queue", "committed", "min", "max", "lag", "lag time", "state"])
-        for g in groups:
-            for q in g.queues:
-                rows.add_row(q.group, q.topic, str(q.queue_id), _n(q.committed), _n(q.min_offset), _n(q.max_offset),
-                             _n(q.lag), output.duration(q.lag_ms), q.state)
-        output.stdout.print(rows)
+        _tables(groups)
         for state in sorted({q.state for g in groups for q in g.flagged}):
             output.warn(f"{state}: {STATE_TEXT[state]}")
     if flagged:
         raise typer.Exit(EXIT_PROBLEM)
+
+
+_GROUP_COLUMNS = [Column("group", 24, least=8, keep=9), Column("topics", 30, least=8, keep=3),
+                  Column("queues", 6, right=True, keep=4), Column("lag", 8, right=True, keep=8),
+                  Column("lag time", 8, least=8, right=True, keep=7), Column("retry", 5, right=True, keep=2),
+                  Column("DLQ", 5, right=True, keep=1), Column("flagged", 7, right=True, keep=6)]
+_QUEUE_COLUMNS = [Column("group", 20, least=8, keep=9), Column("topic", 20, least=8, keep=8),
+                  Column("queue", 5, right=True, keep=7), Column("committed", 9, right=True, keep=5),
+                  Column("min", 6, right=True, keep=1), Column("max", 6, right=True, keep=2),
+                  Column("lag", 8, right=True, keep=4), Column("lag time", 8, least=8, right=True, keep=3),
+                  Column("state", 10, least=8, keep=6)]
+
+
+def _tables(groups) -> None:
+    """The groups, then their queues, most behind first: streamed line tables (a store may have tens of
+    thousands of queue rows)."""
+    from rmqtool.cli.grid import paged, write_table
+
+    summary = [[g.group for g in groups], [", ".join(sorted({q.topic for q in g.queues})) for g in groups],
+               [len(g.queues) for g in groups], [g.lag for g in groups], [output.duration(g.lag_ms) for g in groups],
+               [g.retry_messages for g in groups], [g.dlq_messages for g in groups],
+               [len(g.flagged) if g.flagged else "-" for g in groups]]
+    rows = [q for g in groups for q in g.queues]
+    queues = [[q.group for q in rows], [q.topic for q in rows], [q.queue_id for q in rows],
+              [_n(q.committed) for q in rows], [_n(q.min_offset) for q in rows], [_n(q.max_offset) for q in rows],
+              [_n(q.lag) for q in rows], [output.duration(q.lag_ms) for q in rows], [q.state for q in rows]]
+    with paged() as out:
+        out.write("consumer groups, most behind first\n")
+        write_table(out, _GROUP_COLUMNS, [summary], every_field="--json")
+        out.write("\nqueues, most behind first\n")
+        write_table(out, _QUEUE_COLUMNS, [queues], every_field="--json")
 
 
 def _n(value: int | None) -> str:

@@ -138,7 +138,7 @@ def paged() -> Iterator[TextIO]:
 
 
 def write_table(out: TextIO, columns: Sequence[Column], parts: Iterable[Sequence[Sequence] | str],
-                width: int | None = None) -> int:
+                width: int | None = None, every_field: str = "--jsonl") -> int:
     """A table of `parts` (rows given column by column, or a str written as it is: a note between
     rows), its columns sized on the first rows and fitted to `width` (the terminal's); the columns
     left out are named on stderr. Returns the number of rows written."""
@@ -153,7 +153,7 @@ def write_table(out: TextIO, columns: Sequence[Column], parts: Iterable[Sequence
             break
     grid = Grid(columns, width or terminal_width(), first)
     if grid.hidden:
-        sys.stderr.write(f"columns left out at this width: {', '.join(grid.hidden)} (--jsonl has every field)\n")
+        sys.stderr.write(f"columns left out at this width: {', '.join(grid.hidden)} ({every_field} has every field)\n")
     out.write(grid.header() + "\n" + grid.rule() + "\n")
     n = 0
     for part in itertools.chain(pending, [first] if first is not None else [], parts):

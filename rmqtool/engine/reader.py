@@ -3,6 +3,7 @@ index files and the checkpoint. Nothing here creates, locks or changes a file.""
 
 from __future__ import annotations
 
+import bisect
 import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -134,6 +135,7 @@ class StoreReader:
                 raise RmqError(f"{source}: not a RocketMQ store (no commitlog/ folder)")
             self.segments = list(self.store.segments)
         self.given = self.config.given
+        self._starts = [seg.start for seg in self.segments]
         self.segment_size = self._segment_size()
         self._queues: QueueStore | None = None
 
@@ -149,10 +151,13 @@ class StoreReader:
         return self.config.mappedFileSizeCommitLog
 
     def segment_for(self, offset: int) -> SegmentFile | None:
-        for seg in self.segments:
-            if seg.start <= offset < seg.start + max(seg.size, 1):
-                return seg
-        return None
+        """The segment that holds `offset`: found by bisection (a store may have thousands); segments of a
+        damaged store that overlap are searched in order, as they are listed."""
+        i = bisect.bisect_right(self._starts, offset) - 1
+        if i >= 0 and offset < self.segments[i].start + max(self.segments[i].size, 1):
+            return self.segments[i]
+        return next((seg for seg in self.segments[: i + 1] if seg.start <= offset < seg.start + max(seg.size, 1)),
+                    None)
 
     def sequence_findings(self) -> list[Finding]:
         """The commitlog's segment-sequence rule (`structures.commitlog.geometry`) over this store."""

@@ -81,7 +81,7 @@ class Progress:
         self.reader = reader
         self.query = StoreQuery(reader)
         self._bounds: dict[tuple[str, int], tuple[int, int] | None] = {}
-        self._newest: dict[tuple[str, int], int | None] = {}
+        self._topics: set[str] | None = None
 
     def close(self) -> None:
         self.query.close()
@@ -98,27 +98,18 @@ class Progress:
 
     def messages(self, topic: str) -> int:
         """Messages a topic's queues hold (0 for a topic the store lacks)."""
+        if self._topics is None:
+            self._topics = set(self.reader.queues.topics())
+        if topic not in self._topics:
+            return 0
         total = 0
         for qid in self.reader.queues.queue_ids(topic):
             found = self.bounds(topic, qid)
             total += found[1] - found[0] if found else 0
         return total
 
-    def time_at(self, topic: str, queue_id: int, queue_offset: int) -> int | None:
-        """The store time of the message at a queue offset; None when its entry or record cannot be read."""
-        try:
-            entry = self.reader.queues.entry(topic, queue_id, queue_offset)
-            return None if entry is None else self.query.store_timestamp(entry[0])
-        except (RmqError, ValueError, IndexError):
-            return None
-
-    def newest_time(self, topic: str, queue_id: int, high: int) -> int | None:
-        key = (topic, queue_id)
-        if key not in self._newest:
-            self._newest[key] = self.time_at(topic, queue_id, high - 1)
-        return self._newest[key]
-
     def queue_lag(self, group: str, topic: str, queue_id: int, committed: int | None) -> QueueLag:
+        """A group on a queue: its state and lag in messages (`lag_times` adds the lag in time)."""
         row = QueueLag(group, topic, queue_id, committed)
         found = self.bounds(topic, queue_id)
         if found is None:
@@ -132,14 +123,27 @@ class Progress:
             row.state, row.missed = BEHIND_MIN, low - committed
         elif committed > high:
             row.state = PAST_MAX
-        start = max(committed, low)
-        row.lag = max(high - start, 0)
-        if row.lag:
-            newest, next_ = self.newest_time(topic, queue_id, high), self.time_at(topic, queue_id, start)
-            row.lag_ms = newest - next_ if newest is not None and next_ is not None else None
-        else:
-            row.lag_ms = 0
+        row.lag = max(high - max(committed, low), 0)
         return row
+
+    def lag_times(self, rows: list[QueueLag]) -> None:
+        """Each lagging row's lag in time: its queue's newest store time minus the store time of the next
+        message it will be served; the entries and records are read in one gather per queue and segment."""
+        import numpy as np
+
+        lagging: dict[tuple[str, int], list[QueueLag]] = {}
+        for row in rows:
+            if row.lag:
+                lagging.setdefault((row.topic, row.queue_id), []).append(row)
+            elif row.lag == 0:
+                row.lag_ms = 0
+        for (topic, qid), queue_rows in lagging.items():
+            wanted = [max(r.committed, r.min_offset) for r in queue_rows] + [queue_rows[0].max_offset - 1]
+            physical = self.reader.queues.commit_log_offsets(topic, qid, np.asarray(wanted, dtype=np.int64))
+            times = self.query.store_timestamps(physical).tolist()
+            newest = times[-1]
+            for row, at in zip(queue_rows, times, strict=False):
+                row.lag_ms = newest - at if newest >= 0 and at >= 0 else None
 
 
 def _table(reader: StoreReader) -> offsets.ConsumerOffsets:
@@ -166,6 +170,7 @@ def consumer_lag(reader: StoreReader, group: str | None = None, topic: str | Non
             for qid in sorted(queue_ids):
                 lag.queues.append(progress.queue_lag(committed.group, committed.topic, qid,
                                                      committed.queues.get(qid)))
+        progress.lag_times([row for lag in groups.values() for row in lag.queues])
         for lag in groups.values():
             lag.retry_messages = progress.messages(offsets.retry_topic(lag.group))
             lag.dlq_messages = progress.messages(offsets.dlq_topic(lag.group))

@@ -14,6 +14,7 @@ import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rmqtool.engine.reader import StoreReader
 from rmqtool.errors import NoSuchQueue, NotFound, RmqError
@@ -22,6 +23,9 @@ from rmqtool.structures.commitlog import message, msgid, properties, sysflag, un
 from rmqtool.structures.commitlog.delay import SCHEDULE_TOPIC
 from rmqtool.structures.consumequeue.queues import MapCache
 from rmqtool.structures.index import chain
+
+if TYPE_CHECKING:
+    import numpy as np
 
 LONG_MAX = 2**63 - 1
 
@@ -224,6 +228,20 @@ class StoreQuery:
             raise NotFound(f"a queue entry points at {offset}, outside the commitlog")
         buf = self.maps.get(seg.path)
         return message.store_timestamp_at(buf, offset - seg.start)
+
+    def store_timestamps(self, offsets: np.ndarray) -> np.ndarray:
+        """The store timestamp of the record at each physical offset (-1 where there is none to read): one
+        gather per segment."""
+        import numpy as np
+
+        out = np.full(len(offsets), -1, dtype=np.int64)
+        segs = self.reader.segments
+        which = np.searchsorted(np.asarray([s.start for s in segs], dtype=np.int64), offsets, side="right") - 1
+        for i in np.unique(which[(which >= 0) & (offsets >= 0)]):
+            seg = segs[i]
+            here = (which == i) & (offsets >= 0) & (offsets < seg.start + seg.size)
+            out[here] = message.store_timestamps_at(self.maps.get(seg.path), offsets[here] - seg.start)
+        return out
 
     def offset_by_time(self, topic: str, queue_id: int, timestamp: int) -> dict:
         """The queue offset of the first message stored at or after `timestamp` (the max offset if none)."""

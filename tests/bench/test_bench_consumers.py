@@ -5,7 +5,8 @@ import json
 from rmqtool.structures.config import offsets, persist
 from tests.cli_helpers import fixture_copy, run
 
-KEYS = {"mode", "groups", "queues", "rows", "storeBytes", "seconds", "cpuSeconds", "peakRssBytes"}
+KEYS = {"mode", "groups", "queues", "rows", "storeBytes", "seconds", "cpuSeconds", "tableSeconds", "tableCpuSeconds",
+        "peakRssBytes"}
 
 
 def test_bench_consumers_lists_every_group_on_every_queue_of_a_generated_store():

@@ -305,6 +305,30 @@ def store_timestamp_at(buf, pos: int) -> int:
     return _I64.unpack_from(buf, pos + store_timestamp_offset(flags))[0]
 
 
+def store_timestamps_at(buf, positions):
+    """`store_timestamp_at` of the records at each of `positions` (an int64 array) of `buf`, in one
+    gather; -1 where a record's header would run past the end of `buf`."""
+    import numpy as np
+
+    data = np.frombuffer(buf, dtype=np.uint8)
+    out = np.full(len(positions), -1, dtype=np.int64)
+    ok = (positions >= 0) & (positions + STORE_TIMESTAMP_V4_OFFSET + HOST_V6_EXTRA + 8 <= len(data))
+    if ok.any():
+        at = positions[ok]
+        flags = _gather(data, at + SYS_FLAG_OFFSET, ">i4")
+        out[ok] = _gather(data, at + STORE_TIMESTAMP_V4_OFFSET + np.where(flags & sysflag.BORN_HOST_V6, HOST_V6_EXTRA,
+                                                                           0), ">i8")
+    return out
+
+
+def _gather(data, at, dtype: str):
+    """The big-endian integers of `dtype` that start at each position `at` of the byte array `data`."""
+    import numpy as np
+
+    width = np.dtype(dtype).itemsize
+    return data[at[:, None] + np.arange(width)].view(dtype).ravel().astype(np.int64)
+
+
 def decode(buf, pos: int = 0, limit: int | None = None, *, verify_crc: bool = True,
            expected_offset: int | None = None) -> Message | Blank | Corrupt:
     """Decode the record at `buf[pos:]` (bounded by `limit`); never raises on bad bytes.

@@ -67,6 +67,9 @@ class QueueStore(Protocol):
         """As `read`, with the store timestamps the queue itself keeps (None when it keeps none)."""
         ...
     def entry(self, topic: str, queue_id: int, queue_offset: int) -> tuple[int, int, int] | None: ...
+    def commit_log_offsets(self, topic: str, queue_id: int, queue_offsets: np.ndarray) -> np.ndarray:
+        """The commitLogOffset of the entry at each queue offset; -1 where there is none."""
+        ...
     def bounds(self, topic: str, queue_id: int) -> tuple[int, int]: ...
     def findings(self) -> list[Finding]:
         """What the form itself keeps beside its entries, checked against them (entries against the log
@@ -92,14 +95,21 @@ class FileQueues:
         self.maps = MapCache()
         self._ends: dict[tuple[str, int], tuple[SegmentFile | None, list[SegmentFile]]] = {}  # see `read`
         self._files: dict[tuple[str, int], list[SegmentFile]] = {}
+        self._queue_ids: dict[str, list[int]] = {}
 
     def topics(self) -> list[str]:
         d = self.paths.consumequeue
         return sorted(e.name for e in os.scandir(d) if e.is_dir()) if d.is_dir() else []
 
     def queue_ids(self, topic: str) -> list[int]:
-        d = self.paths.consumequeue / topic
-        return sorted(int(e.name) for e in os.scandir(d) if e.is_dir() and e.name.isdigit()) if d.is_dir() else []
+        """The topic's queue folders, listed once (as `files`)."""
+        found = self._queue_ids.get(topic)
+        if found is None:
+            d = self.paths.consumequeue / topic
+            found = sorted(int(e.name) for e in os.scandir(d) if e.is_dir() and e.name.isdigit()) \
+                if d.is_dir() else []
+            self._queue_ids[topic] = found
+        return found
 
     def location(self, topic: str, queue_id: int) -> str:
         return str(self.paths.queue_dir(topic, queue_id))
@@ -144,6 +154,25 @@ class FileQueues:
                 found = _ENTRY.unpack_from(buf, at)
                 return found if found[0] >= 0 and found[1] > 0 else None
         return None
+
+    def commit_log_offsets(self, topic: str, queue_id: int, queue_offsets: np.ndarray) -> np.ndarray:
+        """`entry(...)[0]` of each queue offset (-1 where there is no written entry), one gather per file."""
+        import numpy as np
+
+        out = np.full(len(queue_offsets), -1, dtype=np.int64)
+        at = consumequeue.byte_of(np.asarray(queue_offsets, dtype=np.int64))
+        for seg in self.files(topic, queue_id):
+            here = (at >= seg.start) & (at < seg.start + self.file_size)
+            if not here.any():
+                continue
+            entries = consumequeue.decode_entries(self.maps.get(seg.path))
+            idx = consumequeue.whole_entries(at[here] - seg.start)
+            inside = idx < len(entries)
+            picked = entries[idx[inside]]
+            found = np.where(consumequeue.valid_mask(picked), picked["commitLogOffset"], -1)
+            out[np.flatnonzero(here)[inside]] = found
+            del entries, picked
+        return out
 
     def bounds(self, topic: str, queue_id: int) -> tuple[int, int]:
         """(min, max) queue offset as the broker loads them: max after the last file's written entries;

@@ -187,6 +187,13 @@ class RocksQueues:
         found = rocksqueue.decode_value(bytes(value)) if value is not None else None
         return found[:3] if found else None
 
+    def commit_log_offsets(self, topic: str, queue_id: int, queue_offsets: np.ndarray) -> np.ndarray:
+        """The commitLogOffset of the entry at each queue offset; -1 where there is none."""
+        import numpy as np
+
+        found = (self.entry(topic, queue_id, int(q)) for q in queue_offsets)
+        return np.fromiter((e[0] if e is not None else -1 for e in found), dtype=np.int64, count=len(queue_offsets))
+
     def findings(self) -> list[Finding]:
         """The offset table against the entries: each queue's max row names its last entry, each min row
         an entry that exists; a queue with entries has a max row."""

@@ -58,3 +58,12 @@ def test_a_key_that_is_neither_a_string_nor_an_integer_is_refused_with_its_place
         fastjson.loads("{0:1 1:2}")
     with pytest.raises(ValueError):
         fastjson.loads('{"a":1,}')
+
+
+@pytest.mark.parametrize("text", [
+    '{"a\\"b{1:": {"0": 1, 2: [3, {"x": "y,5:"}]}, "t": "\\t", -4 : null}',
+    '{"k\\u0000": {7: 1}}',  # a NUL in the text: the fast path steps aside
+    '{"raw\ttab": {0:1}}',
+])
+def test_the_fast_path_and_the_dialects_parser_read_alike(text):
+    assert fastjson.loads(text) == fastjson._DECODER.decode(text)
