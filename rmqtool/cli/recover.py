@@ -23,6 +23,9 @@ def recover(
     dry_run: bool = typer.Option(False, "--dry-run", help="Report what recovery would do; change nothing."),
     thorough: bool = typer.Option(False, "--thorough", help="Beyond the broker: CRC-check every segment, rebuild "
                                   "queues missing entries and an index missing keys."),
+    truncate_to: int | None = typer.Option(None, "--truncate-to", min=0, metavar="OFFSET",
+                                           help="End the log at this record boundary (a slave ahead of its master: "
+                                           "the master's max offset); refused off a boundary.", show_default=False),
     as_json: bool = typer.Option(False, "--json", help="One JSON document (the summary fields and every item)."),
     show_all: bool = ALL,
     config: Path | None = typer.Option(None, "--config", help="broker.conf of the store (sizes, CRC check, index).",
@@ -39,6 +42,12 @@ def recover(
     under STORE/lost/<UTC time>/ with the plan (plan.json), so the recovery can be undone; --dry-run
     names that folder and creates nothing.
 
+    --truncate-to OFFSET ends the log at that record boundary instead (refused, naming the nearest
+    boundaries, when it is not one): later records, the queue entries pointing at them and the
+    index files holding their keys go to lost/, and the index keys of the records kept are put
+    back. A slave ahead of its master is mended with the master's max offset (`rmqtool diff`
+    shows it).
+
     Example: [bold]rmqtool recover fixtures/store --config fixtures/broker.conf --dry-run[/]
     """
     from rmqtool.engine.opening import open_existing
@@ -51,10 +60,10 @@ def recover(
     if holder is not None and not dry_run:
         raise RmqError(f"store {store} is locked by process {holder} (a running broker?): nothing changed")
     if dry_run:
-        plan = plan_recovery(opened, count_dispatch=True, thorough=thorough)
+        plan = plan_recovery(opened, count_dispatch=True, thorough=thorough, truncate_to=truncate_to)
         lost = lost_dir_of(opened.paths, plan)
     else:  # one hold of the store lock from the plan to the end of the re-dispatch
-        plan, lost = recover_store(opened, thorough=thorough)
+        plan, lost = recover_store(opened, thorough=thorough, truncate_to=truncate_to)
     doc = {"dryRun": dry_run, "lostDir": None if lost is None or plan.refused else str(lost), **plan.to_json()}
     if as_json:
         output.emit_json(doc)

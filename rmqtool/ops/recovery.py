@@ -34,7 +34,7 @@ from rmqtool.engine.config import StoreConfig
 from rmqtool.engine.opening import Store, open_store
 from rmqtool.engine.reader import StoreReader
 from rmqtool.errors import RmqError
-from rmqtool.files.lock import StoreLock
+from rmqtool.files.lock import StoreLock, fsync_path
 from rmqtool.files.paths import StorePaths, is_temporary, temporary_name
 from rmqtool.files.segments import SegmentFile, data_end, list_segments, open_read_only
 from rmqtool.report import Finding
@@ -48,6 +48,7 @@ MAX_LISTED_MESSAGES = 10_000
 SEGMENT_PAST_END = "segment after the end of the recovered log"
 QUEUE_FILE_PAST_END = "consume-queue file past the recovered end"
 INDEX_NEWER = "index file newer than the checkpoint's index time"
+INDEX_PAST_END = "index file holding keys of records past the new end"
 UNFINISHED = "unfinished file creation (the writer stopped while allocating it)"
 
 CUT = "cut"  # the finding kind of bytes recovery zeroes: a commitlog tail, consume-queue entries past the end
@@ -107,6 +108,17 @@ class RecoveryPlan:
     thorough: bool = False
     refused: str | None = None
     filled: list[str] = field(default_factory=list)  # missing segments written back as one blank marker
+    truncate_to: int | None = None  # the end an operator asked for (`--truncate-to`), not the walk's
+    index_from: int | None = None  # truncation: where the re-dispatch re-builds the dropped index files from
+
+    @property
+    def dispatch_from(self) -> int | None:
+        """Where the re-dispatch after the cuts starts: the recovery start after a crash or with
+        --thorough, the first dropped index file's first record after a truncation; None: where the
+        queues end (the broker's reput)."""
+        starts = [self.start_offset] if self.mode == "crash" or self.thorough else []
+        starts += [self.index_from] if self.index_from is not None else []
+        return min(starts) if starts else None
 
     @property
     def changes(self) -> bool:
@@ -186,6 +198,7 @@ class RecoveryPlan:
             "mode": self.mode,
             "thorough": self.thorough,
             "refused": self.refused,
+            "truncateTo": self.truncate_to,
             "commitlog": {"startSegment": self.start_segment, "startOffset": self.start_offset, "end": self.end,
                           "dataEnd": self.data_end, "stop": self.stop_reason},
             "filledSegments": self.filled,
@@ -271,11 +284,14 @@ def _record_start(seg: SegmentFile, cp: checkpoint.Checkpoint, index_safe: bool)
 
 
 def plan_recovery(root: str | os.PathLike | Store, cfg: StoreConfig | None = None, *, count_dispatch: bool = True,
-                  thorough: bool = False) -> RecoveryPlan:
+                  thorough: bool = False, truncate_to: int | None = None) -> RecoveryPlan:
     """What recovery would do to the store at `root`, nothing changed.
 
     `count_dispatch` simulates the re-dispatch to count the queue entries and index keys it
     adds (a dry run needs that; `apply_recovery` counts them from the result instead).
+    `truncate_to` ends the log at that record boundary instead of where the walk ends (refused
+    when it is not one, or lies past that end): queues, index and checkpoint are then what the
+    broker's recovery leaves for a log that ends there.
     """
     from rmqtool.structures.commitlog.kernels import (
         POLICY_BROKER,
@@ -338,15 +354,82 @@ def plan_recovery(root: str | os.PathLike | Store, cfg: StoreConfig | None = Non
         break
     plan.end, plan.end_segment, plan.end_segment_start = end, seg.path.name, seg.start
     plan.last_store_timestamp = last_ts if last_ts >= 0 else None
+    if truncate_to is not None:
+        _plan_truncation(reader, plan, truncate_to)
+        if plan.refused:
+            return plan
     _plan_cuts(reader, cfg, plan)
     if plan.mode == "crash":
         _plan_index(reader, cfg, cp, plan)
+    if truncate_to is not None:
+        _plan_index_past(reader, plan)
     plan.index_keys_before = sum(_index_entries(p) for p in plan.kept_index(reader.index_paths()))
     if thorough:
         _plan_rebuilds(reader, plan)
     if count_dispatch:
         _plan_dispatch(reader, cfg, plan)
     return plan
+
+
+def _plan_truncation(reader: StoreReader, plan: RecoveryPlan, offset: int) -> None:
+    """End the log at `offset`: a record boundary at or before where the walk ended (refused, naming the
+    nearest boundaries, when it is not one)."""
+    first = reader.segments[0].start
+    if offset > plan.end or offset < first:
+        plan.refused = (f"--truncate-to {offset} is outside the log: it starts at {first} and recovery ends it at "
+                        f"{plan.end}; nothing to cut")
+        return
+    seg = reader.segment_for(offset)
+    before, after, last_ts = boundaries_around(reader, seg, offset)
+    if before != offset:
+        plan.refused = (f"--truncate-to {offset} is not a record boundary: the nearest are {before} and {after} "
+                        f"(`rmqtool inspect {reader.paths.root} --phy-offset {before}` shows the record there)")
+        return
+    plan.truncate_to = offset
+    plan.end, plan.end_segment, plan.end_segment_start = offset, seg.path.name, seg.start
+    plan.last_store_timestamp = last_ts
+    plan.stop_reason = f"--truncate-to {offset}"
+
+
+def boundaries_around(reader: StoreReader, seg: SegmentFile, offset: int) -> tuple[int, int, int | None]:
+    """The record boundaries of `seg` nearest to `offset`: (the last at or before it, the first after it,
+    the store time of the record ending at the first one). A boundary is a record's start, the segment's
+    start, or where its last record ends."""
+    before, after, before_ts = seg.start, seg.start + seg.size, None
+    for chunk in reader.scan(seg.start, verify_crc=False, until=seg.start + seg.size):
+        b = chunk.batch
+        if b is None or not len(b):
+            continue
+        starts = b.offsets.astype(np.int64)
+        ends = starts + b.cols["totalSize"].astype(np.int64)
+        stamps = b.cols["storeTimestamp"]
+        at_or_before = np.flatnonzero(ends <= offset)
+        if len(at_or_before):
+            i = int(at_or_before[-1])
+            before, before_ts = int(ends[i]), int(stamps[i])
+        past = np.flatnonzero(starts > offset)
+        if len(past):
+            after = int(starts[past[0]])
+            break
+        if int(ends[-1]) > offset:
+            after = int(ends[-1])
+            break
+    return before, after, before_ts
+
+
+def _plan_index_past(reader: StoreReader, plan: RecoveryPlan) -> None:
+    """Truncation: index files holding keys of records at or past the new end go whole (a key cannot be
+    taken out of a hash chain), and the re-dispatch puts back the keys of their records before the end."""
+    dropped = set(plan.index_dropped)
+    for path in reader.index_paths():
+        head = index.read_header(path)
+        if head is None or int(head["endPhyOffset"]) < plan.end or str(path) in dropped:
+            continue
+        plan.index_dropped.append(str(path))
+        plan.index_entries_dropped += _index_entries(path)
+        plan.deleted.append((str(path), INDEX_PAST_END))
+        begin = int(head["beginPhyOffset"])
+        plan.index_from = begin if plan.index_from is None else min(plan.index_from, begin)
 
 
 def _plan_holes(reader: StoreReader, plan: RecoveryPlan, thorough: bool) -> None:
@@ -574,7 +657,7 @@ def _plan_dispatch(reader: StoreReader, cfg: StoreConfig, plan: RecoveryPlan) ->
 
     queue_end = {(q.topic, q.queue_id): q for q in plan.queues}
     reput = max([q.max_physical_end for q in plan.queues] + [0])
-    start = plan.start_offset if plan.mode == "crash" or plan.thorough else reput
+    start = plan.dispatch_from if plan.dispatch_from is not None else reput
     start = max(start, reader.segments[0].start)
     index_from = _kept_index_end(reader, plan)
     levels = np.asarray(cfg.delay_levels_ms, dtype=np.int64)
@@ -612,7 +695,7 @@ def _kept_index_end(reader: StoreReader, plan: RecoveryPlan) -> int:
 
 
 def recover_store(root: str | os.PathLike | Store, cfg: StoreConfig | None = None, *,
-                  thorough: bool = False) -> tuple[RecoveryPlan, Path | None]:
+                  thorough: bool = False, truncate_to: int | None = None) -> tuple[RecoveryPlan, Path | None]:
     """Plan and apply recovery under one hold of the store lock, from before the plan to the end of the
     re-dispatch: no writer can come in between what the plan saw and what recovery cuts (the store is
     resolved again once the lock is held). Returns the plan and the lost/ folder that keeps what was
@@ -623,7 +706,7 @@ def recover_store(root: str | os.PathLike | Store, cfg: StoreConfig | None = Non
     lock = StoreLock(first.paths)
     try:
         store = open_store(first.root, first.config, kind=first.kind)
-        plan = plan_recovery(store, count_dispatch=False, thorough=thorough)
+        plan = plan_recovery(store, count_dispatch=False, thorough=thorough, truncate_to=truncate_to)
         if plan.refused:
             if not had_lock_file:
                 first.paths.lock.unlink(missing_ok=True)
@@ -659,8 +742,10 @@ def apply_recovery(root: str | os.PathLike | Store, cfg: StoreConfig | None, pla
     try:
         lost = _keep_and_cut(store.paths, plan)
         _fill_holes(plan, store.config.mappedFileSizeCommitLog)
+        if plan.truncate_to is not None:
+            _lower_checkpoint(store.paths, plan, lost)
         recovered = MessageStore(store, recovering=True, lock=lock,  # the files as cut
-                                 dispatch_from=plan.start_offset if plan.mode == "crash" or plan.thorough else None)
+                                 dispatch_from=plan.dispatch_from)
     except BaseException:
         lock.release()
         raise
@@ -688,6 +773,23 @@ def _keep_and_cut(paths: StorePaths, plan: RecoveryPlan) -> Path | None:
     for file in removed:
         lost.keep_file(file)
     return lost.directory
+
+
+def _lower_checkpoint(paths: StorePaths, plan: RecoveryPlan, lost: Path | None) -> None:
+    """Truncation: no checkpoint time may name data past the new end (the index time of a dropped index
+    file would keep a later crash recovery from rebuilding its successor), so each is lowered to the last
+    kept record's store time; the old checkpoint is kept in lost/ beside what was cut."""
+    from rmqtool.structures.checkpoint.file import CheckpointFile
+
+    if not paths.checkpoint.is_file():
+        return
+    if lost is not None:
+        (lost / paths.checkpoint.name).write_bytes(paths.checkpoint.read_bytes())
+        fsync_path(lost / paths.checkpoint.name)
+    cp = CheckpointFile(paths.checkpoint)
+    ceiling = plan.last_store_timestamp or 0
+    cp.physic, cp.logics, cp.index = min(cp.physic, ceiling), min(cp.logics, ceiling), min(cp.index, ceiling)
+    cp.flush()
 
 
 def _zero(file: str, start: int, end: int) -> None:
