@@ -17,7 +17,9 @@ from rmqtool.cli import (
     inspect_cmd,
     output,
     query,
+    rebuild,
     recover,
+    replicas,
     spark,
     verify,
 )
@@ -44,8 +46,11 @@ app.command("recover")(recover.recover)
 app.command("verify")(verify.verify)
 app.command("salvage")(verify.salvage)
 app.command("clean")(recover.clean)
+app.command("rebuild")(rebuild.rebuild)
 app.command("export")(append.export)
 app.command("consumers")(consumers.consumers)
+app.command("diff")(replicas.diff)
+app.command("hash")(replicas.hash_)
 app.command("spark-load")(spark.spark_load)
 app.command("spark-export")(spark.spark_export)
 app.add_typer(bench.app, name="bench")

@@ -245,8 +245,10 @@ def claim(store: Store, create: bool, recovering: bool = False, lock: StoreLock 
     lock = StoreLock(paths) if lock is None else lock
     try:
         from rmqtool.engine.staging import finish_pending
+        from rmqtool.files.swap import finish_swap
 
         finish_pending(paths)  # a bulk load killed while it was adopted
+        finish_swap(paths)  # a rebuild killed while it swapped its folders in
         if paths.abort.exists() and not recovering:
             raise RmqError(f"store {paths.root} was not shut down cleanly (abort file present): "
                            "run `rmqtool recover` first")

@@ -705,6 +705,9 @@ def recover_store(root: str | os.PathLike | Store, cfg: StoreConfig | None = Non
     had_lock_file = first.paths.lock.exists()
     lock = StoreLock(first.paths)
     try:
+        from rmqtool.files.swap import finish_swap
+
+        finish_swap(first.paths)  # a rebuild killed while it swapped its folders in: its new folders first
         store = open_store(first.root, first.config, kind=first.kind)
         plan = plan_recovery(store, count_dispatch=False, thorough=thorough, truncate_to=truncate_to)
         if plan.refused:
