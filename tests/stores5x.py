@@ -5,6 +5,7 @@ fixture store: a timer log, 5.x traces on file queues, batch queues (DLedger and
 from __future__ import annotations
 
 import shutil
+import zlib
 from pathlib import Path
 
 from rmqtool.files.paths import offset_name
@@ -46,3 +47,27 @@ def make_batch_queue_store(src: Path, dst: Path) -> None:
     """A copy of `src` with a 5.x batch consume queue folder for one topic."""
     shutil.copytree(src, dst)
     (dst / "batchconsumequeue" / "BatchTopic" / "0").mkdir(parents=True)
+
+
+def write_epoch_file(root: Path, entries: list[tuple[int, int]], *, count: int | None = None,
+                     crc: int | None = None) -> bytes:
+    """`root/epochFileCheckpoint` as the 5.x broker's CheckpointFile writes `entries` (epoch, startOffset): the
+    count, the entry lines' CRC32 masked to 31 bits (UtilAll.crc32), the lines; written by MixAll.string2File:
+    the file's old text to `.bak`, then the file. `count` and `crc` replace what the broker would write."""
+    lines = "".join(f"{epoch}-{start}\n" for epoch, start in entries)
+    crc = zlib.crc32(lines.encode()) & 0x7FFFFFFF if crc is None else crc
+    text = f"{len(entries) if count is None else count}\n{crc}\n{lines}".encode()
+    path = root / "epochFileCheckpoint"
+    if path.exists():
+        (root / "epochFileCheckpoint.bak").write_bytes(path.read_bytes())
+    path.write_bytes(text)
+    return text
+
+
+def make_ha_store(src: Path, dst: Path) -> None:
+    """A 5.x store of a broker in controller mode: the 5.x checkpoint, three epochs appended one at a time (the
+    `.bak` holds the first two) and the identity the controller gave it."""
+    make_5x_checkpoint_store(src, dst)
+    for n in (1, 2, 3):
+        write_epoch_file(dst, [(1, 0), (2, 1000), (5, 151686)][:n])
+    (dst / "brokerIdentity").write_text("DefaultCluster#broker-a#2")

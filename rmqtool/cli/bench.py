@@ -186,6 +186,37 @@ def consumers(
     output.emit(result, "bench consumers", as_json)
 
 
+@app.command("replicas")
+def replicas(
+    store: Path | None = typer.Argument(None, help="Store to compare and hash (read only); omitted: generate one.",
+                                        show_default=False),
+    copy: Path | None = typer.Argument(None, help="An identical copy of STORE for diff (read only); omitted: a "
+                                       "copy is made in a temp dir.", show_default=False),
+    messages: int = typer.Option(1_000_000, "--messages", min=1, help="Messages to generate."),
+    body_size: int = typer.Option(1024, "--body-size", min=0, help="Body bytes of generated messages."),
+    repeat: int = typer.Option(2, "--repeat", min=1, help="Timed runs of each; the fastest counts."),
+    as_json: bool = typer.Option(False, "--json", help="One JSON object."),
+    config: Path | None = typer.Option(None, "--config", help="broker.conf of STORE.", show_default=False),
+) -> None:
+    """`diff STORE COPY` and `hash STORE` in fresh processes against reading the same commitlog bytes once:
+    GB/s of commitlog, the ratio to that floor, and peak RSS.
+
+    Example: [bold]rmqtool bench replicas --messages 200000 --json[/]
+    Example: [bold]rmqtool bench replicas /tmp/scale/s1k /tmp/scale/s1k-copy --json[/]
+    """
+    from rmqtool.bench.replicas import run_replicas_bench
+
+    result = run_replicas_bench(store, copy, messages=messages, body_size=body_size, repeat=repeat, config=config,
+                                progress=output.stderr if output.stderr.is_terminal else None)
+    if as_json:
+        output.emit_json(result)
+        return
+    output.stdout.print(output.key_values("bench replicas", {k: str(v) for k, v in result.items()
+                                                             if not isinstance(v, dict)}))
+    for name in ("diff", "hash"):
+        output.stdout.print(output.key_values(name, {k: str(v) for k, v in result[name].items()}))
+
+
 @app.command("start")
 def start(
     store: Path | None = typer.Argument(None, help="Store to query; omitted: generate one.", show_default=False),
@@ -253,6 +284,27 @@ def spark_load(
     result = run_spark_load_bench(messages=messages, body_size=body_size, masters=master,
                                   progress=output.stderr if output.stderr.is_terminal else None)
     output.emit(result, "bench spark-load", as_json)
+
+
+@app.command("rebuild")
+def rebuild(
+    store: Path | None = typer.Argument(None, help="Store to copy and rebuild; omitted: generate one.",
+                                        show_default=False),
+    messages: int = typer.Option(1_000_000, "--messages", min=1, help="Messages to generate."),
+    body_size: int = typer.Option(100, "--body-size", min=0, help="Body bytes of generated messages."),
+    repeat: int = typer.Option(2, "--repeat", min=1, help="Runs of each; the fastest counts."),
+    as_json: bool = typer.Option(False, "--json", help="One JSON object."),
+    config: Path | None = typer.Option(None, "--config", help="broker.conf of STORE.", show_default=False),
+) -> None:
+    """`rebuild --apply` against `recover --thorough`, both on a copy with its queues and index deleted.
+
+    Example: [bold]rmqtool bench rebuild --messages 200000 --json[/]
+    """
+    from rmqtool.bench.rebuild import run_rebuild_bench
+
+    result = run_rebuild_bench(store, messages=messages, body_size=body_size, repeat=repeat, config=config,
+                               progress=output.stderr if output.stderr.is_terminal else None)
+    output.emit(result, "bench rebuild", as_json)
 
 
 @app.command("crash")

@@ -1,4 +1,4 @@
-"""`rmqtool decode commitlog|consumequeue|index|checkpoint|timerlog|config|msgid`."""
+"""`rmqtool decode commitlog|consumequeue|index|checkpoint|epoch|timerlog|config|msgid`."""
 
 from __future__ import annotations
 
@@ -254,6 +254,72 @@ def checkpoint_cmd(
     else:
         output.stdout.print(output.key_values("checkpoint", {k: f"{v}  ({_time(v)} UTC)" if "Timestamp" in k else v
                                                              for k, v in doc.items()}))
+
+
+@app.command("epoch")
+def epoch_cmd(
+    store: Path = typer.Argument(..., help="Store root (or one epoch file).", show_default=False),
+    as_json: bool = JSON,
+) -> None:
+    """Decode the replication state of a 5.x broker in controller mode: its epochs and its identity.
+
+    The epochs are read as the broker loads them: epochFileCheckpoint, or its .bak when the file is
+    missing, holds no entries or fails its count or CRC check (said so); each epoch ends where the next
+    one starts. brokerIdentity (and brokerIdentity-temp, a registration under way) and the checkpoint's
+    masterFlushedOffset and confirmPhyOffset are shown beside them. Exit 1 when a file the broker reads
+    is damaged or an identity file is not loaded.
+
+    Example: [bold]rmqtool decode epoch ~/store --json[/]
+    """
+    from rmqtool.structures import epoch
+    from rmqtool.structures.config.persist import BAK, sibling
+    from rmqtool.structures.epoch.state import HaState, ha_state
+
+    if store.is_dir():
+        state = ha_state(store)
+        if not state.present:
+            raise RmqError(f"{store}: no {epoch.FILE}, brokerIdentity or 5.x checkpoint longs "
+                           "(not the store of a 5.x broker in controller mode)")
+    elif store.exists() or sibling(store, BAK).exists():
+        state = HaState(epoch.load(store), None, None)
+    else:
+        raise RmqError(f"{store}: no such file or directory")
+    if as_json:
+        output.emit_json(state.to_json())
+    else:
+        _ha_state(state)
+    if any(f.severity == "error" for f in state.findings):
+        raise typer.Exit(EXIT_PROBLEM)
+
+
+def _ha_state(state) -> None:
+    """The HA state for a person: each epoch file, the epochs the broker keeps, the identities, the offsets."""
+    loaded = state.epochs
+    if loaded is not None:
+        summary = {"loaded from": loaded.source.name if loaded.source else "nothing (the broker has no epochs)"}
+        if not loaded.broker_starts:
+            summary["broker"] = "does not start: a line that must be a number is not one"
+        for f in (loaded.file, loaded.bak):
+            crc = "not checked (0)" if f.crc == 0 else f"{f.crc} (entries: {f.entries_crc})"
+            summary[f.path.name] = (f"{f.count} entries declared, {len(f.entries)} read, CRC {crc}"
+                                    if f.count is not None else "present" if f.present else "absent")
+        output.stdout.print(output.key_values(str(loaded.file.path), summary))
+        t = output.table("epochs", ["epoch", "start offset", "end offset"])
+        for e in loaded.entries:
+            t.add_row(str(e.epoch), str(e.startOffset), "open" if e.endOffset is None else str(e.endOffset))
+        output.stdout.print(t if t.row_count else "no epochs")
+    for ident in (state.identity, state.identity_temp):
+        if ident is not None:
+            doc = ident.to_json()
+            output.stdout.print(output.key_values(str(ident.path), {k: str(v) for k, v in doc.items()
+                                                                    if k != "file" and v is not None}))
+    offsets = {k: str(v) for k, v in (("masterFlushedOffset", state.masterFlushedOffset),
+                                      ("confirmPhyOffset", state.confirmPhyOffset)) if v is not None}
+    if offsets:
+        output.stdout.print(output.key_values("checkpoint (5.x)", offsets))
+    found = output.findings_table(state.findings, show_all=True)
+    if found is not None:
+        output.stderr.print(found)
 
 
 @app.command("config")

@@ -20,8 +20,9 @@ def info(
     What kind of store this is (and why), its commitlog extent and store times, every consume
     queue's offset range, each topic's messages, bytes and first and last store time (what its
     consume queues hold), the index files, the checkpoint against the data, and whether an abort
-    file is present or a process holds the lock. Reads the first and last segment, the consume
-    queues and the index headers only.
+    file is present or a process holds the lock; for a 5.x broker in controller mode, its epochs,
+    its broker identity and the checkpoint's HA offsets. Reads the first and last segment, the
+    consume queues and the index headers only.
 
     Example: [bold]rmqtool info fixtures/store[/]
     """
@@ -55,6 +56,8 @@ def info(
         summary["checkpoint vs data"] = f"newest record is {cp['physicBehindDataMs']} ms after the checkpoint"
     for name, part in doc.get("timerFiles", {}).items():
         summary[name] = ", ".join(f"{k} {v}" for k, v in part.items())
+    if "ha" in doc:
+        summary.update(_ha_lines(doc["ha"]))
     output.stdout.print(output.key_values("store", summary))
     topics = output.table("topics (as their consumers see them)", ["topic", "queues", "messages", "bytes",
                                                                      "first store time", "last store time"])
@@ -68,3 +71,26 @@ def info(
             t.add_row(topic["topic"], str(q["queueId"]), str(q["minOffset"]), str(q["maxOffset"]),
                       str(q["maxOffset"] - q["minOffset"]))
     output.stdout.print(t)
+
+
+def _ha_lines(ha: dict) -> dict:
+    """A 5.x broker's replication state as rows of the store table."""
+    out = {}
+    epochs = ha["epochFile"]
+    if epochs is not None:
+        text = (f"{epochs['epochs']}, the last {epochs['lastEpoch']} from offset {epochs['lastStartOffset']}"
+                if epochs["epochs"] else "none")
+        if epochs["loadedFrom"] not in (None, "epochFileCheckpoint"):
+            text += f" (loaded from {epochs['loadedFrom']})"
+        out["epochs"] = text if epochs["brokerStarts"] else text + "; the broker does not start on this file"
+    for key, label in (("brokerIdentity", "broker identity"), ("brokerIdentityTemp", "broker identity (temp)")):
+        who = ha[key]
+        if who is not None:
+            out[label] = (f"cluster {who['clusterName']}, broker {who['brokerName']}, id {who['brokerId']}"
+                          if who["loaded"] else f"not loaded: {who['problem']}")
+    if ha["masterFlushedOffset"] is not None:
+        out["HA offsets"] = (f"masterFlushedOffset {ha['masterFlushedOffset']}, "
+                             f"confirmPhyOffset {ha['confirmPhyOffset']}")
+    for i, f in enumerate(ha["findings"]):
+        out[f"HA {f['severity']} {i + 1}"] = f"{Path(f['file']).name}: {f['reason']}"
+    return out

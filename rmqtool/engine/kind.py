@@ -18,10 +18,11 @@ from pathlib import Path
 
 from rmqtool.files.paths import DLEDGER_PREFIX, StorePaths
 from rmqtool.files.segments import list_segments, read_file
-from rmqtool.structures import checkpoint
+from rmqtool.structures import checkpoint, epoch
 from rmqtool.structures.commitlog import message
 from rmqtool.structures.commitlog.crc import CRC32_PROPERTY
 from rmqtool.structures.consumequeue.queues import is_rocksdb
+from rmqtool.structures.epoch import identity
 
 KIND_4X, KIND_5X_FILE, KIND_5X_ROCKSDB, KIND_DLEDGER = "4x", "5x-file", "5x-rocksdb", "dledger"
 LABELS = {
@@ -31,6 +32,7 @@ LABELS = {
     KIND_DLEDGER: "DLedger commitlog store",
 }
 TIMER_FILES = ("timerwheel", "timerlog", "timercheck")
+CONTROLLER_FILES = (epoch.FILE, identity.FILE)  # written by 5.x brokers in controller mode
 COMPACTION_DIR = "compaction"
 BATCH_QUEUE_DIR = "batchconsumequeue"
 _SAMPLE_BYTES = 64 << 10  # of each sampled segment: enough for its first records
@@ -70,6 +72,9 @@ def detect(paths: StorePaths) -> StoreKind:
         five.append("timer store: " + ", ".join(timer))
     if (root / COMPACTION_DIR).is_dir():
         five.append(f"{COMPACTION_DIR}/ (the 5.x compaction store)")
+    ha = [name for name in CONTROLLER_FILES if (root / name).exists() or (root / f"{name}.bak").exists()]
+    if ha:
+        five.append("5.x controller-mode HA state: " + ", ".join(ha))
     batch = sorted(p.name for p in _subdirs(root / BATCH_QUEUE_DIR))
     if batch:
         five.append(f"{BATCH_QUEUE_DIR}/ holds {len(batch)} topic(s)")

@@ -35,7 +35,9 @@ def store_info(path: str | os.PathLike, config: str | os.PathLike | None = None)
             section = _SECTIONS.get(structure.name)
             if section is not None:
                 key, summary = section
-                doc[key] = summary(reader, doc)
+                value = summary(reader, doc)
+                if value is not None:  # None: the store has none of the structure's files (5.x HA)
+                    doc[key] = value
         doc["messagesInQueues"] = sum(q["maxOffset"] - q["minOffset"] for t in doc["consumeQueues"]["topics"]
                                       for q in t["queues"])
         doc["abortFile"] = reader.paths.abort.exists()
@@ -174,6 +176,14 @@ def _checkpoint(reader: StoreReader, last_ts: int | None) -> dict:
     return out
 
 
+def _ha(reader: StoreReader) -> dict | None:
+    """The 5.x replication state (epochs, broker identity, the checkpoint's 5.x longs); None without any."""
+    from rmqtool.structures.epoch.state import ha_state
+
+    state = ha_state(reader.paths.root)
+    return state.summary() if state.present else None
+
+
 def _timer(root: Path) -> dict:
     from rmqtool.engine.kind import TIMER_FILES
 
@@ -194,4 +204,5 @@ _SECTIONS = {
     "consumequeue": ("consumeQueues", lambda reader, doc: _queues(reader)),
     "index": ("index", lambda reader, doc: _index(reader)),
     "checkpoint": ("checkpoint", lambda reader, doc: _checkpoint(reader, doc["commitlog"].get("lastStoreTimestamp"))),
+    "epoch": ("ha", lambda reader, doc: _ha(reader)),
 }

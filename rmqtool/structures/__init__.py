@@ -50,6 +50,7 @@ REGISTRY: tuple[Structure, ...] = (
               "rmqtool.structures.consumequeue.rules:REFUSED_AT_START"),
     Structure("index", "index"),
     Structure("checkpoint", "checkpoint"),
+    Structure("epoch", "epochFileCheckpoint"),  # 5.x controller mode: epochs, brokerIdentity
     Structure("dledger", "dledger-*/data"),
     Structure("timerlog", "timerlog"),
     Structure("config", "config"),
