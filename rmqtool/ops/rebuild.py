@@ -223,10 +223,17 @@ def _keys(files: list[Path], reader: StoreReader) -> np.ndarray:
 
 
 def _multiset_diff(before: np.ndarray, after: np.ndarray) -> tuple[int, int, int]:
-    """(in both, only after, only before) of two multisets of pairs, duplicates counted."""
-    u_before, n_before = np.unique(before, return_counts=True)
-    u_after, n_after = np.unique(after, return_counts=True)
-    _, i_b, i_a = np.intersect1d(u_before, u_after, assume_unique=True, return_indices=True)
-    both = np.minimum(n_before[i_b], n_after[i_a])
-    equal = int(both.sum())
-    return equal, int(n_after.sum()) - equal, int(n_before.sum()) - equal
+    """(in both, only after, only before) of two multisets of (key hash, physical offset), duplicates
+    counted: both sorted together once (two integer keys), then counted per run of equal pairs."""
+    hashes = np.concatenate([before["keyHash"], after["keyHash"]])
+    offsets = np.concatenate([before["phyOffset"], after["phyOffset"]])
+    side = np.concatenate([np.zeros(len(before), dtype=np.int64), np.ones(len(after), dtype=np.int64)])
+    if not len(side):
+        return 0, 0, 0
+    order = np.lexsort((offsets, hashes))
+    hashes, offsets, side = hashes[order], offsets[order], side[order]
+    run = np.cumsum(np.r_[True, (hashes[1:] != hashes[:-1]) | (offsets[1:] != offsets[:-1])]) - 1
+    n_after = np.bincount(run, weights=side).astype(np.int64)
+    n_before = np.bincount(run) - n_after
+    equal = int(np.minimum(n_before, n_after).sum())
+    return equal, len(after) - equal, len(before) - equal
