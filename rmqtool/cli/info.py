@@ -50,6 +50,8 @@ def info(
         "checkpoint": (f"physic {utc(cp['physicMsgTimestamp'])}, logics {utc(cp['logicsMsgTimestamp'])}, "
                        f"index {utc(cp['indexMsgTimestamp'])}" if cp["present"] else "absent"),
         "abort file": "present: the last writer did not shut down cleanly" if doc["abortFile"] else "absent",
+        **({"rebuild": "a swap was stopped half way: the next writer (or `rmqtool rebuild`) finishes it"}
+           if doc["unfinishedSwap"] else {}),
         "lock": f"held by process {doc['lockHeldBy']}" if doc["lockHeldBy"] else "free",
     }
     if "physicBehindDataMs" in cp:

@@ -19,6 +19,7 @@ from rmqtool.engine.reader import StoreReader, open_reader
 from rmqtool.errors import RmqError
 from rmqtool.files.lock import lock_holder
 from rmqtool.files.segments import list_segments
+from rmqtool.files.swap import JOURNAL, staging_root
 from rmqtool.ops.query import StoreQuery
 from rmqtool.structures import REGISTRY, index
 from rmqtool.structures.consumequeue.rocksdb import RocksQueues
@@ -41,6 +42,7 @@ def store_info(path: str | os.PathLike, config: str | os.PathLike | None = None)
         doc["messagesInQueues"] = sum(q["maxOffset"] - q["minOffset"] for t in doc["consumeQueues"]["topics"]
                                       for q in t["queues"])
         doc["abortFile"] = reader.paths.abort.exists()
+        doc["unfinishedSwap"] = (staging_root(reader.paths) / JOURNAL).exists()  # the next writer finishes it
         doc["lockHeldBy"] = lock_holder(reader.paths)
         if kind.timer_store:
             doc["timerFiles"] = _timer(reader.paths.root)

@@ -95,6 +95,8 @@ def rebuild(root: str | os.PathLike | Store, config=None, *, queues: bool = True
         parts = [name for name, on in ((CONSUMEQUEUE_DIR, queues), (INDEX_DIR, index)) if on]
         if INDEX_DIR in parts and not store.config.messageIndexEnable:
             parts.remove(INDEX_DIR)
+            if not parts:
+                raise RmqError("nothing to rebuild: the store keeps no index (messageIndexEnable=false)")
         staging = staging_root(paths) / secrets.token_hex(6)
         staged = StorePaths(staging, commitlog=paths.commitlog)
         try:
