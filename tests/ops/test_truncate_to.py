@@ -119,3 +119,11 @@ def test_keys_of_the_records_kept_are_still_found_after_their_index_file_went(go
     key = probe["properties"]["KEYS"].split(" ")[0]
     found = run("query", store, "--config", conf, "--topic", probe["topic"], "--key", key, "--json")
     assert probe["commitLogOffset"] in [m["commitLogOffset"] for m in json.loads(found.stdout)["messages"]]
+
+
+def test_diff_finds_the_divergence_and_after_the_cut_the_pair_is_identical(slave, ha):
+    before = run("diff", ha / "master" / "store", slave, "--json")
+    assert before.returncode == 1 and json.loads(before.stdout)["common"]["divergesAt"] == MASTER_END
+    assert _truncate(slave, ha, MASTER_END).returncode == 0
+    after = run("diff", ha / "master" / "store", slave, "--json")
+    assert after.returncode == 0, after.stdout
