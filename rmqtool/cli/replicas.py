@@ -123,6 +123,13 @@ def _print_diff(doc: dict) -> None:
                      f"matched, {idx['onlyA']} only in A, {idx['onlyB']} only in B"
                      + (f" (first at {idx['firstUnmatchedOffset']})" if idx["firstUnmatchedOffset"] is not None
                         else ""))
+    if "epochs" in doc:
+        ep = doc["epochs"]
+        last = {side: ep[side]["epochs"][-1] if ep[side]["epochs"] else None for side in ("a", "b")}
+        rows["epochs (5.x)"] = (f"A's last epoch {last['a']['epoch'] if last['a'] else '-'}, B's "
+                                f"{last['b']['epoch'] if last['b'] else '-'}; the broker's consistent point: "
+                                + (str(ep["consistentPoint"]) if ep["consistentPoint"] >= 0 else "none (no epoch in "
+                                   "common: the broker refuses to replicate)"))
     rows["result"] = "identical over the common range (exit 0)" if doc["identical"] else "different (exit 1)"
     output.stdout.print(output.key_values("diff", rows))
     differing = [q for q in queues["perQueue"] if q["different"]]

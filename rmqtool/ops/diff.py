@@ -472,6 +472,24 @@ def _offset_of(key) -> int:
 
 
 # -- the whole ------------------------------------------------------------------------------------------
+def ha_epochs(a: StoreReader, b: StoreReader, ea: Extent, eb: Extent) -> dict | None:
+    """The 5.x controller-mode view of the pair, when both keep an epoch file: each side's epochs and HA
+    checkpoint offsets, and where the broker's own rule says their logs stop agreeing (the newest epoch
+    both hold with one start, ended at the earlier of the two ends; -1: no epoch in common). None when
+    either side has no epoch file (4.x and 5.x default-mode stores keep none)."""
+    from rmqtool.structures import epoch
+    from rmqtool.structures.epoch.state import ha_state
+
+    states = [ha_state(r.paths.root) for r in (a, b)]
+    if any(st.epochs is None or st.epochs.source is None for st in states):
+        return None
+    out: dict = {side: {"epochs": [e.to_json() for e in st.epochs.entries], "masterFlushedOffset":
+                        st.masterFlushedOffset, "confirmPhyOffset": st.confirmPhyOffset}
+                 for side, st in zip(SIDES, states, strict=True)}
+    out["consistentPoint"] = epoch.consistent_point(states[0].epochs.entries, ea.end, states[1].epochs.entries, eb.end)
+    return out
+
+
 def diff_stores(path_a: str | os.PathLike, path_b: str | os.PathLike, config_a: str | os.PathLike | None = None,
                 config_b: str | os.PathLike | None = None) -> dict:
     """The JSON document of `diff` (see docs/json-schema.md)."""
@@ -504,6 +522,9 @@ def diff_stores(path_a: str | os.PathLike, path_b: str | os.PathLike, config_a: 
             ("equal", "equal"), ("expected", "expected"), ("different", "different"), ("onlyA", "only_a"),
             ("onlyB", "only_b"))}, "perQueue": [q.to_json() for q in queues]}
         doc["index"] = idx.to_json()
+        ha = ha_epochs(a, b, ea, eb)
+        if ha is not None:
+            doc["epochs"] = ha
         doc["identical"] = diff_at is None and doc["consumeQueues"]["different"] == 0 and idx.only_a == 0 \
             and idx.only_b == 0
         return doc

@@ -3,11 +3,12 @@ time and on the real broker-written master/slave pairs of golden/ha (opened read
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
 import pytest
-from cli_helpers import FIXTURE, writable_copy
+from cli_helpers import FIXTURE, run, writable_copy
 
 from rmqtool.engine.reader import open_reader
 from rmqtool.errors import RmqError
@@ -245,3 +246,26 @@ def test_empty_newest_segments_on_both_sides_leave_the_common_range_ending_with_
     assert (doc["a"]["upto"], doc["b"]["upto"]) == (FIXTURE_END, cut)
     assert doc["common"] == {"from": 0, "upto": cut, "bytes": cut, "identical": True, "firstDifference": None}
     assert [(p["from"], p["upto"], p["messages"]) for p in doc["onlyA"]] == [(cut, FIXTURE_END, 3)]
+
+
+def test_two_controller_mode_replicas_show_their_epochs_and_the_brokers_consistent_point(tmp_path):
+    from stores5x import make_5x_checkpoint_store, write_epoch_file
+
+    a, b = tmp_path / "a", tmp_path / "b"
+    for root, epochs in ((a, [(1, 0), (2, 1000), (5, 151686)]), (b, [(1, 0), (2, 1000), (3, 5000)])):
+        make_5x_checkpoint_store(FIXTURE, root)
+        write_epoch_file(root, epochs)
+    out = run("diff", a, b, "--json")
+    doc = json.loads(out.stdout)
+    assert out.returncode == 0, out.stderr
+    assert [e["epoch"] for e in doc["epochs"]["a"]["epochs"]] == [1, 2, 5]
+    assert doc["epochs"]["b"]["epochs"][-1] == {"epoch": 3, "startOffset": 5000, "endOffset": None}
+    assert doc["epochs"]["consistentPoint"] == 5000  # epoch 2 ends at B's next epoch, the earlier end
+    assert doc["epochs"]["a"]["masterFlushedOffset"] == 151686
+    table = run("diff", a, b)
+    assert "the broker's consistent point: 5000" in " ".join(table.stdout.split())
+
+
+def test_stores_without_epoch_files_show_no_epochs(golden_basic):
+    out = run("diff", golden_basic / "store", golden_basic / "store", "--json")
+    assert out.returncode == 0 and "epochs" not in json.loads(out.stdout)
