@@ -13,6 +13,9 @@ from rmqtool.errors import EXIT_PROBLEM
 app = typer.Typer(help="Measure throughput (messages/s, MB/s, peak RSS)."
                   "\n\nExample: [bold]rmqtool bench scan fixtures/store --config fixtures/broker.conf[/]",
                   no_args_is_help=True)
+JSON = typer.Option(False, "--json", help="One JSON object.")
+STORE_CONFIG = typer.Option(None, "--config", help="broker.conf of STORE.", show_default=False)
+GENERATED_BODY_SIZE = typer.Option(100, "--body-size", min=0, help="Body bytes of generated messages.")
 
 
 @app.command("scan")
@@ -20,7 +23,7 @@ def scan(
     store: Path | None = typer.Argument(None, help="Store to scan; omitted: generate one in a temp dir.",
                                         show_default=False),
     messages: int = typer.Option(1_000_000, "--messages", min=1, help="Messages to generate."),
-    body_size: int = typer.Option(100, "--body-size", min=0, help="Body bytes of generated messages."),
+    body_size: int = GENERATED_BODY_SIZE,
     mode: str = typer.Option("full", "--mode", help="full: every field, every CRC; headers: the fixed fields; "
                              "consumequeue: every consume queue instead of the commitlog.",
                              click_type=click.Choice(["full", "headers", "consumequeue"])),
@@ -28,8 +31,8 @@ def scan(
     layout: str = typer.Option("plain", "--layout", help="Generated store's layout: plain; dledger: the log "
                                "in DLedger entries; rocksdb: the queues in a RocksDB database.",
                                click_type=click.Choice(["plain", "dledger", "rocksdb"])),
-    as_json: bool = typer.Option(False, "--json", help="One JSON object."),
-    config: Path | None = typer.Option(None, "--config", help="broker.conf of STORE.", show_default=False),
+    as_json: bool = JSON,
+    config: Path | None = STORE_CONFIG,
 ) -> None:
     """Scan a commitlog (or, with --mode consumequeue, every consume queue) and report messages/s and MB/s.
 
@@ -56,7 +59,7 @@ def append(
                                help="Messages per put (1: single putMessage; K: putMessages)."),
     flush: str = typer.Option("async", "--flush", help="async: page cache; sync: fdatasync per put.",
                               click_type=click.Choice(["async", "sync"])),
-    as_json: bool = typer.Option(False, "--json", help="One JSON object."),
+    as_json: bool = JSON,
 ) -> None:
     """Append to a fresh store (1 GiB segments, queues and index dispatched) and report messages/s.
 
@@ -78,7 +81,7 @@ def import_(
     rows: str = typer.Option("producer", "--rows", help="producer: producer rows (binary bodies, tags, keys); "
                              "export: an export of a generated store, replayed as stored.",
                              click_type=click.Choice(["producer", "export"])),
-    as_json: bool = typer.Option(False, "--json", help="One JSON object."),
+    as_json: bool = JSON,
 ) -> None:
     """Import a file into a fresh store and report messages/s, next to `bench append`.
 
@@ -101,9 +104,9 @@ def export(
     fmt: str = typer.Option("parquet", "--format", help="Output format.",
                             click_type=click.Choice(["parquet", "jsonl"])),
     messages: int = typer.Option(1_000_000, "--messages", min=1, help="Messages to generate."),
-    body_size: int = typer.Option(100, "--body-size", min=0, help="Body bytes of generated messages."),
-    as_json: bool = typer.Option(False, "--json", help="One JSON object."),
-    config: Path | None = typer.Option(None, "--config", help="broker.conf of STORE.", show_default=False),
+    body_size: int = GENERATED_BODY_SIZE,
+    as_json: bool = JSON,
+    config: Path | None = STORE_CONFIG,
 ) -> None:
     """Export a store (to a temporary file) and report messages/s, peak RSS and the ratio to a scan.
 
@@ -123,8 +126,8 @@ def verify(
     store: Path | None = typer.Argument(None, help="Store to verify; omitted: generate one (queues and index too).",
                                         show_default=False),
     messages: int = typer.Option(1_000_000, "--messages", min=1, help="Messages to generate."),
-    body_size: int = typer.Option(100, "--body-size", min=0, help="Body bytes of generated messages."),
-    as_json: bool = typer.Option(False, "--json", help="One JSON object."),
+    body_size: int = GENERATED_BODY_SIZE,
+    as_json: bool = JSON,
     config: Path | None = typer.Option(None, "--config", help="broker.conf of STORE, or the settings of the "
                                        "generated store (maxHashSlotNum=64 and maxIndexNum=256: many small "
                                        "index files).", show_default=False),
@@ -144,10 +147,10 @@ def verify(
 def render(
     store: Path | None = typer.Argument(None, help="Store to render; omitted: generate one.", show_default=False),
     messages: int = typer.Option(300_000, "--messages", min=1, help="Messages to generate."),
-    body_size: int = typer.Option(100, "--body-size", min=0, help="Body bytes of generated messages."),
+    body_size: int = GENERATED_BODY_SIZE,
     repeat: int = typer.Option(2, "--repeat", min=1, help="Runs of each; the best counts."),
-    as_json: bool = typer.Option(False, "--json", help="One JSON object."),
-    config: Path | None = typer.Option(None, "--config", help="broker.conf of STORE.", show_default=False),
+    as_json: bool = JSON,
+    config: Path | None = STORE_CONFIG,
 ) -> None:
     """The decode table against --jsonl on the same store, each in a fresh process: rows/s and the ratio.
 
@@ -168,10 +171,10 @@ def consumers(
     queues: int = typer.Option(64, "--queues", min=1, help="Queues of the generated store's topic (with STORE, "
                                "each group commits on every queue of one of its topics)."),
     messages: int = typer.Option(1_000_000, "--messages", min=1, help="Messages to generate."),
-    body_size: int = typer.Option(100, "--body-size", min=0, help="Body bytes of generated messages."),
+    body_size: int = GENERATED_BODY_SIZE,
     repeat: int = typer.Option(3, "--repeat", min=1, help="Timed runs; the one with the least CPU counts."),
-    as_json: bool = typer.Option(False, "--json", help="One JSON object."),
-    config: Path | None = typer.Option(None, "--config", help="broker.conf of STORE.", show_default=False),
+    as_json: bool = JSON,
+    config: Path | None = STORE_CONFIG,
 ) -> None:
     """`consumers --json` with GROUPS groups on every queue of the store, each run a fresh process: wall and
     CPU seconds, rows listed, peak RSS.
@@ -195,8 +198,8 @@ def replicas(
     messages: int = typer.Option(1_000_000, "--messages", min=1, help="Messages to generate."),
     body_size: int = typer.Option(1024, "--body-size", min=0, help="Body bytes of generated messages."),
     repeat: int = typer.Option(2, "--repeat", min=1, help="Timed runs of each; the fastest counts."),
-    as_json: bool = typer.Option(False, "--json", help="One JSON object."),
-    config: Path | None = typer.Option(None, "--config", help="broker.conf of STORE.", show_default=False),
+    as_json: bool = JSON,
+    config: Path | None = STORE_CONFIG,
 ) -> None:
     """`diff STORE COPY` and `hash STORE` in fresh processes against reading the same commitlog bytes once:
     GB/s of commitlog, the ratio to that floor, and peak RSS.
@@ -221,8 +224,8 @@ def replicas(
 def start(
     store: Path | None = typer.Argument(None, help="Store to query; omitted: generate one.", show_default=False),
     runs: int = typer.Option(20, "--runs", min=1, help="Fresh processes of each command."),
-    as_json: bool = typer.Option(False, "--json", help="One JSON object."),
-    config: Path | None = typer.Option(None, "--config", help="broker.conf of STORE.", show_default=False),
+    as_json: bool = JSON,
+    config: Path | None = STORE_CONFIG,
 ) -> None:
     """What a short command costs as a process: --version, a query as JSON and as a card, info as JSON.
 
@@ -248,9 +251,9 @@ def spark_export(
     store: Path | None = typer.Argument(None, help="Store to export; omitted: generate one.", show_default=False),
     master: list[str] = typer.Option(["local[1]", "local[2]"], "--master", help="Spark masters to run (repeat)."),
     messages: int = typer.Option(1_000_000, "--messages", min=1, help="Messages to generate."),
-    body_size: int = typer.Option(100, "--body-size", min=0, help="Body bytes of generated messages."),
-    as_json: bool = typer.Option(False, "--json", help="One JSON object."),
-    config: Path | None = typer.Option(None, "--config", help="broker.conf of STORE.", show_default=False),
+    body_size: int = GENERATED_BODY_SIZE,
+    as_json: bool = JSON,
+    config: Path | None = STORE_CONFIG,
 ) -> None:
     """spark-export (Parquet) on each master, after a warm-up export; messages/s and ratios.
 
@@ -273,7 +276,7 @@ def spark_load(
     messages: int = typer.Option(1_000_000, "--messages", min=1, help="Producer rows to generate and load."),
     body_size: int = typer.Option(100, "--body-size", min=0, help="Body bytes per row."),
     master: list[str] = typer.Option(["local[1]", "local[2]"], "--master", help="Spark masters to run (repeat)."),
-    as_json: bool = typer.Option(False, "--json", help="One JSON object."),
+    as_json: bool = JSON,
 ) -> None:
     """Load generated rows with `import` and with spark-load on each master; rows/s and ratios.
 
@@ -291,10 +294,10 @@ def rebuild(
     store: Path | None = typer.Argument(None, help="Store to copy and rebuild; omitted: generate one.",
                                         show_default=False),
     messages: int = typer.Option(1_000_000, "--messages", min=1, help="Messages to generate."),
-    body_size: int = typer.Option(100, "--body-size", min=0, help="Body bytes of generated messages."),
+    body_size: int = GENERATED_BODY_SIZE,
     repeat: int = typer.Option(2, "--repeat", min=1, help="Runs of each; the fastest counts."),
-    as_json: bool = typer.Option(False, "--json", help="One JSON object."),
-    config: Path | None = typer.Option(None, "--config", help="broker.conf of STORE.", show_default=False),
+    as_json: bool = JSON,
+    config: Path | None = STORE_CONFIG,
 ) -> None:
     """`rebuild --apply` against `recover --thorough`, both on a copy with its queues and index deleted.
 
@@ -314,7 +317,7 @@ def crash(
                               click_type=click.Choice(["sync", "async"])),
     seed: int | None = typer.Option(None, "--seed", help="Random seed for the kill moments (default: a fresh one).",
                                     show_default=False),
-    as_json: bool = typer.Option(False, "--json", help="One JSON object."),
+    as_json: bool = JSON,
 ) -> None:
     """Kill appending writers with SIGKILL at random moments, recover, and count lost acknowledged messages.
 
@@ -333,7 +336,7 @@ def recover(
     messages: int = typer.Option(1_000_000, "--messages", min=1, help="Messages in the generated store."),
     body_size: int = typer.Option(1024, "--body-size", min=0, help="Body bytes per message."),
     lookups: int = typer.Option(2000, "--lookups", min=10, help="msgId and unique-key lookups to time."),
-    as_json: bool = typer.Option(False, "--json", help="One JSON object."),
+    as_json: bool = JSON,
 ) -> None:
     """Crash-recover a generated store, then time lookups and verify on it.
 
@@ -363,7 +366,7 @@ def scale(
                                "storeTimestamp (a minute apart)."),
     samples: int = typer.Option(40, "--lookups", min=1, help="Random messages looked up by queue offset, msgId, "
                                 "key and time, each lookup a fresh process."),
-    as_json: bool = typer.Option(False, "--json", help="One JSON object."),
+    as_json: bool = JSON,
     config: Path | None = typer.Option(None, "--config", help="broker.conf for the store's geometry (segment, "
                                        "queue-file and index sizes).", show_default=False),
 ) -> None:
