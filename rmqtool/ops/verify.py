@@ -38,8 +38,9 @@ from rmqtool.structures.index.check import entry_finding
 
 WINDOW_RECORDS = 1 << 19  # records held at once
 REPORT_CAP = 100  # findings of one kind for one file before they are summed up in one more
-_OFFSET_BITS = 40  # index pairs are matched as (keyHash << 40) | offset: stores below 1 TiB
-_OFFSET_MASK = (1 << _OFFSET_BITS) - 1
+_HASH_BITS = 31  # an index keyHash is the absolute value of a Java int hash
+_SPAN_BITS = 63 - _HASH_BITS  # a window's pairs are matched as (offset - its first key's) << 31 | keyHash: a
+# window lies within one segment, whose size is a Java int, so its offsets span less than 2^31
 _REACH_CHUNK = 1 << 20  # index entries walked between two page releases
 
 
@@ -323,12 +324,13 @@ class _Slice:
     def rows(self) -> np.ndarray:
         return np.arange(self.first, self.first + len(self.key_hash))
 
-    def pairs(self) -> np.ndarray:
-        """(keyHash << 40) | phyOffset, as the window's keys are paired."""
-        return (self.key_hash << _OFFSET_BITS) | self.phy_offset
+    def pairs(self, base: int) -> np.ndarray:
+        """The entries' (keyHash, phyOffset) packed as the window's keys are (`_packed`)."""
+        return _packed(self.key_hash, self.phy_offset, base)
 
-    def pair(self, i: int) -> int:
-        return (int(self.key_hash[i - self.first]) << _OFFSET_BITS) | int(self.phy_offset[i - self.first])
+    def entry(self, i: int) -> tuple[int, int]:
+        """(keyHash, phyOffset) of entry row `i`."""
+        return int(self.key_hash[i - self.first]), int(self.phy_offset[i - self.first])
 
 
 class _IndexCursor:
@@ -415,33 +417,43 @@ class _IndexCursor:
     def check(self, w: Window) -> None:
         """The window's entries against its keys (each entry names a key of its record) and its keys
         against the reachable entries (each key is indexed)."""
-        want = (w.key_hash.astype(np.int64) << _OFFSET_BITS) | w.key_offset
+        base = int(w.key_offset.min()) if len(w.key_offset) else 0
+        want = _packed(w.key_hash.astype(np.int64), w.key_offset, base)
         slices = list(self._take(w.end))
-        pairs = _concat([s.pairs() for s in slices])
-        known = _member(pairs, want) | ((pairs & _OFFSET_MASK) < self.log_min)  # expired: their segments were cleaned
+        pairs = _concat([s.pairs(base) for s in slices])
+        expired = _concat([s.phy_offset for s in slices]) < self.log_min  # their segments were cleaned
+        known = _member(pairs, want) | expired
         at = 0
         for s in slices:
             bad = np.flatnonzero(~known[at : at + len(s.key_hash)])
             at += len(s.key_hash)
             if len(bad):
                 self._wrong_key(s, bad + s.first)
-        lost = want[~_member(want, _concat([s.pairs()[s.reach] for s in slices]))]
+        lost = w.key_offset[~_member(want, _concat([s.pairs(base)[s.reach] for s in slices]))]
         folder = str(self.reader.paths.index)
         self.sink.add_each(folder, "key-not-indexed", np.arange(len(lost)), lambda i: Finding(
-            folder, int(lost[i]) & _OFFSET_MASK, f"a key of the record at {int(lost[i]) & _OFFSET_MASK} is not in the "
-            "index", 0, structure=INDEX, kind="key-not-indexed"))
+            folder, int(lost[i]), f"a key of the record at {int(lost[i])} is not in the index", 0, structure=INDEX,
+            kind="key-not-indexed"))
 
     def _wrong_key(self, s: _Slice, rows: np.ndarray) -> None:
         self.sink.add_each(s.path, "index-entry-wrong-key", rows, lambda i: entry_finding(
-            s.path, s.hash_slots, i + 1, f"entry {i + 1} (hash {s.pair(i) >> _OFFSET_BITS}) points at "
-            f"{s.pair(i) & _OFFSET_MASK}, which holds no such key", "index-entry-wrong-key"))
+            s.path, s.hash_slots, i + 1, f"entry {i + 1} (hash {s.entry(i)[0]}) points at "
+            f"{s.entry(i)[1]}, which holds no such key", "index-entry-wrong-key"))
 
     def finish(self, end: int) -> None:
         """Entries past the end of the log: recovery cut the log and kept the index, as the broker does."""
         for s in self._take(None):
             self.sink.add_each(s.path, "index-entry-stale", s.rows(), lambda i, s=s: entry_finding(
-                s.path, s.hash_slots, i + 1, f"entry {i + 1} points at {s.pair(i) & _OFFSET_MASK}, past the end "
+                s.path, s.hash_slots, i + 1, f"entry {i + 1} points at {s.entry(i)[1]}, past the end "
                 f"of the log ({end}): a stale entry lookups skip", "index-entry-stale", WARNING))
+
+
+def _packed(key_hash: np.ndarray, phy_offset: np.ndarray, base: int) -> np.ndarray:
+    """(phyOffset - base) << 31 | keyHash as one int64, exact for offsets in [base, base + 2^32); -1, which
+    matches no key of the window (all within it), for any other offset."""
+    rel = phy_offset - base
+    inside = (rel >= 0) & (rel < (1 << _SPAN_BITS))
+    return np.where(inside, (rel << _HASH_BITS) | key_hash, -1)
 
 
 def _concat(parts: list[np.ndarray]) -> np.ndarray:

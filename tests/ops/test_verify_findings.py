@@ -14,7 +14,7 @@ from rmqtool.engine.config import StoreConfig
 from rmqtool.ops.recovery import plan_recovery
 from rmqtool.ops.verify import REPORT_CAP, verify_path
 from rmqtool.report import CONSUMEQUEUE, ERROR, group_findings
-from rmqtool.structures import consumequeue
+from rmqtool.structures import consumequeue, index
 from rmqtool.structures.commitlog import message
 
 SEG = 65536
@@ -118,3 +118,23 @@ def test_queue_file_copied_to_wrong_name_is_reported(store):
                                                    for k in range(n)]
     assert f"entry {per_file + 1} " in wrong[1].reason and "queue offset 1," in wrong[1].reason
     assert len(found) == n + 1
+
+
+
+def test_a_missing_key_is_found_when_its_hash_shares_the_low_bits_of_another_key_of_the_record(tmp_path):
+    """Two keys of one record whose index hashes agree in their low 24 bits (T#k10226 and T#k397000): the
+    entry of the second rewritten with the first's hash leaves the second key unindexed."""
+    store = tmp_path / "store"
+    assert run("append", store, "--topic", "T", "--keys", "k10226 k397000", "--body", "x").returncode == 0
+    first, second = (index.key_hash(index.index_key("T", k)) for k in ("k10226", "k397000"))
+    assert first != second and first & 0xFFFFFF == second & 0xFFFFFF
+    (path,) = (store / "index").iterdir()
+    data = bytearray(path.read_bytes())
+    entries = index.entries_offset(StoreConfig().maxHashSlotNum)
+    at = next(entries + index.ENTRY_LEN * i for i in range(1, 4)
+              if int.from_bytes(data[entries + index.ENTRY_LEN * i :][:4], "big") == second)
+    data[at : at + 4] = first.to_bytes(4, "big")
+    path.write_bytes(bytes(data))
+    out = run("verify", store, "--json")
+    kinds = json.loads(out.stdout)["byKind"]
+    assert out.returncode == 1 and kinds.get("key-not-indexed") == 1, kinds
