@@ -45,11 +45,9 @@ def consumers(
 
     Example: [bold]rmqtool consumers ~/store --group orders-service[/]
     """
-    from rmqtool.engine.reader import open_reader
+    from rmqtool.engine.reader import open_root_reader
 
-    reader = open_reader(store, config)
-    if reader.single_file:
-        raise RmqError(f"{store}: give the store root, not one file")
+    reader = open_root_reader(store, config)
     if reset is None:
         if to_time is not None or to_offset is not None or to_earliest or to_latest or dry_run:
             raise RmqError("--to-time, --to-offset, --to-earliest, --to-latest and --dry-run go with --reset GROUP")

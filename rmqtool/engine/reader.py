@@ -304,3 +304,11 @@ class StoreReader:
 def open_reader(path: str | os.PathLike, config_path: str | os.PathLike | None = None) -> StoreReader:
     """A reader over `path` (a store root or one segment) with the settings of `config_path`, if given."""
     return StoreReader(path, config_path)
+
+
+def open_root_reader(path: str | os.PathLike, config_path: str | os.PathLike | None = None) -> StoreReader:
+    """A reader of the store root at `path`, for commands that read a whole store (one segment file is refused)."""
+    reader = open_reader(path, config_path)
+    if reader.single_file:
+        raise RmqError(f"{path}: give the store root, not one file")
+    return reader

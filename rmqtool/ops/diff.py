@@ -32,10 +32,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from rmqtool.engine.reader import StoreReader
+from rmqtool.engine.reader import StoreReader, open_root_reader
 from rmqtool.errors import RmqError
 from rmqtool.files.segments import open_read_only, release_pages
-from rmqtool.ops.hashing import CHUNK, Extent, log_extent, open_store_root
+from rmqtool.ops.hashing import CHUNK, Extent, log_extent
 from rmqtool.structures import consumequeue, index
 from rmqtool.structures.commitlog import message
 from rmqtool.structures.commitlog.geometry import segment_size_of
@@ -493,7 +493,7 @@ def ha_epochs(a: StoreReader, b: StoreReader, ea: Extent, eb: Extent) -> dict | 
 def diff_stores(path_a: str | os.PathLike, path_b: str | os.PathLike, config_a: str | os.PathLike | None = None,
                 config_b: str | os.PathLike | None = None) -> dict:
     """The JSON document of `diff` (see docs/json-schema.md)."""
-    a, b = open_store_root(path_a, config_a), open_store_root(path_b, config_b)
+    a, b = open_root_reader(path_a, config_a), open_root_reader(path_b, config_b)
     try:
         size = segment_size(a, b)
         ea, eb = log_extent(a), log_extent(b)

@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from rmqtool.engine.reader import StoreReader, open_reader
+from rmqtool.engine.reader import StoreReader, open_root_reader
 from rmqtool.errors import RmqError
 from rmqtool.files.segments import SegmentFile, open_read_only, release_pages
 
@@ -36,14 +36,6 @@ class Extent:
 
     def __str__(self) -> str:
         return f"[{self.start}, {self.end})"
-
-
-def open_store_root(path: str | os.PathLike, config: str | os.PathLike | None) -> StoreReader:
-    """A read-only reader of the store root at `path` (one segment file is refused)."""
-    reader = open_reader(path, config)
-    if reader.single_file:
-        raise RmqError(f"{path}: give the store root, not one file")
-    return reader
 
 
 def log_extent(reader: StoreReader) -> Extent:
@@ -136,7 +128,7 @@ def hash_store(path: str | os.PathLike, start: int | None = None, end: int | Non
                config: str | os.PathLike | None = None) -> RangeDigest:
     """The digest of [start, end) of the store at `path` (defaults: all it holds); a range outside what it
     holds is refused, naming what it holds."""
-    reader = open_store_root(path, config)
+    reader = open_root_reader(path, config)
     holds = log_extent(reader)
     lo = holds.start if start is None else start
     hi = holds.end if end is None else end

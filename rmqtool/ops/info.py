@@ -15,7 +15,7 @@ import os
 from collections import Counter
 from pathlib import Path
 
-from rmqtool.engine.reader import StoreReader, open_reader
+from rmqtool.engine.reader import StoreReader, open_root_reader
 from rmqtool.errors import RmqError
 from rmqtool.files.lock import lock_holder
 from rmqtool.files.segments import list_segments
@@ -26,9 +26,7 @@ from rmqtool.structures.consumequeue.rocksdb import RocksQueues
 
 
 def store_info(path: str | os.PathLike, config: str | os.PathLike | None = None) -> dict:
-    reader = open_reader(path, config)
-    if reader.single_file:
-        raise RmqError(f"{path}: give the store root, not one file")
+    reader = open_root_reader(path, config)
     try:
         kind = reader.store.kind
         doc: dict = {"store": str(reader.paths.root), **kind.to_json()}
