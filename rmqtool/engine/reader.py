@@ -135,7 +135,7 @@ class StoreReader:
                 raise RmqError(f"{source}: not a RocketMQ store (no commitlog/ folder)")
             self.segments = list(self.store.segments)
         self.given = self.config.given
-        self._starts = [seg.start for seg in self.segments]
+        self.segment_starts = [seg.start for seg in self.segments]  # for bisection
         self.segment_size = self._segment_size()
         self._queues: QueueStore | None = None
 
@@ -153,7 +153,7 @@ class StoreReader:
     def segment_for(self, offset: int) -> SegmentFile | None:
         """The segment that holds `offset`: found by bisection (a store may have thousands); segments of a
         damaged store that overlap are searched in order, as they are listed."""
-        i = bisect.bisect_right(self._starts, offset) - 1
+        i = bisect.bisect_right(self.segment_starts, offset) - 1
         if i >= 0 and offset < self.segments[i].start + max(self.segments[i].size, 1):
             return self.segments[i]
         return next((seg for seg in self.segments[: i + 1] if seg.start <= offset < seg.start + max(seg.size, 1)),

@@ -236,7 +236,7 @@ class StoreQuery:
 
         out = np.full(len(offsets), -1, dtype=np.int64)
         segs = self.reader.segments
-        which = np.searchsorted(np.asarray([s.start for s in segs], dtype=np.int64), offsets, side="right") - 1
+        which = np.searchsorted(np.asarray(self.reader.segment_starts, dtype=np.int64), offsets, side="right") - 1
         for i in np.unique(which[(which >= 0) & (offsets >= 0)]):
             seg = segs[i]
             here = (which == i) & (offsets >= 0) & (offsets < seg.start + seg.size)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
@@ -85,26 +86,41 @@ def valid_mask(entries: np.ndarray) -> np.ndarray:
 
 
 def written_count(entries: np.ndarray) -> int:
-    """Entries before the first invalid one (a queue file is written front to back)."""
-    import numpy as np
-
-    bad = np.flatnonzero(~valid_mask(entries))
-    return int(bad[0]) if bad.size else len(entries)
+    """Entries before the first invalid one (a queue file is written front to back): `written_entries`
+    of the array's bytes."""
+    return written_entries(memoryview(entries).cast("B")) if len(entries) else 0
 
 
 _CHUNK_ENTRIES = 4096  # how much of a queue file `written_entries` reads at a time
+_SIGN_SET = re.compile(rb"[\x80-\xff]")
+_SIZE_AT = ENTRY.offset("size")
 
 
 def written_entries(buf) -> int:
-    """`written_count` of a whole queue file, read a chunk at a time from the front: the pages past
-    the written part (a preallocated file is mostly zeros) are never touched."""
+    """How many entries of a queue file's bytes the broker reads as written: those before the first whose
+    commitLogOffset is negative or whose size is not positive. Read a chunk at a time from the front
+    (the pages past the written part of a preallocated file are never touched), each field checked
+    across the chunk at once in C (no numpy: a point lookup starts faster without it): a sign bit is a
+    high first byte, a zero size four zero bytes."""
     n = len(buf) // ENTRY_LEN
     at = 0
     while at < n:
         end = min(at + _CHUNK_ENTRIES, n)
-        got = written_count(decode_entries(buf[byte_of(at) : byte_of(end)]))
-        if got < end - at:
-            return at + got
+        chunk = bytes(buf[byte_of(at) : byte_of(end)])
+        count = end - at
+        first = count
+        for sign in (chunk[0::ENTRY_LEN], chunk[_SIZE_AT::ENTRY_LEN]):
+            found = _SIGN_SET.search(sign)
+            if found is not None:
+                first = min(first, found.start())
+        size_bytes = 0
+        for k in range(4):
+            size_bytes |= int.from_bytes(chunk[_SIZE_AT + k :: ENTRY_LEN], "big")
+        zero = size_bytes.to_bytes(count, "big").find(0)
+        if zero >= 0:
+            first = min(first, zero)
+        if first < count:
+            return at + first
         at = end
     return n
 
