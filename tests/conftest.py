@@ -32,6 +32,18 @@ def golden_basic() -> Path:
 
 
 @pytest.fixture(scope="session")
+def golden_ha() -> Path:
+    """../shared/golden/ha: a 4.9.7 master and slave on the wire (read-only). Missing: as golden_basic."""
+    path = golden_root() / "ha"
+    if not (path / "sync" / "wire.jsonl").is_file():
+        message = f"golden HA captures not found at {path} (set {GOLDEN_ENV})"
+        if os.environ.get(REQUIRE_GOLDEN_ENV):
+            pytest.fail(message)
+        pytest.skip(message)
+    return path
+
+
+@pytest.fixture(scope="session")
 def golden_expected(golden_basic: Path) -> dict:
     return json.loads((golden_basic / "expected.json").read_text())
 
@@ -70,10 +82,13 @@ _MARKED_FOLDERS = ("spark", "bench")  # tests/spark/, tests/bench/
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Spark and bench tests carry their marker (`-m "not spark and not bench"` skips them locally; CI
-    runs everything); so does every test that uses the Spark session."""
+    runs everything); so does every test that uses the Spark session. Under `-n N --dist loadgroup` the
+    Spark tests share one xdist worker, so the run starts one Spark JVM, not one per worker."""
     for item in items:
         folder = item.path.parent.name
         if folder in _MARKED_FOLDERS:
             item.add_marker(folder)
         if "spark" in getattr(item, "fixturenames", ()):
             item.add_marker("spark")
+        if item.get_closest_marker("spark"):
+            item.add_marker(pytest.mark.xdist_group("spark"))

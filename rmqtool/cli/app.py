@@ -12,6 +12,7 @@ from rmqtool.cli import (
     bench,
     consumers,
     decode,
+    ha,
     helptext,
     info,
     inspect_cmd,
@@ -51,6 +52,7 @@ app.command("export")(append.export)
 app.command("consumers")(consumers.consumers)
 app.command("diff")(replicas.diff)
 app.command("hash")(replicas.hash_)
+app.add_typer(ha.app, name="ha")
 app.command("spark-load")(spark.spark_load)
 app.command("spark-export")(spark.spark_export)
 app.add_typer(bench.app, name="bench")

@@ -96,6 +96,12 @@ def emit_jsonl(objects: Iterable[dict]) -> None:
         write(dumps(obj) + "\n")
 
 
+def emit_jsonl_line(obj: dict) -> None:
+    """One JSON object on its own line of stdout, flushed (a status stream a script reads as it comes)."""
+    emit_jsonl((obj,))
+    sys.stdout.flush()
+
+
 def emit_rows(items: Iterable, body: str, as_document: bool = False) -> bool:
     """Message row batches and findings (from `ops.log_rows`) as JSON lines, or as one document
     `{"messages": [...]}`; returns whether an error finding was among them."""

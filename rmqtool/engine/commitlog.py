@@ -10,6 +10,7 @@ is re-encoded into records written back to back in one segment.
 
 from __future__ import annotations
 
+import os
 import time
 import zlib
 from dataclasses import replace
@@ -237,6 +238,37 @@ class CommitLog:
             i = j
         self.last_store_timestamp = int(cols.store_timestamp[-1])
         return self.max_offset - start
+
+    def append_replica(self, offset: int, data) -> None:
+        """Append bytes a master sent from its commitlog at `offset`, as the broker's slave appends a
+        frame: at the log's end, into the segment holding `offset` (made when there is none, or the
+        last is full; an empty frame makes it too). Bytes may end inside a record."""
+        files = self.queue.files
+        if files and offset != self.max_offset:
+            raise RmqError(f"a frame at offset {offset} does not continue the commitlog, which ends at "
+                           f"{self.max_offset}")
+        if not files and offset % self.segment_size:
+            raise RmqError(f"a first frame at offset {offset} is not at a segment start ({self.segment_size} bytes)")
+        mf = self.queue.writable(offset)
+        if mf.end_offset != offset or len(data) > mf.room:
+            raise RmqError(f"a frame of {len(data)} bytes at offset {offset} crosses the segment "
+                           f"{mf.from_offset}..{mf.from_offset + mf.size}")
+        if data:
+            self._warm(mf, mf.wrote + len(data))
+            mf.append(data)
+
+    def truncate(self, offset: int) -> None:
+        """Forget the bytes from `offset` on (a replica's record that had not arrived whole): later
+        segments are removed, the one holding `offset` is zeroed past it and kept."""
+        files = self.queue.files
+        while files and files[-1].from_offset > offset:
+            files.pop().destroy()
+        last = self.queue.last
+        cut = offset - last.from_offset if last is not None else 0
+        if last is not None and cut < last.wrote:
+            last.map[cut : last.wrote] = bytes(last.wrote - cut)
+            last.wrote = last.flushed = cut
+            os.fdatasync(last.fd)
 
     def warm_ahead(self) -> None:
         """Map the pages ahead of the writer (the warmer thread's step), as the broker warms mapped files."""

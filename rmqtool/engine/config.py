@@ -8,7 +8,7 @@ from dataclasses import dataclass, field, fields
 
 from rmqtool.engine.broker_keys import BROKER_KEYS, OLDER_SPELLINGS
 from rmqtool.errors import RmqError, warn
-from rmqtool.structures import consumequeue, index
+from rmqtool.structures import consumequeue, ha, index
 from rmqtool.structures.commitlog.delay import DEFAULT_DELAY_LEVELS, parse_delay_levels
 from rmqtool.structures.commitlog.message import DEFAULT_MAX_MESSAGE_SIZE
 
@@ -37,6 +37,13 @@ class StoreConfig:
     fileReservedTime: int = 72
     maxMsgsNumBatch: int = 64
     brokerRole: str = "ASYNC_MASTER"
+    haListenPort: int = ha.DEFAULT_LISTEN_PORT
+    haMasterAddress: str = ""
+    haSendHeartbeatInterval: int = ha.DEFAULT_HEARTBEAT_MS
+    haHousekeepingInterval: int = ha.DEFAULT_HOUSEKEEPING_MS
+    haTransferBatchSize: int = ha.DEFAULT_BATCH
+    haSlaveFallbehindMax: int = ha.DEFAULT_FALLBEHIND
+    slaveTimeout: int = ha.DEFAULT_SLAVE_TIMEOUT_MS
     warmMapedFileEnable: bool = False  # allocate every new file whole (rmqtool: --preallocate); sparse otherwise
     given: frozenset[str] = field(default=frozenset(), compare=False, repr=False)  # keys a broker.conf set
 
@@ -110,10 +117,26 @@ class StoreConfig:
         reasons = [segment_refusal(self.mappedFileSizeCommitLog), queue_refusal(self.mappedFileSizeConsumeQueue),
                    geometry_refusal(self.maxHashSlotNum, self.maxIndexNum),
                    f"maxMessageSize={self.maxMessageSize} is not positive" if self.maxMessageSize <= 0 else None,
-                   f"maxMsgsNumBatch={self.maxMsgsNumBatch} is not positive" if self.maxMsgsNumBatch <= 0 else None]
+                   f"maxMsgsNumBatch={self.maxMsgsNumBatch} is not positive" if self.maxMsgsNumBatch <= 0 else None,
+                   *ha_refusals(self)]
         for reason in reasons:
             if reason:
                 raise RmqError(f"{source}: {reason}: the broker could not run with it")
+
+
+SYNC_MASTER, ASYNC_MASTER, SLAVE = "SYNC_MASTER", "ASYNC_MASTER", "SLAVE"
+
+
+def ha_refusals(cfg: StoreConfig) -> list[str | None]:
+    """The HA settings a broker could not replicate with."""
+    positive = ("haSendHeartbeatInterval", "haHousekeepingInterval", "haTransferBatchSize", "haSlaveFallbehindMax",
+                "slaveTimeout")
+    reasons: list[str | None] = [f"{k}={getattr(cfg, k)} is not positive" for k in positive if getattr(cfg, k) <= 0]
+    if not 0 <= cfg.haListenPort <= 65535:
+        reasons.append(f"haListenPort={cfg.haListenPort} is not a TCP port")
+    if cfg.brokerRole not in (SYNC_MASTER, ASYNC_MASTER, SLAVE):
+        reasons.append(f"brokerRole={cfg.brokerRole!r} is not one of {SYNC_MASTER}, {ASYNC_MASTER}, {SLAVE}")
+    return reasons
 
 
 def unknown_keys(props: dict[str, str]) -> list[str]:

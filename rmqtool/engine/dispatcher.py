@@ -44,6 +44,7 @@ class Dispatcher:
         self.levels = np.asarray(levels_ms, dtype=np.int64)
         self.dispatched = commitlog.queue.min_offset
         self.last_logics_timestamp = 0
+        self.last_store_timestamp = 0  # of the newest record dispatched
         self._geo = np.empty((CHUNK_RECORDS, kernels.GEO_COLUMNS), dtype=np.int64)
         self._fields = np.empty((CHUNK_RECORDS, D_COLUMNS), dtype=np.int64)
         self.lock = threading.Lock()  # one run at a time: the background thread or a caller
@@ -60,16 +61,26 @@ class Dispatcher:
 
     def _run(self) -> None:
         queue = self.commitlog.queue
+        if self.dispatched < queue.min_offset:  # a slave's log starts where its master's first frame did
+            self.dispatched = queue.min_offset
         while self.dispatched < queue.max_offset:
             mf = queue.find(self.dispatched)
             if mf is None:
                 raise RmqError(f"dispatch: no commitlog segment holds offset {self.dispatched}")
             pos = self.dispatched - mf.from_offset
-            if pos >= mf.wrote:
+            wrote = mf.wrote
+            if pos >= wrote:
+                if wrote < mf.size:
+                    return  # the segment is still being written
                 self._past(mf, pos)
                 continue
-            n, stop, _, _ = kernels.walk(mf.arr, pos, mf.wrote, mf.from_offset, self._geo, kernels.POLICY_SCAN, False)
+            n, stop, _, _ = kernels.walk(mf.arr, pos, wrote, mf.from_offset, self._geo, kernels.POLICY_SCAN, False)
+            if n and self._record_end(n - 1) > wrote:  # a replica's last record, still arriving
+                n -= 1
+                stop = int(self._geo[n, kernels.GEO_START])
             if n == 0:
+                if message.incomplete(mf.map, pos, wrote):
+                    return  # the rest of the record (or of the end marker's segment) is still to come
                 found = message.decode(mf.map, pos, verify_crc=False)
                 if not isinstance(found, message.Blank):
                     raise RmqError(f"dispatch: unreadable record at offset {self.dispatched}")
@@ -78,6 +89,10 @@ class Dispatcher:
             self._dispatch(mf, n)
             self.dispatched = mf.from_offset + stop
             mf.release_range(pos, stop)  # dispatched (the writer is past `stop`): resident memory stays bounded
+
+    def _record_end(self, row: int) -> int:
+        """Where the record of walk row `row` ends in its segment (its properties end it)."""
+        return int(self._geo[row, kernels.GEO_PROPS] + self._geo[row, kernels.GEO_PROPS_LEN])
 
     def _past(self, mf: MappedFile, pos: int) -> None:
         """Done with a segment at `pos`: unmap the rest of it and go on at the next."""
@@ -89,6 +104,7 @@ class Dispatcher:
         found = dispatch_records(mf.arr, geo, mf.from_offset, self.levels, self._fields)
         fields = found.fields
         nkeys = len(found.key_rec)
+        self.last_store_timestamp = int(fields[-1, D_STORE_TS])
         queued = np.flatnonzero(fields[:, D_IN_CQ])
         if len(queued):
             self._to_queues(mf, geo, fields, queued)

@@ -20,8 +20,9 @@ import os
 from collections.abc import Callable
 
 from rmqtool.engine.commitlog import CommitLog
-from rmqtool.engine.config import SYNC_FLUSH, StoreConfig
+from rmqtool.engine.config import SYNC_FLUSH, SYNC_MASTER, StoreConfig
 from rmqtool.engine.dispatcher import Dispatcher
+from rmqtool.engine.ha.acks import SlaveAcks
 from rmqtool.engine.index_service import IndexService
 from rmqtool.engine.opening import Store, open_store
 from rmqtool.engine.recognition import require_store_root
@@ -46,12 +47,14 @@ class MessageStore:
     def __init__(self, root: str | os.PathLike | Store, config: StoreConfig | None = None, *, flush: str | None = None,
                  create: bool = True, clock: Callable[[], int] | None = None, recovering: bool = False,
                  dispatch_from: int | None = None, register_topics: bool = False,
-                 lock: StoreLock | None = None) -> None:
+                 lock: StoreLock | None = None, acks: SlaveAcks | None = None) -> None:
         """`clock` (ms since the epoch) names new index files; fixtures pass a fixed one. Recovery
         opens a store whose `abort` is present (`recovering`) and re-dispatches from `dispatch_from`.
         With `register_topics`, close merges the topics written into `config/topics.json`. `root` is a
-        path, opened here, or a `Store` the caller opened (its geometry is the files')."""
+        path, opened here, or a `Store` the caller opened (its geometry is the files'). A master serving
+        slaves passes their `acks`: appends wake its senders, and a SYNC_MASTER's puts wait for them."""
         store = root if isinstance(root, Store) else open_store(root, config)
+        self.opened = store
         self.cfg = store.config
         self.clock = clock
         self.paths = store.paths
@@ -63,6 +66,8 @@ class MessageStore:
             read_table(topics_path(self.paths.root))  # a topic table that cannot be merged: refused before a write
         self._lock = claim(store, create, recovering, lock)  # recovery hands over the lock it planned under
         self.register_topics = register_topics
+        self.acks = acks
+        self.sync_master = acks is not None and self.cfg.brokerRole == SYNC_MASTER
         self.written: dict[str, int] = {}  # topic -> queues it needs (highest queue id written + 1)
         self.commitlog: CommitLog | None = None
         self.queues: dict[tuple[str, int], ConsumeQueue] = {}
@@ -123,7 +128,7 @@ class MessageStore:
             self._good_topics.add(topic)
         result = self.commitlog.put_message(msg, as_stored=as_stored)
         self._after_put(result, topic, queue_id)
-        return result
+        return self._replicated(result)
 
     def put_batch(self, topic: str, queue_id: int, body, *, batch_properties: str = "", sys_flag: int = 0,
                   born_timestamp: int = 0, born_host: SocketAddress, store_host: SocketAddress,
@@ -136,7 +141,7 @@ class MessageStore:
                                           sys_flag=sys_flag, born_timestamp=born_timestamp, born_host=born_host,
                                           store_host=store_host, reconsume_times=reconsume_times)
         self._after_put(result, topic, queue_id)
-        return result
+        return self._replicated(result)
 
     def write_planned(self, cols, physical_offset, queue_offset) -> int:
         """Append records a load planned and checked (see `CommitLog.write_planned`); returns bytes taken."""
@@ -148,7 +153,43 @@ class MessageStore:
             self.dispatcher.run()  # catch up here: written pages are unmapped only once dispatched
         else:
             self._dispatch_thread.wake()
+        if self.acks is not None:
+            self.acks.written()
         return taken
+
+    def _replicated(self, result: PutResult) -> PutResult:
+        """A stored put as a master reports it: a SYNC_MASTER's waits for its slaves (see `SlaveAcks`)."""
+        if self.acks is not None and result.status is PutStatus.PUT_OK:
+            self.acks.written()
+            if self.sync_master:
+                result.status = self.acks.wait(result.wrote_offset + result.wrote_bytes)
+        return result
+
+    # ---- a slave's appends -----------------------------------------------------------------
+    def append_replica(self, offset: int, data) -> None:
+        """Append a frame a master sent (see `CommitLog.append_replica`); dispatch follows as it does appends."""
+        self.commitlog.append_replica(offset, data)
+        self._dispatch_thread.check()
+        if self.dispatcher.behind > DISPATCH_MAX_BEHIND:
+            self.dispatcher.run()
+        elif self.dispatcher.behind >= DISPATCH_EVERY_BYTES:
+            self._dispatch_thread.wake()
+
+    def flush_log(self) -> int:
+        """fdatasync the commitlog (what a slave acknowledges) and wake dispatch; the offset now durable."""
+        end = self.commitlog.max_offset
+        self._flush_commitlog()
+        self._dispatch_thread.wake()
+        return end
+
+    def close_replica(self) -> None:
+        """A slave's clean shutdown: a record still arriving is forgotten (its master sends it again from
+        the last whole record, the offset this store then reports), then `close`."""
+        if self.commitlog is not None:
+            self._dispatch_thread.check()
+            self.dispatcher.run()
+            self.commitlog.truncate(self.dispatcher.dispatched)
+        self.close()
 
     @property
     def store_host(self) -> SocketAddress | None:
@@ -197,7 +238,7 @@ class MessageStore:
         if self.index is not None:
             self.index.flush()
         cp = self.checkpoint
-        cp.physic = self.commitlog.last_store_timestamp or cp.physic
+        cp.physic = max(self.commitlog.last_store_timestamp, self.dispatcher.last_store_timestamp) or cp.physic
         cp.logics = self.dispatcher.last_logics_timestamp or cp.logics
         if self.index is not None:
             cp.index = self.index.last_full_end_timestamp or cp.index

@@ -19,6 +19,8 @@ class PutStatus(str, Enum):
     MESSAGE_ILLEGAL = "MESSAGE_ILLEGAL"
     PROPERTIES_SIZE_EXCEEDED = "PROPERTIES_SIZE_EXCEEDED"
     UNKNOWN_ERROR = "UNKNOWN_ERROR"
+    FLUSH_SLAVE_TIMEOUT = "FLUSH_SLAVE_TIMEOUT"  # a SYNC_MASTER's put, stored, that no slave acked in time
+    SLAVE_NOT_AVAILABLE = "SLAVE_NOT_AVAILABLE"  # a SYNC_MASTER's put, stored, with no slave close enough
 
 
 @dataclass(slots=True)

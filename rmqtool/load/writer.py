@@ -64,21 +64,27 @@ def is_export(source: Source) -> bool:
     return any(n in source.columns() for n in STORED_ONLY)
 
 
+Written = Callable[[int, np.ndarray, np.ndarray], None]  # (first row, physical offsets, lengths) of a chunk
+
+
 def load(root, source: Source, opts: LoadOptions, *, flush: str | None = None, batch_size: int | None = None,
          register_topics: bool = True, progress: Progress | None = None, delayed: bool = True,
-         clock: Callable[[], int] | None = None, skip_existing: bool = False) -> LoadSummary:
+         clock: Callable[[], int] | None = None, skip_existing: bool = False,
+         on_written: Written | None = None) -> LoadSummary:
     """Write every row of `source` into the store at `root` (created when missing). An export's
     records go back as they were stored; producer rows become a producer's messages, in broker
     batches of up to `batch_size` when given. A refused row is an RmqError naming it; the
     store is then as it was. `delayed=False` refuses delayed producer rows (spark-load's rule);
     `clock` names new index files (default: now). An export's records the store holds already are
-    refused, or with `skip_existing` skipped and counted."""
+    refused, or with `skip_existing` skipped and counted. `root` may be a MessageStore the caller holds
+    open (a master serving slaves): it stays open. `on_written` hears of every chunk once written."""
     stored = is_export(source)
-    opened = root if isinstance(root, Store) else open_store(root, opts.cfg)
+    held = root if isinstance(root, MessageStore) else None
+    opened = held.opened if held else root if isinstance(root, Store) else open_store(root, opts.cfg)
     opts = replace(opts, cfg=opened.config)
-    created = not opened.root.exists()
-    store = None
-    if not created:  # open an existing store first: rows that name no storeHost take its broker's address
+    created = held is None and not opened.root.exists()
+    store = held
+    if store is None and not created:  # an existing store first: rows that name no storeHost take its broker's
         store = MessageStore(opened, flush=flush, register_topics=register_topics, clock=clock)
         if opts.store_host is None and store.store_host is not None:
             opts = replace(opts, store_host=store.store_host)
@@ -100,7 +106,9 @@ def load(root, source: Source, opts: LoadOptions, *, flush: str | None = None, b
         try:
             stamp = uniqkey.load_stamp(opts.store_timestamp)
             for base, chunk in _with(first, chunks):
-                _write(store, planner, chunk, base, stamp, source, batch_size, summary)
+                placed = _write(store, planner, chunk, base, stamp, source, batch_size, summary)
+                if on_written is not None:
+                    on_written(base, placed, chunk.cols.lengths())
                 if progress:
                     progress(len(chunk))
         except BaseException:
@@ -110,12 +118,13 @@ def load(root, source: Source, opts: LoadOptions, *, flush: str | None = None, b
         summary.bytes = summary.end_offset - summary.first_offset
         summary.skipped = existing.skipped if existing else 0
     except BaseException:
-        if store is not None:
+        if store is not None and held is None:
             store.close()
             if created:
                 shutil.rmtree(store.paths.root, ignore_errors=True)
         raise
-    store.close()
+    if held is None:
+        store.close()
     return summary
 
 
@@ -155,7 +164,8 @@ def describe(source: Source, base: int, errors: list[RowError]) -> str:
 
 
 def _write(store: MessageStore, planner: LoadPlanner, chunk: LoadChunk, base: int, stamp: tuple[int, int],
-           source: Source, batch_size: int | None, summary: LoadSummary) -> None:
+           source: Source, batch_size: int | None, summary: LoadSummary) -> np.ndarray:
+    """Write one chunk; the physical offsets its records went to."""
     cols = chunk.cols
     topic_names = chunk.topics.tolist()
     groups = None
@@ -177,6 +187,7 @@ def _write(store: MessageStore, planner: LoadPlanner, chunk: LoadChunk, base: in
         store.note_written(name, need)
     for name, need in (chunk.delayed or {}).items():
         store.note_written(name, need)
+    return plan.physical_offset
 
 
 def broker_batches(chunk: LoadChunk, batch_size: int) -> np.ndarray:

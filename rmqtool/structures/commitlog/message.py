@@ -293,6 +293,15 @@ def unwritten(buf, pos: int) -> bool:
     return not any(buf[pos : pos + BLANK_MARKER_LEN])
 
 
+def incomplete(buf, pos: int, written_end: int) -> bool:
+    """The record (or end marker) at `pos` is still arriving: the bytes written up to `written_end`
+    do not yet hold its totalSize and magic, or end before its totalSize says it ends (a replica
+    receives records cut at any byte)."""
+    if written_end - pos < BLANK_MARKER_LEN:
+        return True
+    return pos + PREFIX.unpack_from(buf, pos)[0] > written_end
+
+
 def store_timestamp_offset(sys_flag: int) -> int:
     """Where a record's storeTimestamp is, from its start: after the born host, which sysFlag says is IPv4
     or IPv6. `kernels.store_timestamp_at` is its compiled twin."""

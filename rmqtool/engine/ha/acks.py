@@ -1,0 +1,63 @@
+"""What a master knows of its slaves, and what a SYNC_MASTER's put waits for.
+
+The master keeps the highest offset any slave acknowledged (the broker's push2SlaveMaxOffset;
+never lowered, even when that slave leaves) and how many slaves are connected. A SYNC put is
+SLAVE_NOT_AVAILABLE at once when no slave is connected or the put's end is `haSlaveFallbehindMax`
+or more past the highest ack; otherwise it waits up to `slaveTimeout` for an ack at or past its
+end: PUT_OK, or FLUSH_SLAVE_TIMEOUT. Either failure still means stored on the master.
+"""
+
+from __future__ import annotations
+
+import threading
+
+from rmqtool.engine.results import PutStatus
+
+
+class SlaveAcks:
+    def __init__(self, fallbehind: int, timeout_ms: int) -> None:
+        self.fallbehind = fallbehind
+        self.timeout_s = timeout_ms / 1000
+        self.highest = 0
+        self.connections = 0
+        self._acked = threading.Condition()
+        self._written = threading.Condition()  # senders wait here for new bytes
+        self.generation = 0  # bumped by every append, so a sender sees it missed none
+
+    def connected(self) -> None:
+        with self._acked:
+            self.connections += 1
+
+    def disconnected(self) -> None:
+        with self._acked:
+            self.connections -= 1
+
+    def acked(self, offset: int) -> None:
+        with self._acked:
+            if offset > self.highest:
+                self.highest = offset
+                self._acked.notify_all()
+
+    def slave_ok(self, end: int) -> bool:
+        return self.connections > 0 and end - self.highest < self.fallbehind
+
+    def wait(self, end: int) -> PutStatus:
+        """The status of a SYNC put whose records end at `end`."""
+        if not self.slave_ok(end):
+            return PutStatus.SLAVE_NOT_AVAILABLE
+        with self._acked:
+            done = self._acked.wait_for(lambda: self.highest >= end, self.timeout_s)
+        return PutStatus.PUT_OK if done else PutStatus.FLUSH_SLAVE_TIMEOUT
+
+    def written(self) -> None:
+        """New bytes are in the commitlog: wake the senders."""
+        with self._written:
+            self.generation += 1
+            self._written.notify_all()
+
+    def wait_written(self, seen: int, timeout_s: float) -> int:
+        """Wait until an append after generation `seen` (or the timeout); the generation now."""
+        with self._written:
+            if self.generation == seen:
+                self._written.wait(timeout_s)
+            return self.generation

@@ -1,0 +1,215 @@
+"""A master: serve a store's commitlog to slaves on its HA port, as the broker's HAService does.
+
+Per slave, a reader takes its reports (the first says where to start, each acknowledges) and a
+sender sends frames from there: first a heartbeat at the start offset, then the commitlog's bytes
+in frames of at most `haTransferBatchSize` that never cross a segment, a heartbeat once it has
+sent all there is (so a slave knows it is level) and every heartbeat interval while idle. A 4.9.3+
+master closes a slave whose report passes its own max offset; this one first sends a heartbeat at
+its max, so a slave sees both offsets. Either side closes after the housekeeping interval of
+silence. The protocol has no authentication: the listener binds 127.0.0.1 unless told otherwise.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import select
+import socket
+import threading
+import time
+from collections.abc import Callable
+
+from rmqtool.engine.message_store import MessageStore
+from rmqtool.errors import RmqError
+from rmqtool.structures import ha
+
+IDLE_WAIT_S = 0.1  # a sender without news looks again this often
+POLL_S = 0.2
+
+
+class HaMaster:
+    def __init__(self, store: MessageStore, bind: str = "127.0.0.1", port: int | None = None,
+                 log: Callable[[str], None] | None = None) -> None:
+        if store.acks is None:
+            raise RmqError("a master's store is opened with SlaveAcks")
+        cfg = store.cfg
+        self.store, self.acks = store, store.acks
+        self.batch = cfg.haTransferBatchSize
+        self.heartbeat_s = cfg.haSendHeartbeatInterval / 1000
+        self.housekeeping_s = cfg.haHousekeepingInterval / 1000
+        self.log = log or (lambda line: None)
+        self._stop = threading.Event()
+        self._conns: set[SlaveConnection] = set()
+        self._lock = threading.Lock()
+        self._listener = socket.socket(socket.AF_INET6 if ":" in bind else socket.AF_INET, socket.SOCK_STREAM)
+        self._listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            self._listener.bind((bind, cfg.haListenPort if port is None else port))
+        except OSError as e:
+            self._listener.close()
+            raise RmqError(f"cannot listen on {bind}:{port}: {e.strerror}") from None
+        self._listener.listen(16)
+        self._listener.settimeout(POLL_S)
+        self.address = self._listener.getsockname()[:2]
+        self._accepter = threading.Thread(target=self._accept, name="rmqtool-ha-accept", daemon=True)
+        self._accepter.start()
+
+    @property
+    def connections(self) -> int:
+        return len(self._conns)
+
+    def _accept(self) -> None:
+        while not self._stop.is_set():
+            try:
+                sock, peer = self._listener.accept()
+            except TimeoutError:
+                continue
+            except OSError:
+                return
+            conn = SlaveConnection(self, sock, f"{peer[0]}:{peer[1]}")
+            with self._lock:
+                self._conns.add(conn)
+            conn.start()
+
+    def forget(self, conn: SlaveConnection) -> None:
+        with self._lock:
+            self._conns.discard(conn)
+
+    def close(self) -> None:
+        self._stop.set()
+        self._listener.close()
+        self._accepter.join()
+        for conn in list(self._conns):
+            conn.close()
+
+
+class SlaveConnection:
+    def __init__(self, master: HaMaster, sock: socket.socket, peer: str) -> None:
+        self.master, self.sock, self.peer = master, sock, peer
+        self.request: int | None = None  # the first report
+        self.ack = 0
+        self._closed = threading.Event()
+        self._started = threading.Event()
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        sock.settimeout(None)  # sends block as long as the slave takes; reads wait in `readable`
+        self._threads = [threading.Thread(target=self._guard, args=(self._read,), name="rmqtool-ha-read", daemon=True),
+                         threading.Thread(target=self._guard, args=(self._send,), name="rmqtool-ha-send", daemon=True)]
+
+    def start(self) -> None:
+        self.master.acks.connected()
+        for t in self._threads:
+            t.start()
+
+    def _guard(self, loop) -> None:
+        try:
+            loop()
+        except OSError:
+            pass
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        if self._closed.is_set():
+            return
+        self._closed.set()
+        self.master.acks.disconnected()
+        self.master.forget(self)
+        with contextlib.suppress(OSError):
+            self.sock.shutdown(socket.SHUT_RDWR)
+        self.sock.close()
+
+    @property
+    def _stopping(self) -> bool:
+        return self._closed.is_set() or self.master._stop.is_set()
+
+    # ---- the slave's reports ---------------------------------------------------------------
+    def _read(self) -> None:
+        reports = ha.ReportReader()
+        last = time.monotonic()
+        log = self.master.store.commitlog
+        while not self._stopping:
+            if not readable(self.sock, POLL_S):
+                if time.monotonic() - last > self.master.housekeeping_s:
+                    self.master.log(f"slave {self.peer}: silent for {self.master.housekeeping_s:g} s; closed")
+                    return
+                continue
+            data = self.sock.recv(4096)
+            if not data:
+                return
+            last = time.monotonic()
+            offset = reports.feed(data)
+            if offset is None:
+                continue
+            if self.request is None:
+                self.request = offset
+                self.master.log(f"slave {self.peer}: requests offset {offset}")
+                self._started.set()
+            elif offset > log.max_offset:
+                own = log.max_offset
+                self.master.log(f"slave {self.peer}: reports offset {offset}, past this store's {own}: "
+                                f"the slave is ahead of its master; closed")
+                self._send_frame(own, b"")  # the slave sees both offsets before the close
+                return
+            self.ack = offset
+            self.master.acks.acked(offset)
+
+    # ---- frames to the slave ---------------------------------------------------------------
+    def _send(self) -> None:
+        m = self.master
+        while not self._started.wait(POLL_S):
+            if self._stopping:
+                return
+        log = m.store.commitlog
+        nxt = ha.first_transfer(self.request, log.max_offset, log.segment_size)
+        if nxt < log.queue.min_offset:
+            m.log(f"slave {self.peer}: asks for offset {nxt}, before this store's first segment at "
+                  f"{log.queue.min_offset}; closed")
+            return
+        self._send_frame(nxt, b"")
+        caught_up = False  # told the slave it is level, after sending it data
+        sent_any = False
+        seen = m.acks.generation
+        while not self._stopping:
+            sent = self._send_data(nxt)
+            if sent:
+                nxt += sent
+                sent_any = True
+                continue
+            if (sent_any and not caught_up) or time.monotonic() - self._last_write >= m.heartbeat_s:
+                self._send_frame(nxt, b"")
+                caught_up = caught_up or sent_any
+            seen = m.acks.wait_written(seen, min(IDLE_WAIT_S, m.heartbeat_s))
+
+    def _send_data(self, offset: int) -> int:
+        """Send the next frame from `offset`, if the commitlog holds bytes there; its size."""
+        log = self.master.store.commitlog
+        mf = log.queue.find(offset)
+        if mf is None:
+            return 0
+        pos = offset - mf.from_offset
+        size = ha.frame_size(offset, mf.from_offset + mf.wrote, log.segment_size, self.master.batch)
+        if size <= 0:
+            return 0
+        with memoryview(mf.map) as whole, whole[pos : pos + size] as body:
+            self._send_frame(offset, body)
+        return size
+
+    def _send_frame(self, offset: int, body) -> None:
+        header = ha.encode_header(offset, len(body))
+        if body:
+            sent = self.sock.sendmsg([header, body])
+            if sent < len(header) + len(body):
+                self._send_rest(header, body, sent)
+        else:
+            self.sock.sendall(header)
+        self._last_write = time.monotonic()
+
+    def _send_rest(self, header: bytes, body, sent: int) -> None:
+        if sent < len(header):
+            self.sock.sendall(header[sent:])
+            sent = len(header)
+        self.sock.sendall(body[sent - len(header):])
+
+
+def readable(sock: socket.socket, timeout_s: float) -> bool:
+    """Whether `sock` has bytes (or its end) to read within `timeout_s`."""
+    return bool(select.select([sock], [], [], timeout_s)[0])

@@ -1,0 +1,214 @@
+"""A slave: follow a master's HA port into a store, as the broker's HAClient does.
+
+One connection at a time. On connect the slave reports its commitlog's max offset (at once,
+where the Java slave waits a heartbeat interval first); every frame must start at the slave's
+max offset (an empty slave takes any) and is appended as it came; consume queues and the index
+follow through the store's dispatcher. Acknowledgements: `flushed` (the default) reports an offset
+only once the commitlog is fdatasync'ed up to it, by a flusher thread that groups whatever arrived
+meanwhile; `written` reports after every read, as the Java slave does. Reports also go out every
+heartbeat interval; a master silent for the housekeeping interval is dropped and dialled again.
+"""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from dataclasses import dataclass, field
+
+from rmqtool.engine.ha.master import readable
+from rmqtool.engine.message_store import MessageStore
+from rmqtool.errors import RmqError
+from rmqtool.structures import ha
+
+ACK_FLUSHED, ACK_WRITTEN = "flushed", "written"
+RECV_BYTES = 4 << 20
+POLL_S = 0.2  # how often a blocked read looks at the stop flag
+AHEAD_CLOSES = 2  # closes without data after our report, in a row, that mean the master holds less
+
+
+class Diverged(RmqError):
+    """The store does not line up with its master."""
+
+
+@dataclass
+class FollowStatus:
+    """What the slave knows, for a status line."""
+
+    master: str
+    connected: bool = False
+    own: int = 0  # the store's max offset
+    acked: int = 0  # the last offset reported to the master
+    master_offset: int = 0  # the furthest the master has shown: a frame's end or a heartbeat's offset
+    newest_store_ms: int = 0  # storeTimestamp of the newest whole record
+    received: int = 0  # bytes received since the start
+    connects: int = 0
+    caught_up: bool = False  # a heartbeat at our own end: the master had nothing more to send
+    started: float = field(default_factory=time.monotonic)
+
+    def to_json(self) -> dict:
+        lag_ms = max(0, int(time.time() * 1000) - self.newest_store_ms) if self.newest_store_ms else None
+        return {"master": self.master, "connected": self.connected, "ownOffset": self.own, "ackedOffset": self.acked,
+                "masterOffset": self.master_offset, "lagBytes": max(0, self.master_offset - self.own),
+                "lagMs": lag_ms, "receivedBytes": self.received, "connections": self.connects,
+                "caughtUp": self.caught_up}
+
+
+class Follower:
+    def __init__(self, store: MessageStore, host: str, port: int, *, ack: str = ACK_FLUSHED,
+                 stop: threading.Event | None = None) -> None:
+        if ack not in (ACK_FLUSHED, ACK_WRITTEN):
+            raise RmqError(f"--ack must be {ACK_FLUSHED} or {ACK_WRITTEN}, not {ack!r}")
+        cfg = store.cfg
+        self.store, self.host, self.port, self.ack = store, host, port, ack
+        self.heartbeat_s = cfg.haSendHeartbeatInterval / 1000
+        self.housekeeping_s = cfg.haHousekeepingInterval / 1000
+        self.reconnect_s = min(ha.RECONNECT_MS / 1000, self.heartbeat_s)
+        self.stop = stop or threading.Event()
+        self.status = FollowStatus(f"{host}:{port}", own=store.commitlog.max_offset)
+        self._send_lock = threading.Lock()
+        self._buf = bytearray(RECV_BYTES)
+        self._silent_closes = 0
+
+    def run(self, until_caught_up: bool = False) -> None:
+        """Follow until `stop` is set (or, with `until_caught_up`, until level with the master). A store
+        that does not line up with the master raises `Diverged`; a lost connection is dialled again."""
+        while not self.stop.is_set():
+            try:
+                sock = socket.create_connection((self.host, self.port), timeout=self.housekeeping_s)
+            except OSError:
+                self.stop.wait(self.reconnect_s)
+                continue
+            try:
+                self._session(sock, until_caught_up)
+            except OSError:
+                pass
+            finally:
+                self.status.connected = False
+                sock.close()
+            if until_caught_up and self.status.caught_up:
+                return
+            if not self.stop.is_set():
+                self.stop.wait(self.reconnect_s)
+
+    # ---- one connection --------------------------------------------------------------------
+    def _session(self, sock: socket.socket, until_caught_up: bool) -> None:
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        sock.settimeout(None)
+        st = self.status
+        st.connected, st.connects, st.caught_up = True, st.connects + 1, False
+        reported = self.store.commitlog.max_offset
+        self._report(sock, reported)
+        flusher = _Flusher(self, sock) if self.ack == ACK_FLUSHED else None
+        frames = ha.FrameReader()
+        view = memoryview(self._buf)
+        last_read = time.monotonic()
+        data_frames = 0
+        try:
+            while not self.stop.is_set():
+                if until_caught_up and st.caught_up and st.acked >= st.own:
+                    return
+                if not readable(sock, POLL_S):
+                    now = time.monotonic()
+                    if now - last_read > self.housekeeping_s:
+                        return  # the master went silent
+                    if flusher is None and now - self._last_report > self.heartbeat_s:
+                        self._report(sock, self.store.commitlog.max_offset)
+                    continue
+                n = sock.recv_into(view)
+                if n == 0:
+                    self._closed_by_master(reported, data_frames)
+                    return
+                last_read = time.monotonic()
+                st.received += n
+                frames.feed(view[:n])
+                data_frames += self._apply(frames)
+                if flusher is not None:
+                    flusher.wake()
+                elif self.store.commitlog.max_offset > st.acked:
+                    self._report(sock, self.store.commitlog.max_offset)
+        finally:
+            view.release()
+            if flusher is not None:
+                flusher.close()
+
+    def _apply(self, frames: ha.FrameReader) -> int:
+        """Append every whole frame; the number of data frames."""
+        st, store = self.status, self.store
+        data = 0
+        for offset, body in frames.frames():
+            own = store.commitlog.max_offset
+            if not ha.follows(own, offset):
+                raise Diverged(f"the master at {st.master} sends from offset {offset} but this store ends at {own}: "
+                               f"they do not line up (`rmqtool diff` with a copy of the master's store shows where)")
+            size = len(body)
+            store.append_replica(offset, body)
+            body.release()
+            st.own = store.commitlog.max_offset
+            st.master_offset = max(st.master_offset, offset + size)
+            if size:
+                data += 1
+                self._silent_closes = 0
+                st.caught_up = False
+            elif offset == st.own:
+                st.caught_up = True
+        st.newest_store_ms = store.dispatcher.last_store_timestamp or st.newest_store_ms
+        return data
+
+    def _closed_by_master(self, reported: int, data_frames: int) -> None:
+        """A master that closes on us again and again without sending a byte holds less than we reported."""
+        if data_frames:
+            self._silent_closes = 0
+            return
+        self._silent_closes += 1
+        if self._silent_closes >= AHEAD_CLOSES and reported > 0:
+            raise Diverged(f"the master at {self.status.master} closed the connection {self._silent_closes} times "
+                           f"after this store reported offset {reported}, without sending a byte: a 4.9.3+ master "
+                           f"does so when it holds less (its offset is not on the wire); this store is ahead of it "
+                           f"(`rmqtool diff` with a copy of the master's store shows where)")
+
+    def _report(self, sock: socket.socket, offset: int) -> None:
+        with self._send_lock:
+            sock.sendall(ha.encode_report(offset))
+            self._last_report = time.monotonic()
+            self.status.acked = offset
+
+
+class _Flusher:
+    """Acknowledge only what is durable: fdatasync what arrived, then report it; a heartbeat report
+    when nothing arrived for an interval."""
+
+    def __init__(self, follower: Follower, sock: socket.socket) -> None:
+        self.follower, self.sock = follower, sock
+        self._wake = threading.Event()
+        self._closing = False
+        self.error: BaseException | None = None
+        self._thread = threading.Thread(target=self._loop, name="rmqtool-ha-flush", daemon=True)
+        self._thread.start()
+
+    def wake(self) -> None:
+        if self.error is not None:
+            raise self.error
+        self._wake.set()
+
+    def _loop(self) -> None:
+        f = self.follower
+        try:
+            while not self._closing:
+                self._wake.wait(f.heartbeat_s)
+                self._wake.clear()
+                if self._closing:
+                    return
+                if f.store.commitlog.max_offset > f.status.acked:
+                    f._report(self.sock, f.store.flush_log())
+                elif time.monotonic() - f._last_report >= f.heartbeat_s:
+                    f._report(self.sock, f.status.acked)
+        except OSError:
+            return  # the connection went: the reader sees it too
+        except BaseException as e:
+            self.error = e
+
+    def close(self) -> None:
+        self._closing = True
+        self._wake.set()
+        self._thread.join()

@@ -1,0 +1,144 @@
+"""`ha follow` and `ha serve`: a store opened in a replication role, for as long as the caller lets it run.
+
+A follower's store is made when missing and recovered first when its last writer was killed
+(as the broker's slave recovers on start). A served store is opened as a master: a writer that
+holds the lock, with its slaves' acks; rows given to append go in through the one load path, and
+each row's put status comes back as a SYNC_MASTER or ASYNC_MASTER reports it.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import replace
+
+import numpy as np
+
+from rmqtool.engine.config import ASYNC_MASTER, SYNC_MASTER, StoreConfig
+from rmqtool.engine.ha.acks import SlaveAcks
+from rmqtool.engine.ha.master import HaMaster
+from rmqtool.engine.ha.slave import Follower
+from rmqtool.engine.message_store import MessageStore
+from rmqtool.engine.opening import Store, open_store
+from rmqtool.engine.results import PutStatus
+from rmqtool.errors import RmqError
+
+ROLES = {"sync": SYNC_MASTER, "async": ASYNC_MASTER}
+
+
+def parse_address(text: str, what: str) -> tuple[str, int]:
+    """HOST:PORT (an IPv6 host in brackets) as a socket address."""
+    host, sep, port = text.rpartition(":")
+    host = host[1:-1] if host.startswith("[") and host.endswith("]") else host
+    if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise RmqError(f"{what} must be HOST:PORT, not {text!r}")
+    return host, int(port)
+
+
+@contextmanager
+def following(root: str | os.PathLike, cfg: StoreConfig | None, master: str | None, *, ack: str,
+              stop: threading.Event, note: Callable[[str], None]) -> Iterator[Follower]:
+    """A Follower on the store at `root` (made when missing, recovered first after a crash); the store
+    is closed as a slave closes it when the block ends."""
+    store = open_store(root, cfg)
+    address = master or store.config.haMasterAddress
+    if not address:
+        raise RmqError("give --master HOST:PORT (or haMasterAddress in --config)")
+    host, port = parse_address(address, "--master")
+    if store.paths.abort.exists():
+        from rmqtool.ops.recovery import recover_store
+
+        plan, lost = recover_store(store)
+        if plan.refused:
+            raise RmqError(f"{store.root}: recovery refused: {plan.refused}")
+        note(f"recovered {store.root} first (its last writer stopped without closing it)"
+             + (f"; what was cut is kept in {lost}" if lost else ""))
+        store = open_store(root, cfg)
+    ms = MessageStore(store)
+    try:
+        yield Follower(ms, host, port, ack=ack, stop=stop)
+    finally:
+        ms.close_replica()
+
+
+@contextmanager
+def serving(root: str | os.PathLike, cfg: StoreConfig | None, *, port: int | None, bind: str,
+            role: str | None, log: Callable[[str], None]) -> Iterator[HaMaster]:
+    """The store at `root` served to slaves on `bind`:`port` (default haListenPort) until the block ends."""
+    store = open_store(root, cfg)
+    config = store.config
+    if role is not None:
+        if role not in ROLES:
+            raise RmqError(f"--role must be sync or async, not {role!r}")
+        config = replace(config, brokerRole=ROLES[role])
+    elif config.brokerRole not in ROLES.values():
+        config = replace(config, brokerRole=ASYNC_MASTER)  # a slave's broker.conf: served as its master would
+    store = Store(store.paths, config, store.segments)
+    ms = MessageStore(store, acks=SlaveAcks(config.haSlaveFallbehindMax, config.slaveTimeout), create=False)
+    try:
+        master = HaMaster(ms, bind, port, log)
+    except BaseException:
+        ms.close()
+        raise
+    try:
+        yield master
+    finally:
+        master.close()
+        ms.close()
+
+
+def put_statuses(acks: SlaveAcks, sync: bool, ends: np.ndarray) -> list[PutStatus]:
+    """Each record's put status, its records written and ending at `ends`: a SYNC_MASTER waits once for
+    the furthest; a record an ack covers is PUT_OK, the others take that wait's failure."""
+    if not sync or len(ends) == 0:
+        return [PutStatus.PUT_OK] * len(ends)
+    status = acks.wait(int(ends.max()))
+    highest = acks.highest
+    return [PutStatus.PUT_OK if int(e) <= highest else status for e in ends.tolist()]
+
+
+def append_rows(master: HaMaster, source_path: str, opts, batch_size: int | None,
+                emit: Callable[[dict], None]) -> int:
+    """Append the producer rows of `source_path` (`-`: standard input) to the served store, emitting one
+    status object per row; the number of rows."""
+    from rmqtool.io.sources import Source, open_input
+    from rmqtool.load.writer import load
+
+    store = master.store
+    source = Source(source_path, "jsonl") if source_path == "-" else open_input(source_path)
+    sync = store.sync_master
+
+    def written(base: int, offsets: np.ndarray, lengths: np.ndarray) -> None:
+        statuses = put_statuses(master.acks, sync, offsets + lengths)
+        for i, (offset, status) in enumerate(zip(offsets.tolist(), statuses, strict=True)):
+            emit({"row": base + i + 1, "status": status.value, "commitLogOffset": offset})
+
+    summary = load(store, source, replace(opts, cfg=store.cfg), batch_size=batch_size, on_written=written)
+    return summary.messages
+
+
+
+def run_until_stopped(target: Callable[[], None], stop: threading.Event, tick: Callable[[], None],
+                      every_s: float) -> None:
+    """Run `target` in a thread, calling `tick` every `every_s` (and once at the end) until it returns
+    or `stop` is set; the thread's error is raised here."""
+    failure: list[BaseException] = []
+
+    def guarded() -> None:
+        try:
+            target()
+        except BaseException as e:  # handed to the caller's thread
+            failure.append(e)
+        finally:
+            stop.set()
+
+    worker = threading.Thread(target=guarded, name="rmqtool-ha", daemon=True)
+    worker.start()
+    while not stop.wait(every_s):
+        tick()
+    worker.join()
+    tick()
+    if failure:
+        raise failure[0]
