@@ -169,6 +169,8 @@ class MessageStore:
     def append_replica(self, offset: int, data) -> None:
         """Append a frame a master sent (see `CommitLog.append_replica`); dispatch follows as it does appends."""
         self.commitlog.append_replica(offset, data)
+        if self.acks is not None:  # a slave that serves slaves of its own passes the bytes on
+            self.acks.written()
         self._dispatch_thread.check()
         if self.dispatcher.behind > DISPATCH_MAX_BEHIND:
             self.dispatcher.run()

@@ -43,6 +43,7 @@ class FollowStatus:
     newest_store_ms: int = 0  # storeTimestamp of the newest whole record
     received: int = 0  # bytes received since the start
     connects: int = 0
+    heartbeats: int = 0  # empty frames received
     caught_up: bool = False  # a heartbeat at our own end: the master had nothing more to send
     started: float = field(default_factory=time.monotonic)
 
@@ -50,7 +51,7 @@ class FollowStatus:
         lag_ms = max(0, int(time.time() * 1000) - self.newest_store_ms) if self.newest_store_ms else None
         return {"master": self.master, "connected": self.connected, "ownOffset": self.own, "ackedOffset": self.acked,
                 "masterOffset": self.master_offset, "lagBytes": max(0, self.master_offset - self.own),
-                "lagMs": lag_ms, "receivedBytes": self.received, "connections": self.connects,
+                "lagMs": lag_ms, "receivedBytes": self.received, "connections": self.connects, "heartbeats": self.heartbeats,
                 "caughtUp": self.caught_up}
 
 
@@ -97,6 +98,7 @@ class Follower:
         sock.settimeout(None)
         st = self.status
         st.connected, st.connects, st.caught_up = True, st.connects + 1, False
+        self._frames_in_session = 0
         reported = self.store.commitlog.max_offset
         self._report(sock, reported)
         flusher = _Flusher(self, sock) if self.ack == ACK_FLUSHED else None
@@ -139,8 +141,8 @@ class Follower:
         for offset, body in frames.frames():
             own = store.commitlog.max_offset
             if not ha.follows(own, offset):
-                raise Diverged(f"the master at {st.master} sends from offset {offset} but this store ends at {own}: "
-                               f"they do not line up (`rmqtool diff` with a copy of the master's store shows where)")
+                raise Diverged(f"the master at {st.master} sent a frame at offset {offset}, but this store ends at "
+                               f"{own}: they do not line up (`rmqtool diff` with a copy of the master's store shows where)")
             size = len(body)
             store.append_replica(offset, body)
             body.release()
@@ -150,8 +152,11 @@ class Follower:
                 data += 1
                 self._silent_closes = 0
                 st.caught_up = False
-            elif offset == st.own:
-                st.caught_up = True
+            else:
+                st.heartbeats += 1
+                # the first frame of a connection is a heartbeat at the start, whatever the master holds
+                st.caught_up = st.caught_up or (offset == st.own and self._frames_in_session > 0)
+            self._frames_in_session += 1
         st.newest_store_ms = store.dispatcher.last_store_timestamp or st.newest_store_ms
         return data
 

@@ -1,0 +1,309 @@
+"""rmqtool's master and follower on 127.0.0.1: byte-identical copies through cut records, segment rolls,
+restarts on either side and idle periods; SYNC_MASTER statuses; stores that do not line up refused."""
+
+from __future__ import annotations
+
+import json
+import random
+import shutil
+import signal
+import socket
+import struct
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from cli_helpers import RMQTOOL
+
+from rmqtool.engine.config import SYNC_MASTER, StoreConfig
+from rmqtool.engine.ha.acks import SlaveAcks
+from rmqtool.engine.ha.master import HaMaster
+from rmqtool.engine.ha.slave import Diverged, Follower
+from rmqtool.engine.message_store import MessageStore
+from rmqtool.engine.results import PutStatus
+from rmqtool.ops.diff import diff_stores
+from rmqtool.structures.commitlog.hosts import parse_host
+from rmqtool.structures.commitlog.message import Message
+
+DEADLINE_S = 30
+CONF = """mappedFileSizeCommitLog=16384
+mappedFileSizeConsumeQueue=400
+maxHashSlotNum=16
+maxIndexNum=64
+haTransferBatchSize=1000
+haSendHeartbeatInterval=100
+haHousekeepingInterval=1500
+slaveTimeout=500
+"""
+
+
+@pytest.fixture
+def conf(tmp_path: Path) -> Path:
+    path = tmp_path / "broker.conf"
+    path.write_text(CONF)
+    return path
+
+
+def _cfg(conf: Path, **changes) -> StoreConfig:
+    cfg, _ = StoreConfig.from_file(conf)
+    for k, v in changes.items():
+        setattr(cfg, k, v)
+    return cfg
+
+
+def _messages(n: int, seed: int = 7) -> list[Message]:
+    rng = random.Random(seed)
+    host = parse_host("127.0.0.1:30000")
+    return [Message(topic=f"T{i % 3}", body=bytes(rng.randrange(256) for _ in range(rng.choice((5, 300, 2500)))),
+                    properties_string=f"KEYS\x01k{i}\x02UNIQ_KEY\x01U{i:08d}\x02", queue_id=i % 4,
+                    born_host=host, store_host=host, born_timestamp=1_700_000_000_000 + i) for i in range(n)]
+
+
+def _master(path: Path, cfg: StoreConfig, port: int = 0) -> tuple[MessageStore, HaMaster]:
+    ms = MessageStore(path, cfg, acks=SlaveAcks(cfg.haSlaveFallbehindMax, cfg.slaveTimeout))
+    return ms, HaMaster(ms, port=port)
+
+
+def _wait(condition, what: str) -> None:
+    deadline = time.monotonic() + DEADLINE_S
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.01)
+
+
+class Following:
+    """A Follower in a thread of the test."""
+
+    def __init__(self, path: Path, cfg: StoreConfig, port: int, ack: str = "flushed") -> None:
+        self.store = MessageStore(path, cfg)
+        self.stop = threading.Event()
+        self.follower = Follower(self.store, "127.0.0.1", port, ack=ack, stop=self.stop)
+        self.error: BaseException | None = None
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        try:
+            self.follower.run()
+        except BaseException as e:
+            self.error = e
+
+    def acked(self, offset: int) -> bool:
+        return self.follower.status.acked >= offset
+
+    def close(self) -> None:
+        self.stop.set()
+        self.thread.join(DEADLINE_S)
+        self.store.close_replica()
+        if self.error:
+            raise self.error
+
+
+def _same_commitlog(a: Path, b: Path) -> None:
+    names = sorted(p.name for p in (a / "commitlog").iterdir())
+    assert names == sorted(p.name for p in (b / "commitlog").iterdir())
+    for name in names:
+        assert (a / "commitlog" / name).read_bytes() == (b / "commitlog" / name).read_bytes(), name
+
+
+@pytest.mark.parametrize("ack", ["flushed", "written"])
+def test_follower_is_byte_identical_through_cut_records_and_segment_rolls(tmp_path, conf, ack):
+    cfg = _cfg(conf)
+    ms, master = _master(tmp_path / "m", cfg)
+    slave = Following(tmp_path / "s", cfg, master.address[1], ack)
+    try:
+        _wait(lambda: master.connections == 1 and slave.follower.status.connected, "the follower")
+        for msg in _messages(120):
+            assert ms.put_message(msg).ok
+        _wait(lambda: slave.acked(ms.commitlog.max_offset), "the follower's ack of the end")
+    finally:
+        slave.close()
+        master.close()
+        ms.close()
+    assert len(list((tmp_path / "m" / "commitlog").iterdir())) >= 5  # the copy crossed segment rolls
+    _same_commitlog(tmp_path / "m", tmp_path / "s")
+    doc = diff_stores(tmp_path / "m", tmp_path / "s", conf, conf)
+    assert doc["identical"], doc
+
+
+def test_follower_reconnects_to_a_restarted_master_and_goes_on(tmp_path, conf):
+    cfg = _cfg(conf)
+    ms, master = _master(tmp_path / "m", cfg)
+    port = master.address[1]
+    slave = Following(tmp_path / "s", cfg, port)
+    msgs = _messages(60)
+    try:
+        _wait(lambda: slave.follower.status.connected, "the follower")
+        for msg in msgs[:30]:
+            ms.put_message(msg)
+        _wait(lambda: slave.acked(ms.commitlog.max_offset), "the first half")
+        master.close()
+        ms.close()
+        ms, master = _master(tmp_path / "m", cfg, port)
+        for msg in msgs[30:]:
+            ms.put_message(msg)
+        _wait(lambda: slave.acked(ms.commitlog.max_offset), "the second half")
+        assert slave.follower.status.connects == 2
+    finally:
+        slave.close()
+        master.close()
+        ms.close()
+    _same_commitlog(tmp_path / "m", tmp_path / "s")
+
+
+def test_idle_connection_lives_on_heartbeats_past_the_housekeeping_interval(tmp_path, conf):
+    cfg = _cfg(conf)
+    ms, master = _master(tmp_path / "m", cfg)
+    slave = Following(tmp_path / "s", cfg, master.address[1])
+    try:
+        ms.put_message(_messages(1)[0])
+        _wait(lambda: slave.acked(ms.commitlog.max_offset), "the ack")
+        since = time.monotonic()
+        _wait(lambda: time.monotonic() - since > cfg.haHousekeepingInterval / 1000 * 1.5
+              and slave.follower.status.heartbeats > 10, "heartbeats past the housekeeping interval")
+        assert slave.follower.status.connects == 1 and master.connections == 1
+    finally:
+        slave.close()
+        master.close()
+        ms.close()
+
+
+def test_sync_master_statuses_follow_the_slaves_acks(tmp_path, conf):
+    cfg = _cfg(conf, brokerRole=SYNC_MASTER)
+    ms, master = _master(tmp_path / "m", cfg)
+    msgs = iter(_messages(10))
+    try:
+        before = ms.commitlog.max_offset
+        assert ms.put_message(next(msgs)).status is PutStatus.SLAVE_NOT_AVAILABLE
+        assert ms.commitlog.max_offset > before  # stored all the same
+        slave = Following(tmp_path / "s", cfg, master.address[1])
+        try:
+            _wait(lambda: master.connections == 1 and slave.acked(ms.commitlog.max_offset), "the follower")
+            assert ms.put_message(next(msgs)).status is PutStatus.PUT_OK
+        finally:
+            slave.close()
+        _wait(lambda: master.connections == 0, "the follower to leave")
+        with socket.create_connection(master.address) as silent:  # reports once, never acknowledges
+            silent.sendall(struct.pack(">q", ms.commitlog.max_offset))
+            _wait(lambda: master.connections == 1, "the silent slave")
+            started = time.monotonic()
+            assert ms.put_message(next(msgs)).status is PutStatus.FLUSH_SLAVE_TIMEOUT
+            assert time.monotonic() - started >= cfg.slaveTimeout / 1000
+    finally:
+        master.close()
+        ms.close()
+
+
+def test_follower_ahead_of_its_master_is_refused_with_both_offsets(tmp_path, conf):
+    cfg = _cfg(conf)
+    msgs = _messages(40)
+    with MessageStore(tmp_path / "m", cfg) as ms:
+        for msg in msgs[:20]:
+            ms.put_message(msg)
+        master_end = ms.commitlog.max_offset
+    shutil.copytree(tmp_path / "m", tmp_path / "s")
+    with MessageStore(tmp_path / "s", cfg) as ss:
+        for msg in msgs[20:]:
+            ss.put_message(msg)
+        slave_end = ss.commitlog.max_offset
+    ms, master = _master(tmp_path / "m", cfg)
+    try:
+        proc = subprocess.run([RMQTOOL, "ha", "follow", str(tmp_path / "s"), "--master",
+                               f"127.0.0.1:{master.address[1]}", "--config", str(conf)],
+                              capture_output=True, text=True, timeout=DEADLINE_S)
+    finally:
+        master.close()
+        ms.close()
+    assert proc.returncode == 2
+    errors = [line for line in proc.stderr.splitlines() if "error:" in line]
+    assert len(errors) == 1 and f"offset {master_end}" in errors[0] and f"ends at {slave_end}" in errors[0], \
+        proc.stderr
+    assert not (tmp_path / "s" / "abort").exists()
+
+
+def _status_lines(proc: subprocess.Popen, until) -> dict:
+    """Read the follower's --jsonl status lines until one satisfies `until`."""
+    deadline = time.monotonic() + DEADLINE_S
+    while time.monotonic() < deadline:
+        line = proc.stdout.readline()
+        if not line:
+            break
+        doc = json.loads(line)
+        if until(doc):
+            return doc
+    raise AssertionError("the follower's status never got there")
+
+
+def test_follower_killed_with_sigkill_recovers_and_catches_up_byte_identical(tmp_path, conf):
+    cfg = _cfg(conf)
+    ms, master = _master(tmp_path / "m", cfg)
+    slave = tmp_path / "s"
+    msgs = _messages(150)
+    cmd = [RMQTOOL, "ha", "follow", str(slave), "--master", f"127.0.0.1:{master.address[1]}", "--config",
+           str(conf), "--jsonl"]
+    try:
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            _status_lines(proc, lambda d: d["connected"])
+            for msg in msgs[:100]:
+                ms.put_message(msg)
+            _status_lines(proc, lambda d: d["ownOffset"] > 0)
+            proc.kill()
+            proc.wait(DEADLINE_S)
+        finally:
+            proc.kill()
+        assert (slave / "abort").exists()
+        for msg in msgs[100:]:
+            ms.put_message(msg)
+        done = subprocess.run([*cmd[:-1], "--until-caught-up"], capture_output=True, text=True,
+                              timeout=DEADLINE_S)
+        assert done.returncode == 0, done.stderr
+        assert "recovered" in done.stderr
+        _same_commitlog(tmp_path / "m", slave)
+    finally:
+        master.close()
+        ms.close()
+    assert not (slave / "abort").exists()
+
+
+def test_ctrl_c_closes_the_follower_cleanly(tmp_path, conf):
+    cfg = _cfg(conf)
+    ms, master = _master(tmp_path / "m", cfg)
+    try:
+        proc = subprocess.Popen([RMQTOOL, "ha", "follow", str(tmp_path / "s"), "--master",
+                                 f"127.0.0.1:{master.address[1]}", "--config", str(conf), "--jsonl"],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        _status_lines(proc, lambda d: d["connected"])
+        ms.put_message(_messages(1)[0])
+        _status_lines(proc, lambda d: d["ackedOffset"] == ms.commitlog.max_offset)
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=DEADLINE_S)
+    finally:
+        master.close()
+        ms.close()
+    assert proc.returncode == 0, err
+    assert "Traceback" not in err
+    assert not (tmp_path / "s" / "abort").exists()
+    _same_commitlog(tmp_path / "m", tmp_path / "s")
+
+
+def test_serve_append_reports_each_rows_sync_status(tmp_path, conf):
+    rows = tmp_path / "rows.jsonl"
+    rows.write_text("".join(f'{{"topic": "T", "bodyText": "m{i}"}}\n' for i in range(3)))
+    with MessageStore(tmp_path / "m", _cfg(conf)):
+        pass
+    proc = subprocess.Popen([RMQTOOL, "ha", "serve", str(tmp_path / "m"), "--port", "0", "--config", str(conf),
+                             "--role", "sync", "--append", str(rows)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        docs = [json.loads(proc.stdout.readline()) for _ in range(3)]
+    finally:
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=DEADLINE_S)
+    assert [d["status"] for d in docs] == ["SLAVE_NOT_AVAILABLE"] * 3
+    assert [d["row"] for d in docs] == [1, 2, 3]
+    assert proc.returncode == 0, err
+    assert "serving" in err and "127.0.0.1:" in err
