@@ -220,6 +220,39 @@ def replicas(
         output.stdout.print(output.key_values(name, {k: str(v) for k, v in result[name].items()}))
 
 
+@app.command("replicate")
+def replicate(
+    store: Path | None = typer.Argument(None, help="Master store to serve (read only); omitted: generate one of "
+                                        "one segment.", show_default=False),
+    messages: int = typer.Option(898_000, "--messages", min=1, help="Messages to generate for the catch-up."),
+    body_size: int = typer.Option(1000, "--body-size", min=0, help="Body bytes of generated and put messages."),
+    sync_messages: int = typer.Option(20_000, "--sync-messages", min=1, help="Messages per SYNC run (puts = this "
+                                      "/ batch)."),
+    as_json: bool = JSON,
+    config: Path | None = STORE_CONFIG,
+) -> None:
+    """Replication on 127.0.0.1: an empty `ha follow` process catching up with a served store (MB/s, peak
+    RSS), and SYNC_MASTER puts with one follower (puts/s, p50/p99 latency) in batches of 1, 32 and 256.
+
+    Example: [bold]rmqtool bench replicate --messages 100000 --sync-messages 5000 --json[/]
+    """
+    from rmqtool.bench.replicate import run_replicate_bench
+
+    result = run_replicate_bench(store, messages=messages, body_size=body_size, sync_messages=sync_messages,
+                                 config=config, progress=output.stderr if output.stderr.is_terminal else None)
+    if as_json:
+        output.emit_json(result)
+        return
+    output.stdout.print(output.key_values("catch-up", {k: str(v) for k, v in result["catchUp"].items()}))
+    t = output.table("SYNC puts, one follower", ["ack", "batch", "puts", "puts/s", "messages/s", "p50 us", "p99 us",
+                                                 "statuses"])
+    for row in result["sync"]:
+        t.add_row(row["ack"], str(row["batch"]), str(row["puts"]), str(row["putsPerSecond"]),
+                  str(row["messagesPerSecond"]), str(row["p50Us"]), str(row["p99Us"]),
+                  ", ".join(f"{k} {v}" for k, v in row["statuses"].items()))
+    output.stdout.print(t)
+
+
 @app.command("start")
 def start(
     store: Path | None = typer.Argument(None, help="Store to query; omitted: generate one.", show_default=False),

@@ -20,7 +20,7 @@ from cli_helpers import RMQTOOL
 from rmqtool.engine.config import SYNC_MASTER, StoreConfig
 from rmqtool.engine.ha.acks import SlaveAcks
 from rmqtool.engine.ha.master import HaMaster
-from rmqtool.engine.ha.slave import Diverged, Follower
+from rmqtool.engine.ha.slave import Follower
 from rmqtool.engine.message_store import MessageStore
 from rmqtool.engine.results import PutStatus
 from rmqtool.ops.diff import diff_stores
@@ -280,7 +280,7 @@ def test_ctrl_c_closes_the_follower_cleanly(tmp_path, conf):
         ms.put_message(_messages(1)[0])
         _status_lines(proc, lambda d: d["ackedOffset"] == ms.commitlog.max_offset)
         proc.send_signal(signal.SIGINT)
-        out, err = proc.communicate(timeout=DEADLINE_S)
+        _out, err = proc.communicate(timeout=DEADLINE_S)
     finally:
         master.close()
         ms.close()
@@ -302,7 +302,7 @@ def test_serve_append_reports_each_rows_sync_status(tmp_path, conf):
         docs = [json.loads(proc.stdout.readline()) for _ in range(3)]
     finally:
         proc.send_signal(signal.SIGINT)
-        out, err = proc.communicate(timeout=DEADLINE_S)
+        _out, err = proc.communicate(timeout=DEADLINE_S)
     assert [d["status"] for d in docs] == ["SLAVE_NOT_AVAILABLE"] * 3
     assert [d["row"] for d in docs] == [1, 2, 3]
     assert proc.returncode == 0, err

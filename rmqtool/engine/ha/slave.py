@@ -51,8 +51,8 @@ class FollowStatus:
         lag_ms = max(0, int(time.time() * 1000) - self.newest_store_ms) if self.newest_store_ms else None
         return {"master": self.master, "connected": self.connected, "ownOffset": self.own, "ackedOffset": self.acked,
                 "masterOffset": self.master_offset, "lagBytes": max(0, self.master_offset - self.own),
-                "lagMs": lag_ms, "receivedBytes": self.received, "connections": self.connects, "heartbeats": self.heartbeats,
-                "caughtUp": self.caught_up}
+                "lagMs": lag_ms, "receivedBytes": self.received, "connections": self.connects,
+                "heartbeats": self.heartbeats, "caughtUp": self.caught_up}
 
 
 class Follower:
@@ -142,7 +142,8 @@ class Follower:
             own = store.commitlog.max_offset
             if not ha.follows(own, offset):
                 raise Diverged(f"the master at {st.master} sent a frame at offset {offset}, but this store ends at "
-                               f"{own}: they do not line up (`rmqtool diff` with a copy of the master's store shows where)")
+                               f"{own}: they do not line up (`rmqtool diff` with a copy of the master's store "
+                               f"shows where)")
             size = len(body)
             store.append_replica(offset, body)
             body.release()
