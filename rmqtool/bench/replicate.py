@@ -16,6 +16,7 @@ import contextlib
 import dataclasses
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -107,7 +108,7 @@ def _sync_puts(tmp: Path, ack: str, batch: int, messages: int, body_size: int, p
             latencies.append(time.perf_counter() - t0)
         seconds = time.perf_counter() - start
     finally:
-        follower.terminate()
+        follower.send_signal(signal.SIGINT)
         with contextlib.suppress(subprocess.TimeoutExpired):
             follower.wait(CONNECT_DEADLINE_S)
         master.close()

@@ -142,7 +142,7 @@ class CommitLog:
         msg.queue_offset = self.table.get(key, 0) if queued else 0
         mf = self._space_for(length)
         at = mf.wrote
-        if at + length + WARM_AHEAD // 2 > mf.populated:
+        if _short_of_pages(mf, at + length):
             self._warm(mf, at + length)
         msg.physical_offset = mf.from_offset + at
         msg.store_size = message.encode_into(mf.map, at, msg, (topic, props))
@@ -184,7 +184,7 @@ class CommitLog:
         for attempt in range(2):
             mf = self.queue.writable(self.queue.max_offset)
             need = mf.wrote + len(body) * 2 + len(batch_props) * cap  # records outgrow client items a little
-            if need + WARM_AHEAD // 2 > mf.populated:
+            if _short_of_pages(mf, need):
                 self._warm(mf, need)
             status, n, total = batchkernel.encode_client_batch(
                 src, mf.arr, mf.wrote, mf.room, header, topic_arr, props_arr, first_queue_offset,
@@ -254,7 +254,8 @@ class CommitLog:
             raise RmqError(f"a frame of {len(data)} bytes at offset {offset} crosses the segment "
                            f"{mf.from_offset}..{mf.from_offset + mf.size}")
         if data:
-            self._warm(mf, mf.wrote + len(data))
+            if _short_of_pages(mf, mf.wrote + len(data)):
+                self._warm(mf, mf.wrote + len(data))
             mf.append(data)
 
     def truncate(self, offset: int) -> None:
@@ -275,7 +276,7 @@ class CommitLog:
         files = self.queue.files
         if files:
             mf = files[-1]
-            mf.prefault(min(mf.wrote + min(WARM_AHEAD, max(WARM_FIRST, mf.wrote)), mf.size))
+            mf.prefault(min(mf.wrote + _warm_window(mf.wrote), mf.size))
 
     def _warm(self, mf: MappedFile, need: int) -> None:
         """Have pages mapped ahead of the writer: by the warmer thread, or here when it falls behind."""
@@ -340,6 +341,18 @@ def message_refusal(cfg: StoreConfig, msg: message.Message) -> Refusal | None:
     length = message.record_len(flags, len(stored.body), len(stored.topic.encode("utf-8")), len(props), stored.magic)
     return topic_refusal(msg.topic) or size_refusal(cfg, stored.properties_string, len(stored.body), len(props),
                                                     length)
+
+
+def _warm_window(wrote: int) -> int:
+    """How far ahead of a writer at `wrote` the warmer maps pages: WARM_FIRST at first, growing with what
+    was written up to WARM_AHEAD."""
+    return min(WARM_AHEAD, max(WARM_FIRST, wrote))
+
+
+def _short_of_pages(mf: MappedFile, need: int) -> bool:
+    """Whether a write reaching `need` should wake the warmer: less than half its window is mapped ahead
+    (so the warmer wakes once per half window, not on every append)."""
+    return mf.populated < mf.size and mf.populated - need < _warm_window(need) // 2
 
 
 def _with_host_bits(sys_flag: int, born: SocketAddress, store: SocketAddress) -> int:

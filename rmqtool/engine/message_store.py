@@ -160,7 +160,7 @@ class MessageStore:
     def _replicated(self, result: PutResult) -> PutResult:
         """A stored put as a master reports it: a SYNC_MASTER's waits for its slaves (see `SlaveAcks`)."""
         if self.acks is not None and result.status is PutStatus.PUT_OK:
-            self.acks.written()
+            self.acks.written(notify=not self.sync_master)  # a SYNC put sends its bytes itself
             if self.sync_master:
                 result.status = self.acks.wait(result.wrote_offset + result.wrote_bytes)
         return result

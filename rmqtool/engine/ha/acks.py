@@ -10,6 +10,7 @@ end: PUT_OK, or FLUSH_SLAVE_TIMEOUT. Either failure still means stored on the ma
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 
 from rmqtool.engine.results import PutStatus
 
@@ -23,6 +24,7 @@ class SlaveAcks:
         self._acked = threading.Condition()
         self._written = threading.Condition()  # senders wait here for new bytes
         self.generation = 0  # bumped by every append, so a sender sees it missed none
+        self.pusher: Callable[[], bool] | None = None  # sends new bytes from a SYNC put's own thread
 
     def connected(self) -> None:
         with self._acked:
@@ -42,18 +44,22 @@ class SlaveAcks:
         return self.connections > 0 and end - self.highest < self.fallbehind
 
     def wait(self, end: int) -> PutStatus:
-        """The status of a SYNC put whose records end at `end`."""
+        """The status of a SYNC put whose records end at `end` (sent from this thread when a sender is idle)."""
         if not self.slave_ok(end):
             return PutStatus.SLAVE_NOT_AVAILABLE
+        pusher = self.pusher
+        if self.highest < end and (pusher is None or not pusher()):
+            self.written()  # a sender was busy: it sends the rest
         with self._acked:
             done = self._acked.wait_for(lambda: self.highest >= end, self.timeout_s)
         return PutStatus.PUT_OK if done else PutStatus.FLUSH_SLAVE_TIMEOUT
 
-    def written(self) -> None:
-        """New bytes are in the commitlog: wake the senders."""
+    def written(self, notify: bool = True) -> None:
+        """New bytes are in the commitlog: wake the senders (a SYNC put that sends them itself does not)."""
         with self._written:
             self.generation += 1
-            self._written.notify_all()
+            if notify:
+                self._written.notify_all()
 
     def wait_written(self, seen: int, timeout_s: float) -> int:
         """Wait until an append after generation `seen` (or the timeout); the generation now."""

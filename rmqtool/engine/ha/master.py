@@ -50,6 +50,7 @@ class HaMaster:
         self._listener.listen(16)
         self._listener.settimeout(POLL_S)
         self.address = self._listener.getsockname()[:2]
+        self.acks.pusher = self.push
         self._accepter = threading.Thread(target=self._accept, name="rmqtool-ha-accept", daemon=True)
         self._accepter.start()
 
@@ -70,12 +71,21 @@ class HaMaster:
                 self._conns.add(conn)
             conn.start()
 
+    def push(self) -> bool:
+        """Send new bytes to every slave from the caller's thread (see `SlaveConnection.push`); False when
+        a sender was busy and must be woken to send them."""
+        done = True
+        for conn in list(self._conns):
+            done = conn.push() and done
+        return done
+
     def forget(self, conn: SlaveConnection) -> None:
         with self._lock:
             self._conns.discard(conn)
 
     def close(self) -> None:
         self._stop.set()
+        self.acks.pusher = None
         self._listener.close()
         self._accepter.join()
         for conn in list(self._conns):
@@ -89,6 +99,8 @@ class SlaveConnection:
         self.ack = 0
         self._closed = threading.Event()
         self._started = threading.Event()
+        self._sending = threading.Lock()  # one writer of frames at a time: the sender thread or a SYNC put
+        self.next: int | None = None  # where the next frame starts, once the first report said
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         sock.settimeout(None)  # sends block as long as the slave takes; reads wait in `readable`
         self._threads = [threading.Thread(target=self._guard, args=(self._read,), name="rmqtool-ha-read", daemon=True),
@@ -159,25 +171,44 @@ class SlaveConnection:
             if self._stopping:
                 return
         log = m.store.commitlog
-        nxt = ha.first_transfer(self.request, log.max_offset, log.segment_size)
-        if nxt < log.queue.min_offset:
-            m.log(f"slave {self.peer}: asks for offset {nxt}, before this store's first segment at "
+        start = ha.first_transfer(self.request, log.max_offset, log.segment_size)
+        if start < log.queue.min_offset:
+            m.log(f"slave {self.peer}: asks for offset {start}, before this store's first segment at "
                   f"{log.queue.min_offset}; closed")
             return
-        self._send_frame(nxt, b"")
+        with self._sending:
+            self._send_frame(start, b"")
+            self.next = start
         caught_up = False  # told the slave it is level, after sending it data
         sent_any = False
         seen = m.acks.generation
         while not self._stopping:
-            sent = self._send_data(nxt)
+            with self._sending:
+                sent = self._send_data(self.next)
+                self.next += sent
+                if not sent and ((sent_any and not caught_up) or time.monotonic() - self._last_write >= m.heartbeat_s):
+                    self._send_frame(self.next, b"")
+                    caught_up = caught_up or sent_any
             if sent:
-                nxt += sent
                 sent_any = True
                 continue
-            if (sent_any and not caught_up) or time.monotonic() - self._last_write >= m.heartbeat_s:
-                self._send_frame(nxt, b"")
-                caught_up = caught_up or sent_any
             seen = m.acks.wait_written(seen, min(IDLE_WAIT_S, m.heartbeat_s))
+
+    def push(self) -> bool:
+        """Send what there is now from the caller's thread (a SYNC put, which waits for the ack anyway);
+        False when the sender holds the connection (it is then to send the new bytes)."""
+        if self.next is None:
+            return True  # not started: its sender begins with everything there is
+        if not self._sending.acquire(blocking=False):
+            return False
+        try:
+            while not self._stopping and (sent := self._send_data(self.next)):
+                self.next += sent
+        except OSError:
+            pass  # the connection went: its reader and sender see it too
+        finally:
+            self._sending.release()
+        return True
 
     def _send_data(self, offset: int) -> int:
         """Send the next frame from `offset`, if the commitlog holds bytes there; its size."""

@@ -16,7 +16,6 @@ import threading
 import time
 from dataclasses import dataclass, field
 
-from rmqtool.engine.ha.master import readable
 from rmqtool.engine.message_store import MessageStore
 from rmqtool.errors import RmqError
 from rmqtool.structures import ha
@@ -95,7 +94,7 @@ class Follower:
     # ---- one connection --------------------------------------------------------------------
     def _session(self, sock: socket.socket, until_caught_up: bool) -> None:
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        sock.settimeout(None)
+        sock.settimeout(POLL_S)  # a read waits this long, then looks at the stop flag (reports are 8 bytes)
         st = self.status
         st.connected, st.connects, st.caught_up = True, st.connects + 1, False
         self._frames_in_session = 0
@@ -110,14 +109,15 @@ class Follower:
             while not self.stop.is_set():
                 if until_caught_up and st.caught_up and st.acked >= st.own:
                     return
-                if not readable(sock, POLL_S):
+                try:
+                    n = sock.recv_into(view)
+                except TimeoutError:
                     now = time.monotonic()
                     if now - last_read > self.housekeeping_s:
                         return  # the master went silent
                     if flusher is None and now - self._last_report > self.heartbeat_s:
                         self._report(sock, self.store.commitlog.max_offset)
                     continue
-                n = sock.recv_into(view)
                 if n == 0:
                     self._closed_by_master(reported, data_frames)
                     return
