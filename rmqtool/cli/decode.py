@@ -36,7 +36,9 @@ def _time(ms: int) -> str:
 @app.command("commitlog")
 def commitlog(
     store: Path = typer.Argument(..., help="Store root, or one commitlog segment file.", show_default=False),
-    from_offset: int = typer.Option(0, "--phy-offset", min=0, help="Start at this physical offset."),
+    from_offset: int | None = typer.Option(None, "--phy-offset", min=0, show_default=False,
+                                           help="Start at this physical offset (default: 0; with --follow: the "
+                                           "log's end)."),
     count: int | None = typer.Option(None, "--count", min=0, help="Stop after this many messages.",
                                      show_default=False),
     topic: str | None = typer.Option(None, "--topic", help="Only messages of this topic.", show_default=False),
@@ -46,30 +48,44 @@ def commitlog(
                                     click_type=click.Choice(["text", "hex", "base64", "none", "stored"])),
     as_json: bool = JSON,
     as_jsonl: bool = JSONL,
+    follow: bool = typer.Option(False, "--follow", help="Keep printing messages as they are written, across "
+                                "segments (read-only, without the lock); Ctrl-C ends."),
     config: Path | None = CONFIG,
 ) -> None:
     """Decode every message of a commitlog, with every field.
 
     Corrupt records are reported as rows (or JSON objects with an `error` field) and the
-    scan goes on; the exit code is 1 when any corruption was found.
+    scan goes on; the exit code is 1 when any corruption was found. With --follow, the messages
+    written from now on (or from --phy-offset) are printed as they arrive, each once it is whole,
+    until Ctrl-C (exit 0) or --count.
 
     Example: [bold]rmqtool decode commitlog fixtures/store --count 5 --body text[/]
     """
     from rmqtool.engine.reader import open_reader
     from rmqtool.io.jsonl import BODY_FORMATS
+    from rmqtool.ops.follow import follow_lines, follow_rows
     from rmqtool.ops.log_rows import log_lines, log_rows
 
     if body is None:
         body = "base64" if as_json or as_jsonl else "text"
     if body not in BODY_FORMATS:
         raise RmqError(f"--body must be one of {', '.join(BODY_FORMATS)}, not {body!r}")
+    if follow and as_json:
+        raise RmqError("--follow prints messages as they come: use --jsonl (or the table), not --json")
     reader = open_reader(store, config)
-    selection = {"from_offset": from_offset, "count": count, "topic": topic, "verify_crc": verify_crc}
-    if as_jsonl or as_json:
-        corrupt = output.emit_rows(log_lines(reader, body, **selection), body, as_document=as_json)
-    else:
-        end = reader.segments[-1].start + reader.segments[-1].size if reader.segments else 0
-        corrupt = message_table(log_rows(reader, **selection), body, len(str(end)))
+    selection = {"from_offset": from_offset if follow else from_offset or 0, "count": count, "topic": topic,
+                 "verify_crc": verify_crc}
+    lines, rows = (follow_lines, follow_rows) if follow else (log_lines, log_rows)
+    try:
+        if as_jsonl or as_json:
+            corrupt = output.emit_rows(lines(reader, body, **selection), body, as_document=as_json, flush=follow)
+        else:
+            end = reader.segments[-1].start + reader.segments[-1].size if reader.segments else 0
+            corrupt = message_table(rows(reader, **selection), body, len(str(end)), follow=follow)
+    except KeyboardInterrupt:
+        if not follow:
+            raise
+        return  # Ctrl-C is how a follow ends
     if corrupt:
         raise typer.Exit(EXIT_PROBLEM)
 

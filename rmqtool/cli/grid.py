@@ -138,10 +138,11 @@ def paged() -> Iterator[TextIO]:
 
 
 def write_table(out: TextIO, columns: Sequence[Column], parts: Iterable[Sequence[Sequence] | str],
-                width: int | None = None, every_field: str = "--jsonl") -> int:
+                width: int | None = None, every_field: str = "--jsonl", flush: bool = False) -> int:
     """A table of `parts` (rows given column by column, or a str written as it is: a note between
     rows), its columns sized on the first rows and fitted to `width` (the terminal's); the columns
-    left out are named on stderr. Returns the number of rows written."""
+    left out are named on stderr. Returns the number of rows written. `flush`: each part is flushed as
+    it is written (rows that come one by one)."""
     parts = iter(parts)
     pending: list[str] = []
     first = None
@@ -163,4 +164,6 @@ def write_table(out: TextIO, columns: Sequence[Column], parts: Iterable[Sequence
             lines = grid.lines(part)
             out.write("\n".join(lines) + "\n" if lines else "")
             n += len(lines)
+        if flush:
+            out.flush()
     return n

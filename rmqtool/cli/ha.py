@@ -8,12 +8,13 @@ import threading
 import time
 from pathlib import Path
 
+import click
 import typer
 
 from rmqtool.cli import output
 
 app = typer.Typer(help="Replication over the broker's HA port: follow a master as a slave, or serve a store to "
-                  "slaves.", no_args_is_help=True)
+                  "slaves.\n\nExample: [bold]rmqtool ha serve /tmp/master --port 10912[/]", no_args_is_help=True)
 CONFIG = typer.Option(None, "--config", help="broker.conf: the store's geometry and the HA keys (haMasterAddress, "
                       "haListenPort, haSendHeartbeatInterval, haHousekeepingInterval, haTransferBatchSize, "
                       "haSlaveFallbehindMax, slaveTimeout, brokerRole).", show_default=False)
@@ -37,7 +38,8 @@ def follow(
     master: str | None = typer.Option(None, "--master", help="The master's HA address HOST:PORT (default: "
                                       "haMasterAddress of --config).", show_default=False),
     ack: str = typer.Option("flushed", "--ack", help="When an offset is acknowledged: flushed (after fdatasync) "
-                            "or written (as the Java slave: after the write)."),
+                            "or written (as the Java slave: after the write).",
+                            click_type=click.Choice(["flushed", "written"])),
     until_caught_up: bool = typer.Option(False, "--until-caught-up", help="Stop once level with the master."),
     as_jsonl: bool = typer.Option(False, "--jsonl", help="One status object per second on stdout."),
     config: Path | None = CONFIG,
@@ -50,7 +52,7 @@ def follow(
     offset that is not its end) is refused: exit 2. A store whose last writer was killed is
     recovered first.
 
-    Example: [bold]rmqtool ha follow /data/slave --master 10.0.0.5:10912 --until-caught-up[/]
+    Example: [bold]rmqtool ha follow /tmp/slave --master 127.0.0.1:10912 --until-caught-up[/]
     """
     from rmqtool.ops.replication import following, run_until_stopped
 
@@ -101,7 +103,8 @@ def serve(
                                       "append while serving; one status object per row on stdout.",
                                       show_default=False),
     role: str | None = typer.Option(None, "--role", help="sync (SYNC_MASTER: a put waits for a slave's ack) or "
-                                    "async (default: brokerRole of --config).", show_default=False),
+                                    "async (default: brokerRole of --config).", show_default=False,
+                                    click_type=click.Choice(["sync", "async"])),
     batch_size: int | None = typer.Option(None, "--batch-size", min=1, help="With --append: rows per broker batch.",
                                           show_default=False),
     config: Path | None = CONFIG,
@@ -114,7 +117,7 @@ def serve(
     one-line report. With --append each row's status is PUT_OK, FLUSH_SLAVE_TIMEOUT or
     SLAVE_NOT_AVAILABLE as a SYNC_MASTER reports it (the row is stored in every case).
 
-    Example: [bold]rmqtool ha serve /data/master --port 10912 --append rows.jsonl --role sync[/]
+    Example: [bold]rmqtool ha serve /tmp/master --port 10912 --append fixtures/rows.jsonl --role sync[/]
     """
     from rmqtool.ops.replication import append_rows, run_until_stopped, serving
 

@@ -25,9 +25,13 @@ MESSAGE_COLUMNS = (  # `keep`: on a narrow terminal the lowest goes first
 BODY_PREVIEW = 64  # bytes of a body shown in a table
 
 
-def message_table(items, body: str, offset_digits: int = 10) -> bool:
+def message_table(items, body: str, offset_digits: int = 10, follow: bool = False) -> bool:
     """Messages (message-schema batches, or lists of message JSON objects) as a streaming table, with a
-    line for each finding where it occurs; whether any finding was an error."""
+    line for each finding where it occurs; whether any finding was an error. `follow`: rows that come
+    one by one, written to stdout (never a pager) as they come."""
+    import sys
+    from contextlib import nullcontext
+
     from rmqtool.cli.grid import paged, write_table
     from rmqtool.report import ERROR, Finding
 
@@ -43,8 +47,8 @@ def message_table(items, body: str, offset_digits: int = 10) -> bool:
             else:
                 yield message_columns(item, body) if hasattr(item, "column") else json_columns(item, body)
 
-    with paged() as out:
-        shown = write_table(out, columns, rows())
+    with nullcontext(sys.stdout) if follow else paged() as out:
+        shown = write_table(out, columns, rows(), flush=follow)
     regions = f", [red]{output.count(corrupt, 'corrupt region')}[/]" if corrupt else ""
     output.stderr.print(output.count(shown, "message") + regions)
     return bool(corrupt)

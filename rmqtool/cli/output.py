@@ -102,9 +102,10 @@ def emit_jsonl_line(obj: dict) -> None:
     sys.stdout.flush()
 
 
-def emit_rows(items: Iterable, body: str, as_document: bool = False) -> bool:
+def emit_rows(items: Iterable, body: str, as_document: bool = False, flush: bool = False) -> bool:
     """Message row batches and findings (from `ops.log_rows`) as JSON lines, or as one document
-    `{"messages": [...]}`; returns whether an error finding was among them."""
+    `{"messages": [...]}`; returns whether an error finding was among them. `flush`: each item is flushed
+    as it is written (a follow's lines come one by one)."""
     from rmqtool.io.jsonl import jsonl_bytes
     from rmqtool.report import ERROR, Finding
 
@@ -125,6 +126,8 @@ def emit_rows(items: Iterable, body: str, as_document: bool = False) -> bool:
             text = (b"" if first else b",\n") + bytes(text[:-1]).replace(b"\n", b",\n")
         first = first and not text
         out.write(text)
+        if flush:
+            out.flush()
     if as_document:
         out.write(b"\n]}\n")
     out.flush()

@@ -9,13 +9,13 @@ with the corruption it met, so no consumer builds a Python object per record. Ro
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import TypeVar
 
 import numpy as np
 import pyarrow as pa
 
-from rmqtool.engine.reader import StoreReader
+from rmqtool.engine.reader import ScanChunk, StoreReader
 from rmqtool.files.segments import release_pages
 from rmqtool.io.rows import decompressed, message_rows, uncompressed
 from rmqtool.ops.pipeline import WORKERS, ordered_map
@@ -41,7 +41,17 @@ def log_rows(reader: StoreReader, *, from_offset: int = 0, until: int | None = N
     match). `render` turns each row
     batch into what the caller writes (JSON lines, ...) in the same worker that built it.
     """
-    levels = np.asarray(reader.config.delay_levels_ms, dtype=np.int64)
+    batches = log_batches(reader, from_offset=from_offset, until=until, count=count, topic=topic, begin=begin,
+                          end=end, verify_crc=verify_crc)
+    yield from rows_of(batches, reader.config.delay_levels_ms, bodies=bodies, render=render, workers=workers)
+
+
+def rows_of(batches: Iterable[RecordBatch | Finding], delay_levels_ms: list[int], *, bodies: str = STORED,
+            render: Callable[[pa.RecordBatch], R] | None = None,
+            workers: int = WORKERS) -> Iterator[pa.RecordBatch | R | Finding]:
+    """`log_rows` of scanner batches from anywhere (a scan, a follow): rows built (and rendered) `workers` at
+    a time, in order, findings passed through."""
+    levels = np.asarray(delay_levels_ms, dtype=np.int64)
 
     def rows(batch: RecordBatch) -> list:
         out = message_rows(batch, levels)
@@ -56,8 +66,6 @@ def log_rows(reader: StoreReader, *, from_offset: int = 0, until: int | None = N
             release_pages(batch.buf, int(batch.pos[0]), int(batch.pos[-1]))
         return done
 
-    batches = log_batches(reader, from_offset=from_offset, until=until, count=count, topic=topic, begin=begin,
-                          end=end, verify_crc=verify_crc)
     for item in ordered_map(rows, batches, passes=lambda item: isinstance(item, Finding), workers=workers):
         if isinstance(item, list):
             yield from item
@@ -81,10 +89,18 @@ def log_batches(reader: StoreReader, *, from_offset: int = 0, until: int | None 
                 topic: str | None = None, begin: int | None = None, end: int | None = None,
                 verify_crc: bool = True) -> Iterator[RecordBatch | Finding]:
     """The scanner's batches of the selected records and the findings between them, in offset order."""
-    left = count
     if from_offset == 0:
         yield from reader.sequence_findings()
-    for chunk in reader.scan(from_offset, verify_crc=verify_crc, until=until):
+    yield from selected(reader.scan(from_offset, verify_crc=verify_crc, until=until), count=count, topic=topic,
+                        begin=begin, end=end)
+
+
+def selected(chunks: Iterable[ScanChunk], *, count: int | None = None, topic: str | None = None,
+             begin: int | None = None, end: int | None = None) -> Iterator[RecordBatch | Finding]:
+    """The selected records of scan chunks (a scan's, a follow's) and the findings between them, in offset
+    order, ending after `count` records."""
+    left = count
+    for chunk in chunks:
         batch = chunk.batch
         if batch is not None and len(batch) and topic is not None:
             ids, names = batch.topics()
@@ -122,9 +138,12 @@ def _in_offset_order(batch: RecordBatch | None, findings: list[Finding]) -> Iter
 
 def log_lines(reader: StoreReader, body: str = "base64", **selection) -> Iterator[memoryview | Finding]:
     """`log_rows` rendered as JSON lines (one bytes-like block per batch) by the read path's workers."""
+    return log_rows(reader, **line_rendering(body), **selection)
+
+
+def line_rendering(body: str) -> dict:
+    """The `bodies` and `render` arguments of `log_rows` (or `rows_of`) that make JSON lines with `body`."""
     from rmqtool.io.jsonl import jsonl_bytes
     from rmqtool.structures.commitlog.message import DECOMPRESSED_FORMATS
 
-    return log_rows(reader, bodies=PLAIN if body in DECOMPRESSED_FORMATS else STORED,
-                    render=lambda rows: jsonl_bytes(rows, body),
-                    **selection)
+    return {"bodies": PLAIN if body in DECOMPRESSED_FORMATS else STORED, "render": lambda rows: jsonl_bytes(rows, body)}

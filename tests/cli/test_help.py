@@ -118,9 +118,11 @@ def _accepted() -> dict[tuple[str, ...], tuple[str, ...]]:
     from rmqtool.bench.layouts import LAYOUTS
     from rmqtool.bench.scan import MODES
     from rmqtool.bench.transfer import ROWS
+    from rmqtool.engine.ha.slave import ACK_FLUSHED, ACK_WRITTEN
     from rmqtool.engine.message_store import FLUSH_ASYNC, FLUSH_SYNC
     from rmqtool.engine.producer import TRANSACTIONS
     from rmqtool.ops.export import EXPORT_FORMATS
+    from rmqtool.ops.replication import ROLES
     from rmqtool.spark import export as spark_export
     from rmqtool.spark import load as spark_load
     from rmqtool.structures.commitlog.compression import CODECS
@@ -136,6 +138,7 @@ def _accepted() -> dict[tuple[str, ...], tuple[str, ...]]:
         ("bench", "append", "--flush"): flush, ("bench", "import", "--format"): EXPORT_FORMATS,
         ("bench", "import", "--rows"): ROWS,
         ("bench", "export", "--format"): EXPORT_FORMATS, ("bench", "crash", "--flush"): flush,
+        ("ha", "follow", "--ack"): (ACK_FLUSHED, ACK_WRITTEN), ("ha", "serve", "--role"): tuple(ROLES),
     }
 
 

@@ -129,6 +129,24 @@ def test_follower_is_byte_identical_through_cut_records_and_segment_rolls(tmp_pa
     assert doc["identical"], doc
 
 
+def test_two_followers_of_one_master_both_copy_it_and_a_sync_put_needs_only_one(tmp_path, conf):
+    cfg = _cfg(conf, brokerRole=SYNC_MASTER)
+    ms, master = _master(tmp_path / "m", cfg)
+    slaves = [Following(tmp_path / f"s{i}", cfg, master.address[1]) for i in range(2)]
+    try:
+        _wait(lambda: master.connections == 2, "both followers")
+        statuses = {ms.put_message(msg).status for msg in _messages(40)}
+        _wait(lambda: all(s.acked(ms.commitlog.max_offset) for s in slaves), "both acks")
+    finally:
+        for s in slaves:
+            s.close()
+        master.close()
+        ms.close()
+    assert statuses == {PutStatus.PUT_OK}
+    for i in range(2):
+        _same_commitlog(tmp_path / "m", tmp_path / f"s{i}")
+
+
 def test_follower_reconnects_to_a_restarted_master_and_goes_on(tmp_path, conf):
     cfg = _cfg(conf)
     ms, master = _master(tmp_path / "m", cfg)
@@ -273,9 +291,10 @@ def test_ctrl_c_closes_the_follower_cleanly(tmp_path, conf):
     cfg = _cfg(conf)
     ms, master = _master(tmp_path / "m", cfg)
     try:
-        proc = subprocess.Popen([RMQTOOL, "ha", "follow", str(tmp_path / "s"), "--master",
-                                 f"127.0.0.1:{master.address[1]}", "--config", str(conf), "--jsonl"],
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        slave_conf = tmp_path / "slave.conf"  # the master's address from broker.conf's haMasterAddress
+        slave_conf.write_text(CONF + f"haMasterAddress=127.0.0.1:{master.address[1]}\n")
+        proc = subprocess.Popen([RMQTOOL, "ha", "follow", str(tmp_path / "s"), "--config", str(slave_conf),
+                                 "--jsonl"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         _status_lines(proc, lambda d: d["connected"])
         ms.put_message(_messages(1)[0])
         _status_lines(proc, lambda d: d["ackedOffset"] == ms.commitlog.max_offset)
@@ -295,7 +314,9 @@ def test_serve_append_reports_each_rows_sync_status(tmp_path, conf):
     rows.write_text("".join(f'{{"topic": "T", "bodyText": "m{i}"}}\n' for i in range(3)))
     with MessageStore(tmp_path / "m", _cfg(conf)):
         pass
-    proc = subprocess.Popen([RMQTOOL, "ha", "serve", str(tmp_path / "m"), "--port", "0", "--config", str(conf),
+    master_conf = tmp_path / "master.conf"  # the port from broker.conf's haListenPort (0: any free one)
+    master_conf.write_text(CONF + "haListenPort=0\n")
+    proc = subprocess.Popen([RMQTOOL, "ha", "serve", str(tmp_path / "m"), "--config", str(master_conf),
                              "--role", "sync", "--append", str(rows)], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
     try:
