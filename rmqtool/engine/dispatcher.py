@@ -84,6 +84,10 @@ class Dispatcher:
                 found = message.decode(mf.map, pos, verify_crc=False)
                 if not isinstance(found, message.Blank):
                     raise RmqError(f"dispatch: unreadable record at offset {self.dispatched}")
+                if pos + found.size != mf.size:  # a replica whose master rolls segments of another size
+                    raise RmqError(f"the end marker at offset {self.dispatched} closes a segment at offset "
+                                   f"{self.dispatched + found.size}, but this store's segment ends at "
+                                   f"{mf.from_offset + mf.size}: its mappedFileSizeCommitLog is not its master's")
                 self._past(mf, pos)
                 continue
             self._dispatch(mf, n)

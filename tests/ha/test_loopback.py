@@ -23,6 +23,7 @@ from rmqtool.engine.ha.master import HaMaster
 from rmqtool.engine.ha.slave import Follower
 from rmqtool.engine.message_store import MessageStore
 from rmqtool.engine.results import PutStatus
+from rmqtool.errors import RmqError
 from rmqtool.ops.diff import diff_stores
 from rmqtool.structures.commitlog.hosts import parse_host
 from rmqtool.structures.commitlog.message import Message
@@ -328,3 +329,19 @@ def test_serve_append_reports_each_rows_sync_status(tmp_path, conf):
     assert [d["row"] for d in docs] == [1, 2, 3]
     assert proc.returncode == 0, err
     assert "serving" in err and "127.0.0.1:" in err
+
+
+def test_follower_with_another_segment_size_than_its_master_is_refused(tmp_path, conf):
+    cfg = _cfg(conf)
+    ms, master = _master(tmp_path / "m", cfg)
+    slave = Following(tmp_path / "s", _cfg(conf, mappedFileSizeCommitLog=65536), master.address[1])
+    try:
+        _wait(lambda: master.connections == 1, "the follower")
+        for msg in _messages(30):
+            ms.put_message(msg)
+        _wait(lambda: not slave.thread.is_alive(), "the follower to stop")
+    finally:
+        master.close()
+        ms.close()
+    with pytest.raises(RmqError, match="its mappedFileSizeCommitLog is not its master's"):
+        slave.close()

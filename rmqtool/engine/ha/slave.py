@@ -124,7 +124,10 @@ class Follower:
                 last_read = time.monotonic()
                 st.received += n
                 frames.feed(view[:n])
-                data_frames += self._apply(frames)
+                try:
+                    data_frames += self._apply(frames)
+                except ValueError as e:
+                    raise Diverged(f"the master at {st.master} sent a malformed frame: {e}") from None
                 if flusher is not None:
                     flusher.wake()
                 elif self.store.commitlog.max_offset > st.acked:
