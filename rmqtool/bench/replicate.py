@@ -2,7 +2,8 @@
 
 Catch-up: a master store of one commitlog segment (generated, or STORE read as a master) is served by
 this process; `rmqtool ha follow --until-caught-up` into an empty folder runs as a fresh process from
-start to level: MB/s over its whole wall time (process start and close included) and its peak RSS.
+start to level: MB/s over its whole wall time (process start and close included), over its first data
+byte to level (as the Java pair was timed), and its peak RSS. Its acks are `flushed` (fdatasync).
 
 SYNC puts: this process is a SYNC_MASTER with one `ha follow` process connected; puts one after the
 other, each waiting for the follower's ack, as one producer thread with WAIT=true: puts and messages per
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import json
 import os
 import shutil
 import signal
@@ -67,16 +69,19 @@ def _catch_up(store: Path, config: Path | None, tmp: Path, progress) -> dict:
         sent = log.max_offset - (log.max_offset - log.max_offset % log.segment_size if log.max_offset else 0)
         if progress:
             progress.print(f"catch-up of {sent:,} bytes ...")
-        args = ["ha", "follow", str(slave), "--master", f"127.0.0.1:{master.address[1]}", "--until-caught-up"]
+        args = ["ha", "follow", str(slave), "--master", f"127.0.0.1:{master.address[1]}", "--until-caught-up",
+                "--jsonl"]
         if config is not None:
             args += ["--config", str(config)]
-        run = run_process(args)
+        run = run_process(args, keep_stdout=True)
     if run["exitCode"]:
         raise RmqError(f"bench replicate: `rmqtool {' '.join(args)}` exited {run['exitCode']}")
     held = sum(p.stat().st_size for p in (slave / "commitlog").iterdir())
     shutil.rmtree(slave, ignore_errors=True)
     seconds = run["seconds"]
+    transfer = json.loads(run["stdout"].splitlines()[-1])["transferSeconds"]
     return {"bytes": sent, "seconds": seconds, "mbPerSecond": round(sent / seconds / 1e6, 1) if seconds else None,
+            "transferSeconds": transfer, "transferMbPerSecond": round(sent / transfer / 1e6, 1) if transfer else None,
             "followerPeakRssBytes": run["peakRssBytes"], "followerFileBytes": held}
 
 

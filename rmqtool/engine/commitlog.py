@@ -239,10 +239,11 @@ class CommitLog:
         self.last_store_timestamp = int(cols.store_timestamp[-1])
         return self.max_offset - start
 
-    def append_replica(self, offset: int, data) -> None:
-        """Append bytes a master sent from its commitlog at `offset`, as the broker's slave appends a
-        frame: at the log's end, into the segment holding `offset` (made when there is none, or the
-        last is full; an empty frame makes it too). Bytes may end inside a record."""
+    def append_replica(self, offset: int, *parts) -> None:
+        """Append bytes a master sent from its commitlog at `offset` (one frame, or frames that follow each
+        other in one segment), as the broker's slave appends a frame: at the log's end, into the segment
+        holding `offset` (made when there is none, or the last is full; an empty frame makes it too).
+        Bytes may end inside a record."""
         files = self.queue.files
         if files and offset != self.max_offset:
             raise RmqError(f"a frame at offset {offset} does not continue the commitlog, which ends at "
@@ -250,13 +251,12 @@ class CommitLog:
         if not files and offset % self.segment_size:
             raise RmqError(f"a first frame at offset {offset} is not at a segment start ({self.segment_size} bytes)")
         mf = self.queue.writable(offset)
-        if mf.end_offset != offset or len(data) > mf.room:
-            raise RmqError(f"a frame of {len(data)} bytes at offset {offset} crosses the segment "
+        size = sum(len(p) for p in parts)
+        if mf.end_offset != offset or size > mf.room:
+            raise RmqError(f"a frame of {size} bytes at offset {offset} crosses the segment "
                            f"{mf.from_offset}..{mf.from_offset + mf.size}")
-        if data:
-            if _short_of_pages(mf, mf.wrote + len(data)):
-                self._warm(mf, mf.wrote + len(data))
-            mf.append(data)
+        if size:
+            mf.write(*parts)
 
     def truncate(self, offset: int) -> None:
         """Forget the bytes from `offset` on (a replica's record that had not arrived whole): later

@@ -75,6 +75,7 @@ class MessageStore:
         self._flusher: Worker | None = None
         self._dispatch_thread: Worker | None = None
         self._good_topics: set[str] = set()
+        self._dispatch_wake_at = 0  # the next append end that may wake the dispatcher
         try:
             self._load(dispatch_from)
         except BaseException:
@@ -166,16 +167,16 @@ class MessageStore:
         return result
 
     # ---- a slave's appends -----------------------------------------------------------------
-    def append_replica(self, offset: int, data) -> None:
-        """Append a frame a master sent (see `CommitLog.append_replica`); dispatch follows as it does appends."""
-        self.commitlog.append_replica(offset, data)
+    def append_replica(self, offset: int, *parts) -> None:
+        """Append frames a master sent (see `CommitLog.append_replica`); dispatch follows as it does appends."""
+        self.commitlog.append_replica(offset, *parts)
         if self.acks is not None:  # a slave that serves slaves of its own passes the bytes on
             self.acks.written()
         self._dispatch_thread.check()
         if self.dispatcher.behind > DISPATCH_MAX_BEHIND:
             self.dispatcher.run()
-        elif self.dispatcher.behind >= DISPATCH_EVERY_BYTES:
-            self._dispatch_thread.wake()
+        else:
+            self._wake_dispatch(self.commitlog.max_offset)
 
     def flush_log(self) -> int:
         """fdatasync the commitlog (what a slave acknowledges) and wake dispatch; the offset now durable."""
@@ -222,7 +223,13 @@ class MessageStore:
         self.note_written(topic, queue_id + 1)
         if self.flush_mode == FLUSH_SYNC:
             self.commitlog.flush()
-        if result.wrote_offset + result.wrote_bytes - self.dispatcher.dispatched >= DISPATCH_EVERY_BYTES:
+        self._wake_dispatch(result.wrote_offset + result.wrote_bytes)
+
+    def _wake_dispatch(self, end: int) -> None:
+        """Wake the dispatcher once `DISPATCH_EVERY_BYTES` wait, and then not again before as many more
+        were appended (a wake per append while it works would cost every append a lock)."""
+        if end >= self._dispatch_wake_at and end - self.dispatcher.dispatched >= DISPATCH_EVERY_BYTES:
+            self._dispatch_wake_at = end + DISPATCH_EVERY_BYTES
             self._dispatch_thread.check()
             self._dispatch_thread.wake()
 

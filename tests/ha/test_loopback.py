@@ -345,3 +345,24 @@ def test_follower_with_another_segment_size_than_its_master_is_refused(tmp_path,
         ms.close()
     with pytest.raises(RmqError, match="its mappedFileSizeCommitLog is not its master's"):
         slave.close()
+
+
+def test_catch_up_with_frames_smaller_than_a_records_takes_many_frames_per_send(tmp_path, conf):
+    cfg = _cfg(conf, haTransferBatchSize=16)  # 16-byte frames: a send call carries hundreds of them
+    with MessageStore(tmp_path / "m", cfg) as ms:
+        for msg in _messages(12):
+            ms.put_message(msg)
+    shutil.copytree(tmp_path / "m" / "commitlog", tmp_path / "s" / "commitlog")
+    first = sorted((tmp_path / "s" / "commitlog").iterdir())[0]
+    first.write_bytes(bytes(first.stat().st_size))  # the copy holds the first segment as zeros: all to resend
+    for later in sorted((tmp_path / "s" / "commitlog").iterdir())[1:]:
+        later.unlink()
+    ms, master = _master(tmp_path / "m", cfg)
+    slave = Following(tmp_path / "s", cfg, master.address[1])
+    try:
+        _wait(lambda: slave.acked(ms.commitlog.max_offset), "the catch-up")
+    finally:
+        slave.close()
+        master.close()
+        ms.close()
+    _same_commitlog(tmp_path / "m", tmp_path / "s")

@@ -20,9 +20,11 @@ from collections.abc import Callable
 
 from rmqtool.engine.message_store import MessageStore
 from rmqtool.errors import RmqError
+from rmqtool.files.mappedfile import IOV_MAX
 from rmqtool.structures import ha
 
 IDLE_WAIT_S = 0.1  # a sender without news looks again this often
+SEND_BYTES = 1 << 20  # frames given to the socket in one call at most (each still a frame of the protocol)
 POLL_S = 0.2
 
 
@@ -211,34 +213,43 @@ class SlaveConnection:
         return True
 
     def _send_data(self, offset: int) -> int:
-        """Send the next frame from `offset`, if the commitlog holds bytes there; its size."""
+        """Send the frames the commitlog holds from `offset` on in its segment, up to SEND_BYTES, with one
+        call (each frame as the protocol cuts it); the bytes of commitlog sent."""
         log = self.master.store.commitlog
         mf = log.queue.find(offset)
         if mf is None:
             return 0
-        pos = offset - mf.from_offset
-        size = ha.frame_size(offset, mf.from_offset + mf.wrote, log.segment_size, self.master.batch)
-        if size <= 0:
-            return 0
-        with memoryview(mf.map) as whole, whole[pos : pos + size] as body:
-            self._send_frame(offset, body)
-        return size
+        written_end = mf.from_offset + mf.wrote
+        parts: list = []
+        at = offset
+        with memoryview(mf.map) as whole:
+            while at - offset < SEND_BYTES and len(parts) < IOV_MAX:
+                size = ha.frame_size(at, written_end, log.segment_size, self.master.batch)
+                if size <= 0:
+                    break
+                pos = at - mf.from_offset
+                parts += (ha.encode_header(at, size), whole[pos : pos + size])
+                at += size
+            if parts:
+                self._send_parts(parts)
+            for part in parts[1::2]:
+                part.release()
+        return at - offset
 
     def _send_frame(self, offset: int, body) -> None:
-        header = ha.encode_header(offset, len(body))
-        if body:
-            sent = self.sock.sendmsg([header, body])
-            if sent < len(header) + len(body):
-                self._send_rest(header, body, sent)
-        else:
-            self.sock.sendall(header)
-        self._last_write = time.monotonic()
+        self._send_parts([ha.encode_header(offset, len(body))] + ([body] if body else []))
 
-    def _send_rest(self, header: bytes, body, sent: int) -> None:
-        if sent < len(header):
-            self.sock.sendall(header[sent:])
-            sent = len(header)
-        self.sock.sendall(body[sent - len(header):])
+    def _send_parts(self, parts: list) -> None:
+        sent = self.sock.sendmsg(parts)
+        total = sum(len(p) for p in parts)
+        if sent < total:  # the socket took part: the rest as it can
+            for part in parts:
+                if sent >= len(part):
+                    sent -= len(part)
+                    continue
+                self.sock.sendall(part[sent:])
+                sent = 0
+        self._last_write = time.monotonic()
 
 
 def readable(sock: socket.socket, timeout_s: float) -> bool:

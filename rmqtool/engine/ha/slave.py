@@ -44,6 +44,8 @@ class FollowStatus:
     connects: int = 0
     heartbeats: int = 0  # empty frames received
     caught_up: bool = False  # a heartbeat at our own end: the master had nothing more to send
+    first_data_at: float | None = None  # monotonic time of the first data frame
+    level_at: float | None = None  # ... and of the first time level after it
     started: float = field(default_factory=time.monotonic)
 
     def to_json(self) -> dict:
@@ -51,7 +53,9 @@ class FollowStatus:
         return {"master": self.master, "connected": self.connected, "ownOffset": self.own, "ackedOffset": self.acked,
                 "masterOffset": self.master_offset, "lagBytes": max(0, self.master_offset - self.own),
                 "lagMs": lag_ms, "receivedBytes": self.received, "connections": self.connects,
-                "heartbeats": self.heartbeats, "caughtUp": self.caught_up}
+                "heartbeats": self.heartbeats, "caughtUp": self.caught_up,
+                "transferSeconds": round(self.level_at - self.first_data_at, 3)
+                if self.level_at is not None and self.first_data_at is not None else None}
 
 
 class Follower:
@@ -67,7 +71,6 @@ class Follower:
         self.stop = stop or threading.Event()
         self.status = FollowStatus(f"{host}:{port}", own=store.commitlog.max_offset)
         self._send_lock = threading.Lock()
-        self._buf = bytearray(RECV_BYTES)
         self._silent_closes = 0
 
     def run(self, until_caught_up: bool = False) -> None:
@@ -101,8 +104,7 @@ class Follower:
         reported = self.store.commitlog.max_offset
         self._report(sock, reported)
         flusher = _Flusher(self, sock) if self.ack == ACK_FLUSHED else None
-        frames = ha.FrameReader()
-        view = memoryview(self._buf)
+        frames = ha.FrameReader(RECV_BYTES)
         last_read = time.monotonic()
         data_frames = 0
         try:
@@ -110,7 +112,8 @@ class Follower:
                 if until_caught_up and st.caught_up and st.acked >= st.own:
                     return
                 try:
-                    n = sock.recv_into(view)
+                    with frames.space() as room:
+                        n = sock.recv_into(room)
                 except TimeoutError:
                     now = time.monotonic()
                     if now - last_read > self.housekeeping_s:
@@ -123,7 +126,7 @@ class Follower:
                     return
                 last_read = time.monotonic()
                 st.received += n
-                frames.feed(view[:n])
+                frames.wrote(n)
                 try:
                     data_frames += self._apply(frames)
                 except ValueError as e:
@@ -133,36 +136,60 @@ class Follower:
                 elif self.store.commitlog.max_offset > st.acked:
                     self._report(sock, self.store.commitlog.max_offset)
         finally:
-            view.release()
             if flusher is not None:
                 flusher.close()
 
     def _apply(self, frames: ha.FrameReader) -> int:
-        """Append every whole frame; the number of data frames."""
+        """Append every whole frame (data frames that follow each other in one segment with one write);
+        the number of data frames."""
         st, store = self.status, self.store
-        data = 0
-        for offset, body in frames.frames():
-            own = store.commitlog.max_offset
-            if not ha.follows(own, offset):
-                raise Diverged(f"the master at {st.master} sent a frame at offset {offset}, but this store ends at "
-                               f"{own}: they do not line up (`rmqtool diff` with a copy of the master's store "
-                               f"shows where)")
-            size = len(body)
-            store.append_replica(offset, body)
-            body.release()
-            st.own = store.commitlog.max_offset
-            st.master_offset = max(st.master_offset, offset + size)
-            if size:
-                data += 1
-                self._silent_closes = 0
-                st.caught_up = False
-            else:
-                st.heartbeats += 1
-                # the first frame of a connection is a heartbeat at the start, whatever the master holds
-                st.caught_up = st.caught_up or (offset == st.own and self._frames_in_session > 0)
-            self._frames_in_session += 1
+        segment = store.commitlog.segment_size
+        end = store.commitlog.max_offset  # with the frames taken but not yet written
+        run: list = []  # data frames to write at `run_at`
+        run_at = data = 0
+        try:
+            for offset, body in frames.frames():
+                if not ha.follows(end, offset):
+                    raise Diverged(f"the master at {st.master} sent a frame at offset {offset}, but this store ends "
+                                   f"at {end}: they do not line up (`rmqtool diff` with a copy of the master's store "
+                                   f"shows where)")
+                size = len(body)
+                if run and (not size or offset // segment != run_at // segment):
+                    self._write(run_at, run)
+                if size:
+                    run_at = offset if not run else run_at
+                    run.append(body)
+                    end = offset + size
+                    data += 1
+                    self._silent_closes = 0
+                    st.caught_up = False
+                    if st.first_data_at is None:
+                        st.first_data_at = time.monotonic()
+                else:
+                    store.append_replica(offset)  # an empty store's first file is made by a heartbeat too
+                    body.release()
+                    end = st.own = store.commitlog.max_offset
+                    st.heartbeats += 1
+                    # the first frame of a connection is a heartbeat at the start, whatever the master holds
+                    st.caught_up = st.caught_up or (offset == end and self._frames_in_session > 0)
+                    if st.caught_up and st.level_at is None and st.first_data_at is not None:
+                        st.level_at = time.monotonic()
+                st.master_offset = max(st.master_offset, offset + size)
+                self._frames_in_session += 1
+            if run:
+                self._write(run_at, run)
+        finally:
+            for body in run:
+                body.release()
         st.newest_store_ms = store.dispatcher.last_store_timestamp or st.newest_store_ms
         return data
+
+    def _write(self, offset: int, run: list) -> None:
+        self.store.append_replica(offset, *run)
+        for body in run:
+            body.release()
+        run.clear()
+        self.status.own = self.store.commitlog.max_offset
 
     def _closed_by_master(self, reported: int, data_frames: int) -> None:
         """A master that closes on us again and again without sending a byte holds less than we reported."""

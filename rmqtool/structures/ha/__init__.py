@@ -74,41 +74,60 @@ class ReportReader:
 
 
 class FrameReader:
-    """The slave's side of the master's stream: bytes in, whole frames out.
+    """The slave's side of the master's stream: bytes in, whole frames out, without copying them.
 
-    `frames()` yields (offset, body) for every frame complete in what was fed; a body is a
-    memoryview valid until the next `feed`. A frame whose size is negative is reported as a
+    Bytes are read into `space()` and counted with `wrote(n)` (or given to `feed`); `frames()` yields
+    (offset, body) for every frame complete in what was read, a body being a memoryview into the
+    reader's buffer: release it before the next `space()`. A frame that declares a negative size is a
     ValueError (the stream cannot be followed past it).
     """
 
-    def __init__(self) -> None:
-        self._buf = bytearray()
-        self._pos = 0
+    MIN_READ = 64 << 10  # room a read is given at least
+
+    def __init__(self, capacity: int = 4 << 20) -> None:
+        self._buf = bytearray(capacity)
+        self._start = self._end = 0  # unread bytes are [start, end)
+        self._need = HEADER_LEN  # bytes the frame at `start` takes, once its header is in
+
+    def space(self) -> memoryview:
+        """Where the next bytes go (moving the unread tail to the front, or growing, when short of room)."""
+        held = self._end - self._start
+        if len(self._buf) - self._end < max(self._need - held, self.MIN_READ):
+            if self._need + self.MIN_READ > len(self._buf):
+                self._buf.extend(bytes(self._need + self.MIN_READ - len(self._buf)))
+            self._buf[:held] = self._buf[self._start : self._end]
+            self._start, self._end = 0, held
+        return memoryview(self._buf)[self._end :]
+
+    def wrote(self, n: int) -> None:
+        self._end += n
 
     def feed(self, data) -> None:
-        if self._pos:
-            del self._buf[: self._pos]
-            self._pos = 0
-        self._buf += data
+        with self.space() as room:
+            while len(room) < len(data):  # more than the buffer holds: make room first
+                room.release()
+                self._need = self._end - self._start + len(data)
+                room = self.space()
+            room[: len(data)] = data
+        self.wrote(len(data))
 
     def frames(self):
-        buf, pos = self._buf, self._pos
-        view = memoryview(buf)
-        try:
-            while len(buf) - pos >= HEADER_LEN:
-                offset, size = _HEADER.unpack_from(buf, pos)
+        buf = self._buf
+        with memoryview(buf) as view:
+            while self._end - self._start >= HEADER_LEN:
+                offset, size = _HEADER.unpack_from(buf, self._start)
                 if size < 0:
                     raise ValueError(f"frame at offset {offset} declares {size} bytes")
-                end = pos + HEADER_LEN + size
-                if end > len(buf):
-                    break
-                self._pos = end
-                yield offset, view[pos + HEADER_LEN : end]
-                pos = end
-        finally:
-            view.release()
+                end = self._start + HEADER_LEN + size
+                if end > self._end:
+                    self._need = HEADER_LEN + size
+                    return
+                body = view[self._start + HEADER_LEN : end]
+                self._start = end
+                yield offset, body
+            self._need = HEADER_LEN
 
     @property
     def pending(self) -> int:
         """Bytes held that do not yet make a whole frame."""
-        return len(self._buf) - self._pos
+        return self._end - self._start
