@@ -92,6 +92,7 @@ class HaMaster:
         self._accepter.join()
         for conn in list(self._conns):
             conn.close()
+            conn.join()
 
 
 class SlaveConnection:
@@ -130,6 +131,12 @@ class SlaveConnection:
         with contextlib.suppress(OSError):
             self.sock.shutdown(socket.SHUT_RDWR)
         self.sock.close()
+
+    def join(self) -> None:
+        """Wait for the reader and sender to end (they hold views of the commitlog while they send)."""
+        for t in self._threads:
+            if t is not threading.current_thread() and t.is_alive():
+                t.join()
 
     @property
     def _stopping(self) -> bool:
