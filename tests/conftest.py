@@ -80,6 +80,7 @@ def spark():
 _MARKED_FOLDERS = ("spark", "bench")  # tests/spark/, tests/bench/
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist's worker reads the xdist_group marks
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Spark and bench tests carry their marker (`-m "not spark and not bench"` skips them locally; CI
     runs everything); so does every test that uses the Spark session. Under `-n N --dist loadgroup` the
@@ -92,3 +93,20 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker("spark")
         if item.get_closest_marker("spark"):
             item.add_marker(pytest.mark.xdist_group("spark"))
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log):
+    """`--dist loadgroup` that also keeps tests/spark/ in one group. xdist 3.8 groups by an `@group` suffix its
+    workers write into node ids, which pytest 9.2's node ids no longer take (pytest-xdist#1386); the folder is
+    what the controller sees."""
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadGroupScheduling
+
+    class SparkGroupScheduling(LoadGroupScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            in_spark = Path(nodeid.split("::")[0]).parent.name == "spark"
+            return "spark" if in_spark else super()._split_scope(nodeid)
+
+    return SparkGroupScheduling(config, log)

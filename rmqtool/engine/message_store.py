@@ -188,10 +188,19 @@ class MessageStore:
     def close_replica(self) -> None:
         """A slave's clean shutdown: a record still arriving is forgotten (its master sends it again from
         the last whole record, the offset this store then reports), then `close`."""
-        if self.commitlog is not None:
+        if self.commitlog is None:
+            return
+        try:
             self._dispatch_thread.check()
             self.dispatcher.run()
             self.commitlog.truncate(self.dispatcher.dispatched)
+        except BaseException:  # what cannot be dispatched stays for recovery (`abort` stays too)
+            for worker in (self._dispatch_thread, self._flusher):
+                if worker is not None:
+                    worker.stop_quietly()
+            self._close_files()
+            self._lock.release()
+            raise
         self.close()
 
     @property

@@ -37,6 +37,12 @@ class Worker:
         if self.error is not None:
             raise self.error
 
+    def stop_quietly(self) -> None:
+        """Stop without raising the thread's error (the caller is handling one already)."""
+        self._stopping = True
+        self._wake.set()
+        self._thread.join()
+
     def stop(self) -> None:
         self._stopping = True
         self._wake.set()

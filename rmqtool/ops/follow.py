@@ -87,7 +87,7 @@ class Tail:
         """The start of the newest segment holding anything (a writer may have made empty ones ahead)."""
         self.segments = list_segments(self.directory)
         for seg in reversed(self.segments):
-            if not message.unwritten(read_head(seg.path, message.BLANK_MARKER_LEN), 0):
+            if not message.unwritten(read_head(seg.path, message.reach(0)), 0):
                 return seg.start
         return self.segments[0].start if self.segments else None
 
@@ -180,7 +180,7 @@ class Tail:
         end of its totalSize and magic when the size is not one a record can have)."""
         total = int.from_bytes(arr[at : at + 4].tobytes(), "big", signed=True)
         room = max(len(arr), self.segment_size) - at
-        end = at + total if message.MIN_RECORD_LEN <= total <= room else message.reach(at)
+        end = message.declared_end(at, total, room)
         return end == len(arr) or (end < len(arr) and not message.unwritten(arr, end))
 
     def _chunks(self, buf, seg: SegmentFile, at: int, stop: int) -> Iterator[ScanChunk]:

@@ -54,6 +54,7 @@ REGISTRY: tuple[Structure, ...] = (
     Structure("dledger", "dledger-*/data"),
     Structure("timerlog", "timerlog"),
     Structure("config", "config"),
+    Structure("ha", ""),  # the HA wire between a master and its slaves: no files of a store
 )
 
 

@@ -293,6 +293,12 @@ def unwritten(buf, pos: int) -> bool:
     return not any(buf[pos : pos + BLANK_MARKER_LEN])
 
 
+def declared_end(pos: int, total: int, room: int) -> int:
+    """Where the record at `pos` whose totalSize field says `total` ends, when a record can be that long in
+    the `room` left; otherwise where its totalSize and magic end."""
+    return pos + total if MIN_RECORD_LEN <= total <= room else reach(pos)
+
+
 def incomplete(buf, pos: int, written_end: int) -> bool:
     """The record (or end marker) at `pos` is still arriving: the bytes written up to `written_end`
     do not yet hold its totalSize and magic, or end before its totalSize says it ends (a replica
