@@ -45,8 +45,13 @@ class FollowStatus:
     heartbeats: int = 0  # empty frames received
     caught_up: bool = False  # a heartbeat at our own end: the master had nothing more to send
     first_data_at: float | None = None  # monotonic time of the first data frame
-    level_at: float | None = None  # ... and of the first time level after it
+    level_at: float | None = None  # ... and of the first time level after it, all of it acknowledged
     started: float = field(default_factory=time.monotonic)
+
+    def note_level(self) -> None:
+        """Time the first moment level with the master, everything received acknowledged, after data came."""
+        if self.level_at is None and self.first_data_at is not None and self.caught_up and self.acked >= self.own:
+            self.level_at = time.monotonic()
 
     def to_json(self) -> dict:
         lag_ms = max(0, int(time.time() * 1000) - self.newest_store_ms) if self.newest_store_ms else None
@@ -172,8 +177,7 @@ class Follower:
                     st.heartbeats += 1
                     # the first frame of a connection is a heartbeat at the start, whatever the master holds
                     st.caught_up = st.caught_up or (offset == end and self._frames_in_session > 0)
-                    if st.caught_up and st.level_at is None and st.first_data_at is not None:
-                        st.level_at = time.monotonic()
+                    st.note_level()
                 st.master_offset = max(st.master_offset, offset + size)
                 self._frames_in_session += 1
             if run:
@@ -208,6 +212,7 @@ class Follower:
             sock.sendall(ha.encode_report(offset))
             self._last_report = time.monotonic()
             self.status.acked = offset
+            self.status.note_level()
 
 
 class _Flusher:
