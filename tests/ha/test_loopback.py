@@ -366,3 +366,21 @@ def test_catch_up_with_frames_smaller_than_a_records_takes_many_frames_per_send(
         master.close()
         ms.close()
     _same_commitlog(tmp_path / "m", tmp_path / "s")
+
+
+def test_bad_addresses_and_a_taken_port_are_one_line_refusals(tmp_path, conf):
+    with MessageStore(tmp_path / "m", _cfg(conf)):
+        pass
+    with socket.create_server(("127.0.0.1", 0)) as taken:
+        port = taken.getsockname()[1]
+        serve = subprocess.run([RMQTOOL, "ha", "serve", str(tmp_path / "m"), "--port", str(port), "--config",
+                                str(conf)], capture_output=True, text=True, timeout=DEADLINE_S)
+    assert serve.returncode == 2
+    assert serve.stderr.strip().splitlines() == [f"rmqtool: error: cannot listen on 127.0.0.1:{port}: "
+                                                 f"Address already in use"]
+    for bad in ("nohost", "127.0.0.1:99999", ":10912"):
+        follow = subprocess.run([RMQTOOL, "ha", "follow", str(tmp_path / "s"), "--master", bad],
+                                capture_output=True, text=True, timeout=DEADLINE_S)
+        assert follow.returncode == 2
+        assert follow.stderr.strip() == f"rmqtool: error: --master must be HOST:PORT, not {bad!r}"
+        assert not (tmp_path / "s").exists()

@@ -44,8 +44,9 @@ class HaMaster:
         self._lock = threading.Lock()
         self._listener = socket.socket(socket.AF_INET6 if ":" in bind else socket.AF_INET, socket.SOCK_STREAM)
         self._listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        port = cfg.haListenPort if port is None else port
         try:
-            self._listener.bind((bind, cfg.haListenPort if port is None else port))
+            self._listener.bind((bind, port))
         except OSError as e:
             self._listener.close()
             raise RmqError(f"cannot listen on {bind}:{port}: {e.strerror}") from None
