@@ -4,6 +4,7 @@ EXIT_OK = 0  # done; for a search, also when it found nothing (the answer is an 
 EXIT_PROBLEM = 1  # the command ran and found damage: corruption, verify findings, corrupt regions skipped
 EXIT_BAD_INPUT = 2  # refused before doing anything: bad arguments, not a store, a contradicting config, locked
 EXIT_NOT_FOUND = 3  # the one thing asked for does not exist: a msgId, an offset, a queue
+EXIT_INTERRUPTED = 130  # SIGINT or SIGTERM, after cleaning up
 
 
 class RmqError(Exception):
@@ -16,6 +17,12 @@ class NotFound(RmqError):
     """The request was sound and names something the store does not hold (a msgId, an offset)."""
 
     exit_code = EXIT_NOT_FOUND
+
+
+class Interrupted(RmqError):
+    """SIGINT or SIGTERM stopped a command, which cleaned up after itself: the message says what is left."""
+
+    exit_code = EXIT_INTERRUPTED
 
 
 class NoSuchQueue(NotFound):

@@ -57,8 +57,9 @@ def crash_round(root: Path, flush: str, rng: random.Random) -> dict:
     from rmqtool.ops.recovery import recover_store
     from rmqtool.ops.verify import verify_store
 
+    errors = tempfile.TemporaryFile()  # noqa: SIM115 - read when the writer acknowledged nothing
     proc = subprocess.Popen([sys.executable, "-c", _WRITER, str(root), flush, str(SEGMENT)], stdout=subprocess.PIPE,
-                            stderr=subprocess.DEVNULL)
+                            stderr=errors)
     acked: list[tuple[int, int, int]] = []
     fd = proc.stdout.fileno()
     os.set_blocking(fd, False)
@@ -81,7 +82,8 @@ def crash_round(root: Path, flush: str, rng: random.Random) -> dict:
         if len(parts) == 3:
             acked.append(tuple(int(p) for p in parts))
     if not acked:
-        raise RuntimeError(f"the writer acknowledged nothing within {_FIRST_ACK_WAIT} s")
+        raise RuntimeError(_no_acknowledgement(proc.returncode, errors))
+    errors.close()
     cfg = crash_config()
     plan, _ = recover_store(root, cfg)
     reader = StoreReader(root, cfg)
@@ -101,6 +103,15 @@ def crash_round(root: Path, flush: str, rng: random.Random) -> dict:
     return {"acknowledged": len(acked), "stored": len(stored), "lost": lost, "problems": report.problems,
             "droppedTail": plan.dropped_count, "cutBytes": sum(c.bytes for c in plan.cuts),
             "mode": plan.mode}
+
+
+def _no_acknowledgement(code: int, errors) -> str:
+    """Why a writer acknowledged nothing: it died (its exit code and last error line), or it was slow."""
+    if code == -signal.SIGKILL:
+        return f"the writer acknowledged nothing within {_FIRST_ACK_WAIT} s"
+    errors.seek(0)
+    lines = errors.read().decode(errors="replace").strip().splitlines()
+    return f"the writer exited with code {code} before its first acknowledgement: {lines[-1] if lines else '-'}"
 
 
 def _drain(fd: int) -> bytes:

@@ -37,6 +37,20 @@ class GeneratedStore:
     record_len: int
     segments: int
     bytes: int
+    store_time: int = BASE_TIME  # the load's storeTimestamp, which its unique keys are made from
+
+    def unique_key(self, i: int) -> str:
+        """The UNIQ_KEY the load gave message `i`: the load's rule (`uniqkernel`) for row `i` born at
+        BORN_HOST, stored at `store_time`."""
+        from rmqtool.structures.commitlog import uniqkey
+        from rmqtool.structures.commitlog.hosts import parse_host
+        from rmqtool.structures.commitlog.uniqkernel import put_load_keys
+
+        digits = np.zeros(uniqkey.LEN, dtype=np.uint8)
+        ip4 = np.frombuffer(parse_host(BORN_HOST).address, dtype=np.uint8).reshape(1, 4)
+        put_load_keys(digits, np.zeros(1, dtype=np.int64), ip4, uniqkey.load_stamp(self.store_time),
+                      np.array([i], dtype=np.int64))
+        return digits.tobytes().decode()
 
 
 def _rows(messages: int, body_size: int, queues: int, seed: int) -> Iterator:
@@ -78,4 +92,4 @@ def generate_store(root: str | os.PathLike, messages: int, body_size: int = 100,
         with open(StorePaths(root).commitlog / offset_name(0), "rb") as f:
             record_len = message.decode(f.read(message.MIN_RECORD_LEN + body_size + 4096), 0).store_size
     segments = -(-summary.end_offset // segment_size) if summary.end_offset else 0
-    return GeneratedStore(Path(root), messages, record_len, segments, summary.bytes)
+    return GeneratedStore(Path(root), messages, record_len, segments, summary.bytes, store_time)

@@ -24,7 +24,6 @@ from rmqtool.structures.commitlog.hosts import parse_host
 from rmqtool.structures.commitlog.message import BLANK_MARKER_LEN
 
 STORE_HOST = parse_host("10.0.0.2:10911")  # the generator's store host
-_UNIQ_PREFIX = "C0A8000100002A9F0000"
 
 
 def percentiles(samples: list[float]) -> dict:
@@ -66,15 +65,17 @@ def run_recovery_bench(*, messages: int, body_size: int, lookups: int = 2000, pr
         segment = cfg.mappedFileSizeCommitLog
         per_segment = (segment - BLANK_MARKER_LEN) // gen.record_len
         for i in picks:
-            mid = msgid.create(STORE_HOST, (i // per_segment) * segment + (i % per_segment) * gen.record_len)
+            offset = (i // per_segment) * segment + (i % per_segment) * gen.record_len
+            mid = msgid.create(STORE_HOST, offset)
             t = time.perf_counter()
             q.by_msg_id(mid)
             by_id.append(time.perf_counter() - t)
-            key = _UNIQ_PREFIX + f"{i:012X}"
+            key = gen.unique_key(i)
             t = time.perf_counter()
             hits = q.by_key(BENCH_TOPIC, key, unique=True)
             by_key.append(time.perf_counter() - t)
-            assert len(hits) == 1
+            found = [h.message.physical_offset for h in hits]
+            assert found == [offset], f"message {i} (offset {offset}): unique key {key} found at {found}"
         q.close()
         reset_peak_rss()
         t = time.perf_counter()

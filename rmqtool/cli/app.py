@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 import sys
 
 import typer
@@ -25,7 +26,7 @@ from rmqtool.cli import (
     verify,
 )
 from rmqtool.cli.output import printable
-from rmqtool.errors import EXIT_BAD_INPUT, NotFound, RmqError
+from rmqtool.errors import EXIT_BAD_INPUT, Interrupted, NotFound, RmqError
 
 app = typer.Typer(
     name="rmqtool",
@@ -74,15 +75,31 @@ def root(
 
 def main(argv: list[str] | None = None) -> None:
     """Run the app; bad input is one line on stderr and exit code 2, never a traceback."""
+    previous = signal.getsignal(signal.SIGTERM)
+    try:
+        _main(argv)
+    finally:
+        if argv is None:  # the console script: a signal during the teardown must not turn the exit into a kill
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                signal.signal(sig, signal.SIG_IGN)
+        else:  # a caller passing arguments keeps its own handler
+            signal.signal(signal.SIGTERM, previous if previous is not None else signal.SIG_DFL)
+
+
+def _main(argv: list[str] | None) -> None:
     import click
 
     args = sys.argv[1:] if argv is None else argv
     command = _command_for(args)
+    signal.signal(signal.SIGTERM, _interrupt)  # SIGTERM ends a command as Ctrl-C does: cleaned up, exit 130
     try:
         with output.scan_progress(" ".join(a for a in args[:2] if not a.startswith("-"))):
             code = command.main(args=args, prog_name="rmqtool", standalone_mode=False)
     except NotFound as e:
         print(f"rmqtool: not found: {printable(e)}", file=sys.stderr)
+        sys.exit(e.exit_code)
+    except Interrupted as e:
+        print(f"rmqtool: interrupted: {printable(e)}", file=sys.stderr)
         sys.exit(e.exit_code)
     except RmqError as e:
         print(f"rmqtool: error: {printable(e)}", file=sys.stderr)
@@ -100,8 +117,8 @@ def main(argv: list[str] | None = None) -> None:
     except BrokenPipeError:
         sys.stderr.close()
         sys.exit(0)
-    except SystemExit:
-        if isinstance(sys.stdout, click.utils.PacifyFlushWrapper):  # click's exit 1 when the reader went away
+    except SystemExit as e:  # typer's exit 1 when the reader went away: a closed pipe, a pager quit early
+        if isinstance(sys.stdout, click.utils.PacifyFlushWrapper) or isinstance(e.__context__, BrokenPipeError):
             sys.exit(0)
         raise
     except OSError as e:  # the system refused: permissions, descriptors, a full disk
@@ -109,10 +126,16 @@ def main(argv: list[str] | None = None) -> None:
         print(f"rmqtool: error: {printable(e.strerror or e)}{printable(where)}", file=sys.stderr)
         sys.exit(EXIT_BAD_INPUT)
     except KeyboardInterrupt:
-        sys.exit(130)
+        code = 130
+    if code == 130:  # typer's answer to a KeyboardInterrupt (Ctrl-C) inside the command
+        print("rmqtool: interrupted", file=sys.stderr)
     if code == 0 and _bare_group(command, args):
         sys.exit(2)
     sys.exit(code if isinstance(code, int) else 0)
+
+
+def _interrupt(signum, frame) -> None:
+    raise KeyboardInterrupt
 
 
 def _command_for(args: list[str]):

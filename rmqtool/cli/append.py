@@ -84,7 +84,10 @@ def _body(text: str | None, file: Path | None) -> bytes:
             return file.read_bytes()
         except OSError as e:
             raise RmqError(f"cannot read {file}: {e.strerror}") from None
-    return (text or "").encode("utf-8")
+    try:
+        return (text or "").encode("utf-8")
+    except UnicodeEncodeError:
+        raise RmqError("--body: not UTF-8 text (use --body-file for bytes)") from None
 
 
 def append(
@@ -137,7 +140,6 @@ def append(
     Example: [bold]rmqtool append /tmp/store --topic OrderTopic --tags TagA --keys "order-1 user-7" --body hi[/]
     Example: [bold]rmqtool append /tmp/store --batch fixtures/rows.jsonl --json[/]
     """
-    from rmqtool.engine.message_store import MessageStore
     from rmqtool.engine.producer import build_message
 
     cfg = _config(config, preallocate)
@@ -153,7 +155,8 @@ def append(
         source = Source(batch, "jsonl")
         with output.progress("append", None) as advance:
             summary = load(store, source, load_options(cfg, None, queues, None, store_host), flush=flush,
-                           batch_size=batch_size, register_topics=register_topics, progress=advance)
+                           batch_size=batch_size, register_topics=register_topics, progress=advance,
+                           command="append --batch")
         output.emit(summary.to_json(), "appended", as_json)
         return
     if not topic:
@@ -165,11 +168,11 @@ def append(
 
     refusal = message_refusal(cfg, msg)  # before the store is opened: a refused message creates nothing
     if refusal is not None:
-        raise RmqError(f"{refusal.status.value}: {refusal.reason}")
-    with MessageStore(store, cfg, flush=flush, register_topics=register_topics) as st:
-        if store_host is None and st.store_host is not None:
-            msg.store_host = st.store_host  # a new message names the broker the store's records name
-        result = st.put_message(msg)
+        raise RmqError(f"{refusal.status.value}: {refusal.field}: {refusal.reason}")
+    from rmqtool.load.writer import append_one
+
+    result = append_one(store, cfg, msg, flush=flush, register_topics=register_topics,
+                        keep_store_host=store_host is not None)
     if not result.ok:
         raise RmqError(f"{result.status.value}: {result.reason}")
     doc = {**result.to_json(), "topic": msg.topic, "queueId": msg.queue_id}

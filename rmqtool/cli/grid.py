@@ -121,7 +121,9 @@ def terminal_width() -> int:
 
 @contextmanager
 def paged() -> Iterator[TextIO]:
-    """Where lines go: a pager ($PAGER, else `less -FRSX`) when stdout is a terminal, stdout otherwise."""
+    """Where lines go: a pager ($PAGER, else `less -FRSX`) when stdout is a terminal, stdout otherwise.
+    A pager quit early raises BrokenPipeError out of the block, as a closed pipe does (the CLI then exits
+    0 quietly); the pager is waited for whatever happened, so the shell gets the terminal back after it."""
     pager = os.environ.get("PAGER", "less -FRSX")
     if not sys.stdout.isatty() or not pager or not shutil.which(pager.split()[0]):
         yield sys.stdout
@@ -129,12 +131,28 @@ def paged() -> Iterator[TextIO]:
     proc = subprocess.Popen(pager, shell=True, stdin=subprocess.PIPE, text=True, encoding="utf-8")
     try:
         yield proc.stdin
-    except BrokenPipeError:
-        pass
     finally:
-        with suppress(BrokenPipeError):
-            proc.stdin.close()
-        proc.wait()
+        with _interrupts_left_to_the_pager():
+            with suppress(BrokenPipeError):
+                proc.stdin.close()
+            proc.wait()
+
+
+@contextmanager
+def _interrupts_left_to_the_pager() -> Iterator[None]:
+    """Ctrl-C ignored in this block: it reaches the pager too, which handles it (less stops a search);
+    a command that left while its pager runs would give the shell a terminal the pager still reads."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    before = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, before)
 
 
 def write_table(out: TextIO, columns: Sequence[Column], parts: Iterable[Sequence[Sequence] | str],

@@ -52,6 +52,7 @@ def info(
         "abort file": "present: the last writer did not shut down cleanly" if doc["abortFile"] else "absent",
         **({"rebuild": "a swap was stopped half way: the next writer (or `rmqtool rebuild`) finishes it"}
            if doc["unfinishedSwap"] else {}),
+        **({"interrupted write": _interrupted(doc["interruptedWrite"])} if doc["interruptedWrite"] else {}),
         "lock": f"held by process {doc['lockHeldBy']}" if doc["lockHeldBy"] else "free",
     }
     if "physicBehindDataMs" in cp:
@@ -96,3 +97,8 @@ def _ha_lines(ha: dict) -> dict:
     for i, f in enumerate(ha["findings"]):
         out[f"HA {f['severity']} {i + 1}"] = f"{Path(f['file']).name}: {f['reason']}"
     return out
+
+
+def _interrupted(w: dict) -> str:
+    return (f"`{w['command']}` (pid {w['pid']}) was killed: the next writer (or `rmqtool recover`) rolls it back "
+            f"to commitlog offset {w['commitlogEnd']}")

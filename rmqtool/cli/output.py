@@ -216,8 +216,11 @@ def scan_progress(label: str) -> Iterator[None]:
 
     from rmqtool.engine.reader import scan_observed
 
+    # stdout is redirected above the bar only when it is the terminal too: rows for a pipe or a file would
+    # otherwise reach the terminal through the bar's console, and `| head` would never see them
     with Progress(TextColumn("{task.description}"), BarColumn(), DownloadColumn(), TransferSpeedColumn(),
-                  TimeRemainingColumn(), console=_console("stderr"), transient=True) as bar:
+                  TimeRemainingColumn(), console=_console("stderr"), transient=True,
+                  redirect_stdout=sys.stdout.isatty()) as bar:
         tasks = []  # the bar appears with the first scan: a command that scans nothing shows none
 
         def observe(done: int, total: int) -> None:

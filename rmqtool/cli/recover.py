@@ -60,6 +60,11 @@ def recover(
     if holder is not None and not dry_run:
         raise RmqError(f"store {store} is locked by process {holder} (a running broker?): nothing changed")
     if dry_run:
+        from rmqtool.engine import journal
+
+        interrupted = journal.pending(opened.paths)
+        if interrupted is not None:
+            output.note(f"first, {journal.describe(interrupted)} (the plan below is of the store as it is now)")
         plan = plan_recovery(opened, count_dispatch=True, thorough=thorough, truncate_to=truncate_to)
         lost = lost_dir_of(opened.paths, plan)
     else:  # one hold of the store lock from the plan to the end of the re-dispatch

@@ -62,6 +62,15 @@ def spark_load(
     output.emit(result.to_json(), "already loaded" if result.already else "loaded", as_json)
 
 
+def _quiet_py4j(verbose: bool) -> None:
+    """Unless --verbose, Python's log goes nowhere: py4j logs a traceback for a call to the JVM that
+    an interrupt cut (rmqtool itself logs nothing), and the interrupt is one line of rmqtool's."""
+    if not verbose:
+        import logging
+
+        logging.getLogger().addHandler(logging.NullHandler())
+
+
 def spark_export(
     store: Path = typer.Argument(..., help="Store root.", show_default=False),
     out: Path = typer.Option(..., "--out", help="Output folder (must not exist).", show_default=False),
@@ -81,6 +90,7 @@ def spark_export(
     from rmqtool.spark.export import STAGES
     from rmqtool.spark.export import spark_export as run
 
+    _quiet_py4j(verbose)
     with output.stages(STAGES) as done:
         result = run(store, out, _config(config), fmt=fmt, master=master, verbose=verbose, progress=done)
     output.emit(result.to_json(), "exported", as_json)

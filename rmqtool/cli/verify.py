@@ -66,7 +66,7 @@ def salvage(
     from rmqtool.ops.export import export_store
     from rmqtool.report import group_findings
 
-    summary = export_store(open_reader(store, config), out, "jsonl", overwrite=force)
+    summary = export_store(open_reader(store, config), out, "jsonl", overwrite=force, what="salvage")
     if as_json:
         output.emit_json({**summary.to_json(), "out": str(out),
                           "groups": [g.to_json() for g in group_findings(summary.findings)]})

@@ -20,7 +20,7 @@ import numpy as np
 
 from rmqtool.engine.config import StoreConfig
 from rmqtool.engine.results import PutResult, PutStatus, refused
-from rmqtool.engine.rules import ENCODER_HEADROOM, Refusal, size_refusal, topic_refusal
+from rmqtool.engine.rules import ENCODER_HEADROOM, Refusal, fields_refusal, size_refusal, topic_refusal
 from rmqtool.engine.worker import Worker
 from rmqtool.errors import RmqError
 from rmqtool.files.filequeue import FileQueue
@@ -334,13 +334,15 @@ def rewrite_delay(msg: message.Message, max_level: int) -> None:
 
 def message_refusal(cfg: StoreConfig, msg: message.Message) -> Refusal | None:
     """The refusal a store with `cfg` would give `msg`, without a store and without changing `msg`."""
+    bad = topic_refusal(msg.topic) or fields_refusal(msg)
+    if bad is not None:
+        return bad
     stored = replace(msg)
     rewrite_delay(stored, len(cfg.delay_levels_ms))
     flags = _with_host_bits(stored.sys_flag, stored.born_host, stored.store_host)
     props = stored.properties_string.encode("utf-8")
     length = message.record_len(flags, len(stored.body), len(stored.topic.encode("utf-8")), len(props), stored.magic)
-    return topic_refusal(msg.topic) or size_refusal(cfg, stored.properties_string, len(stored.body), len(props),
-                                                    length)
+    return size_refusal(cfg, stored.properties_string, len(stored.body), len(props), length)
 
 
 def _warm_window(wrote: int) -> int:

@@ -19,6 +19,7 @@ import errno
 import os
 from collections.abc import Callable
 
+from rmqtool.engine import journal
 from rmqtool.engine.commitlog import CommitLog
 from rmqtool.engine.config import SYNC_FLUSH, SYNC_MASTER, StoreConfig
 from rmqtool.engine.dispatcher import Dispatcher
@@ -29,8 +30,9 @@ from rmqtool.engine.recognition import require_store_root
 from rmqtool.engine.results import PutResult, PutStatus
 from rmqtool.engine.rules import topic_refusal
 from rmqtool.engine.worker import Worker
-from rmqtool.errors import RmqError
+from rmqtool.errors import RmqError, warn
 from rmqtool.files.lock import StoreLock, create_abort, remove_abort
+from rmqtool.files.signals import uninterrupted
 from rmqtool.structures.checkpoint.file import CheckpointFile
 from rmqtool.structures.commitlog import message
 from rmqtool.structures.commitlog.hosts import SocketAddress
@@ -65,6 +67,9 @@ class MessageStore:
             require_store_root(self.paths.root, "a write")
             read_table(topics_path(self.paths.root))  # a topic table that cannot be merged: refused before a write
         self._lock = claim(store, create, recovering, lock)  # recovery hands over the lock it planned under
+        interrupted = journal.pending(self.paths)  # a write killed mid-way: rolled back before anything else
+        if interrupted is not None:
+            journal.cut_commitlog(self.paths, interrupted["mark"]["commitlogEnd"], self.cfg.mappedFileSizeCommitLog)
         self.register_topics = register_topics
         self.acks = acks
         self.sync_master = acks is not None and self.cfg.brokerRole == SYNC_MASTER
@@ -78,6 +83,8 @@ class MessageStore:
         self._dispatch_wake_at = 0  # the next append end that may wake the dispatcher
         try:
             self._load(dispatch_from)
+            if interrupted is not None:
+                self._roll_back_interrupted(interrupted)
         except BaseException:
             self._close_files()
             self._lock.release()
@@ -107,6 +114,15 @@ class MessageStore:
             reput = min(reput, dispatch_from)
         self.dispatcher.dispatched = min(max(reput, self.commitlog.queue.min_offset), self.commitlog.max_offset)
         self.dispatcher.run()
+
+    def _roll_back_interrupted(self, doc: dict) -> None:
+        """Undo the queues and index of a write a journal names (its commitlog is cut already), durably."""
+        from rmqtool.engine.rollback import roll_back
+
+        roll_back(self, journal.mark_of(doc))
+        self.flush()
+        journal.clear(self.paths)
+        warn(journal.describe(doc))
 
     def _open_queue(self, topic: str, queue_id: int) -> ConsumeQueue:
         cq = ConsumeQueue(self.paths.queue_dir(topic, queue_id), topic, queue_id, self.cfg.mappedFileSizeConsumeQueue,
@@ -266,6 +282,10 @@ class MessageStore:
         """Clean shutdown: flush everything, write the checkpoint, remove `abort`, release the lock."""
         if self.commitlog is None:
             return
+        with uninterrupted():  # a close runs to its end: the store is clean, or recovery says it is not
+            self._close()
+
+    def _close(self) -> None:
         try:
             if self._flusher is not None:
                 self._flusher.stop()
@@ -308,7 +328,8 @@ def claim(store: Store, create: bool, recovering: bool = False, lock: StoreLock 
 
         finish_pending(paths)  # a bulk load killed while it was adopted
         finish_swap(paths)  # a rebuild killed while it swapped its folders in
-        if paths.abort.exists() and not recovering:
+        journal.finish_deletions(paths)  # a clean killed while it removed expired files
+        if paths.abort.exists() and not recovering and not journal.journal_path(paths).exists():
             raise RmqError(f"store {paths.root} was not shut down cleanly (abort file present): "
                            "run `rmqtool recover` first")
     except BaseException:

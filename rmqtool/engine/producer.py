@@ -9,7 +9,7 @@ import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from rmqtool.engine.rules import bad_property
+from rmqtool.engine.rules import bad_property, out_of_range, range_reason
 from rmqtool.errors import RmqError
 from rmqtool.structures.commitlog import batch, compression, properties, sysflag, uniqkey
 from rmqtool.structures.commitlog.hosts import SocketAddress, parse_host
@@ -48,6 +48,8 @@ def client_properties(*, tags: str | None = None, keys: str | Iterable[str] | No
     (a fresh UNIQ_KEY from `born_ip`, or `uniq`, unless the user gives one)."""
     if delay_level < 0:
         raise RmqError(f"delay level {delay_level} is negative")
+    if out_of_range("delayLevel", delay_level):
+        raise RmqError(f"delay level {range_reason('delayLevel', delay_level)}")
     pairs: dict[str, str] = {}
     if tags:
         pairs[properties.TAGS] = tags

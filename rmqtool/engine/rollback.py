@@ -11,12 +11,18 @@ the entry it pointed at before (the first new entry of a slot remembers it as it
 from __future__ import annotations
 
 import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
 
+from rmqtool.engine import journal
 from rmqtool.engine.message_store import MessageStore
+from rmqtool.errors import Interrupted
+from rmqtool.files.signals import uninterrupted
 from rmqtool.structures import index
+from rmqtool.structures.index.check import held
 
 
 @dataclass
@@ -47,11 +53,39 @@ def mark(store: MessageStore) -> WriteMark:
     return m
 
 
+@contextmanager
+def transaction(store: MessageStore, command: str, *, journaled: bool = True) -> Iterator[WriteMark]:
+    """What is written inside is all or nothing: on any exception (SIGINT, SIGTERM, a full disk) it is
+    rolled back at once; with `journaled`, a journal synced before the first byte lets the next writer
+    roll it back after a SIGKILL, and its removal once all is durable is the commit."""
+    before = mark(store)
+    if journaled:
+        journal.write(store.paths, before, command)
+    try:
+        yield before
+        if journaled:
+            store.flush()
+    except BaseException as e:
+        with uninterrupted():
+            roll_back(store, before)
+            if journaled:
+                store.flush()
+                journal.clear(store.paths)
+        if isinstance(e, KeyboardInterrupt):
+            raise Interrupted(f"`{command}` stopped; what it wrote was rolled back: {store.paths.root} is as it "
+                              f"was") from None
+        raise
+    if journaled:
+        journal.clear(store.paths)
+
+
 def roll_back(store: MessageStore, m: WriteMark) -> None:
     """Undo every write since `m`: the files end where they ended, byte for byte."""
     with store.dispatcher.lock:
         log = store.commitlog
         log.queue.truncate(m.commitlog_end)
+        # and on disk: a segment made but not yet listed, bytes encoded past the write position
+        journal.cut_commitlog(store.paths, m.commitlog_end, log.segment_size)
         log.table.clear()
         log.table.update(m.table)
         log.last_store_timestamp = m.last_store_timestamp
@@ -65,6 +99,7 @@ def roll_back(store: MessageStore, m: WriteMark) -> None:
             _undo_index(store, m)
         store.dispatcher.dispatched = m.commitlog_end
         store.dispatcher.last_logics_timestamp = m.logics_timestamp
+        store.dispatcher.last_store_timestamp = m.last_store_timestamp
         store.written.clear()
         store.written.update(m.written)
 
@@ -91,7 +126,10 @@ def _undo_index(store: MessageStore, m: WriteMark) -> None:
     f = svc.files[-1]
     buf = f.mf.map
     before = int(index.header_of(m.index_header)["indexCount"])
-    now = int(index.decode_header(buf)["indexCount"])
+    # a writer killed inside a batch has written entries its header does not count yet
+    capacity = index.decode_entries(buf, f.hash_slots, f.index_num)
+    now = max(int(index.decode_header(buf)["indexCount"]), index.FIRST_INDEX + held(capacity[index.FIRST_INDEX:]))
+    del capacity
     if now > before:
         entries = index.decode_entries(buf, f.hash_slots, now)[before:]
         slots = entries["keyHash"].astype(np.int64) % f.hash_slots
@@ -102,3 +140,4 @@ def _undo_index(store: MessageStore, m: WriteMark) -> None:
         lo, hi = index.entry_position(f.hash_slots, before), index.entry_position(f.hash_slots, now)
         buf[lo:hi] = bytes(hi - lo)
     index.put_header(buf, m.index_header)
+

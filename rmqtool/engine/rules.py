@@ -4,7 +4,8 @@ The size rules take numpy arrays (a bulk load checks a chunk in one pass) or pla
 single append is a batch of one) and yield `(mask, Refusal)` pairs: the mask says which
 records the rule refuses. Topic names are checked once per distinct topic. The statuses
 are the broker's: checkMessage refuses with MESSAGE_ILLEGAL, the encoder refuses properties
-over 32767 bytes with PROPERTIES_SIZE_EXCEEDED.
+over 32767 bytes with PROPERTIES_SIZE_EXCEEDED. Integer fields take what their width on disk
+holds (`INT_RANGES`), text must be UTF-8 (a Python string with a lone surrogate is not).
 """
 
 from __future__ import annotations
@@ -20,6 +21,20 @@ ENCODER_HEADROOM = 64 * 1024  # the broker's encoder allows maxMessageSize of bo
 _BAD_TOPIC_CHARS = ("/", "\\", "\0")
 SEPARATORS = (properties.NAME_VALUE_SEPARATOR, properties.PROPERTY_SEPARATOR)
 _OVER_CHARS, _OVER_BYTES = properties.too_long_reason("characters"), properties.too_long_reason("bytes")
+NOT_UTF8 = "not UTF-8 text"
+_RECORD = message.HEADER_LAYOUTS[(False, False)]
+_INT = _RECORD.bounds("queueId")  # Java's int: a DELAY property is parsed as one
+# field (producer-row and export names) -> (least, greatest) value it may take
+INT_RANGES: dict[str, tuple[int, int]] = {
+    "queueId": (0, _INT[1]),
+    "delayLevel": (0, _INT[1]),
+    "commitLogOffset": (0, _RECORD.bounds("physicalOffset")[1]),
+    **{name: _RECORD.bounds(name) for name in ("flag", "sysFlag", "reconsumeTimes", "bornTimestamp", "storeTimestamp",
+                                               "preparedTransactionOffset")},
+}
+_MESSAGE_INTS = {"queueId": "queue_id", "flag": "flag", "sysFlag": "sys_flag", "bornTimestamp": "born_timestamp",
+                 "storeTimestamp": "store_timestamp", "reconsumeTimes": "reconsume_times",
+                 "preparedTransactionOffset": "prepared_transaction_offset"}
 
 
 @dataclass(frozen=True)
@@ -32,8 +47,43 @@ class Refusal:
         return refused(self.status, f"{self.field}: {self.reason}")
 
 
+def range_reason(field: str, value: int | None = None) -> str:
+    """Why a value of integer `field` is refused (`value`: the one given)."""
+    low, high = INT_RANGES[field]
+    return f"{'' if value is None else f'{value} '}out of range [{low}, {high}]"
+
+
+def out_of_range(field: str, values):
+    """Which of `values` (an array or an int) integer `field` cannot hold."""
+    low, high = INT_RANGES[field]
+    return (values < low) | (values > high)
+
+
+def is_utf8(text: str) -> bool:
+    """Whether `text` can be written as UTF-8 (no lone surrogate, as a command line's bytes that were
+    not UTF-8 decode to)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def fields_refusal(msg: message.Message) -> Refusal | None:
+    """A message whose properties are not UTF-8 or whose integers do not fit their width on disk."""
+    if not is_utf8(msg.properties_string):
+        return Refusal(PutStatus.MESSAGE_ILLEGAL, "properties", NOT_UTF8)
+    for field, attr in _MESSAGE_INTS.items():
+        value = getattr(msg, attr)
+        if out_of_range(field, value):
+            return Refusal(PutStatus.MESSAGE_ILLEGAL, field, range_reason(field, value))
+    return None
+
+
 def topic_refusal(topic: str) -> Refusal | None:
-    """A topic the store cannot take: not a folder name, or longer than a 4.9 record holds."""
+    """A topic the store cannot take: not UTF-8, not a folder name, or longer than a 4.9 record holds."""
+    if not is_utf8(topic):
+        return Refusal(PutStatus.MESSAGE_ILLEGAL, "topic", NOT_UTF8)
     if not topic or topic in (".", "..") or any(c in topic for c in _BAD_TOPIC_CHARS):
         return Refusal(PutStatus.MESSAGE_ILLEGAL, "topic", f"{topic!r} cannot name a consume-queue folder")
     size = len(topic.encode("utf-8"))

@@ -133,3 +133,35 @@ def release_pages(buf, start: int, end: int) -> int:
         buf.madvise(mmap.MADV_DONTNEED, lo, hi - lo)
         return hi
     return start
+
+
+_BACKWARD_WINDOW = 4 << 20
+
+
+def nonzero_end(path: Path, start: int) -> int:
+    """End of the non-zero data at or after `start` in a file (start when only zeros follow).
+
+    Reads backwards from the end of the file's data (holes skipped), a window at a time, so a
+    mostly empty 1 GiB segment costs little time and no memory.
+    """
+    end = data_end(path)
+    size = path.stat().st_size
+    pos = min(size, end if end is not None else size)
+    with open(path, "rb") as f:
+        while pos > start:
+            lo = max(start, pos - _BACKWARD_WINDOW)
+            chunk = os.pread(f.fileno(), pos - lo, lo)
+            stripped = chunk.rstrip(b"\0")
+            if stripped:
+                return lo + len(stripped)
+            pos = lo
+    return start
+
+
+def zero_range(file: str | os.PathLike, start: int, end: int) -> None:
+    """Zero bytes [start, end) of `file` durably, a window at a time."""
+    window = bytes(min(end - start, _BACKWARD_WINDOW))
+    with open(file, "r+b") as f:
+        for pos in range(start, end, len(window) or 1):
+            os.pwrite(f.fileno(), window[: end - pos], pos)
+        os.fsync(f.fileno())

@@ -38,3 +38,37 @@ STORED_TYPES: dict[str, pa.DataType | None] = {
                   "storeTimestamp", "preparedTransactionOffset", "topic", "body", "propertiesString", "bornHost",
                   "storeHost")}
 STORED_ONLY = ("propertiesString", "storeTimestamp")  # fields an export has and producer rows do not
+
+# What a field of an input row must be (docs/json-schema.md, "Input lines"): null or absent is
+# "not given"; otherwise exactly the JSON type below, never converted from another.
+INT_MUST, TEXT_MUST = "must be an integer", "must be a string"
+KEYS_MUST = "must be a string or a list of strings"
+PROPERTIES_MUST = "must be an object of string values"
+NULL_PROPERTY = "a value is null (give a string, or leave the pair out)"
+_MUST = {"keys": KEYS_MUST, "properties": PROPERTIES_MUST}
+
+
+def must(name: str, kind: pa.DataType | None) -> str:
+    """Why a value of another type is refused for field `name` of type `kind`."""
+    return _MUST.get(name) or (INT_MUST if kind is not None and pa.types.is_integer(kind) else TEXT_MUST)
+
+
+def misfit(name: str, value, kind: pa.DataType | None) -> str | None:
+    """Why the JSON value `value` (as Python's json gives it) cannot be field `name`, or None."""
+    from rmqtool.engine.rules import out_of_range, range_reason
+
+    if value is None:
+        return None
+    if name == "keys":
+        good = isinstance(value, str) or (isinstance(value, list) and all(isinstance(w, str) for w in value))
+    elif name == "properties":
+        if isinstance(value, dict) and any(v is None for v in value.values()):
+            return NULL_PROPERTY
+        good = isinstance(value, str) or (isinstance(value, dict) and all(isinstance(v, str) for v in value.values()))
+    elif kind is not None and pa.types.is_integer(kind):
+        if not isinstance(value, int) or isinstance(value, bool):
+            return must(name, kind)
+        return range_reason(name) if out_of_range(name, value) else None  # every integer field has its range
+    else:
+        good = isinstance(value, str)
+    return None if good else must(name, kind)

@@ -3,10 +3,11 @@
 A `Source` knows its format (Parquet by its magic bytes, CSV by a `.csv` name, JSONL
 otherwise; `-` is JSONL on standard input) and where a row of it sits, for error messages:
 `FILE:LINE` in JSONL (blank lines are skipped, as the reader skips them), `FILE: row N`
-in Parquet and CSV. JSONL is read by Arrow's JSON reader with the known fields typed; a file
-Arrow cannot type (a queueId that is text, keys that are a string on one line and a list on
-another) is read on from the row it stopped at line by line, keeping each odd value as
-text for the rules to name.
+in Parquet and CSV. JSONL is read by Arrow's JSON reader with the known fields typed, each block
+checked first (`io/jsonlcheck.py`: one object per line, UTF-8, nesting); a block Arrow cannot
+type (a queueId that is text, keys that are a string on one line and a list on another) is read
+line by line, where a value of the wrong type (`io/schema.misfit`) is refused and a list or
+object is kept as JSON text.
 """
 
 from __future__ import annotations
@@ -21,12 +22,22 @@ from pathlib import Path
 import pyarrow as pa
 
 from rmqtool.errors import RmqError
+from rmqtool.io.jsonlcheck import check_block
+from rmqtool.io.schema import misfit
 
 PARQUET_MAGIC = b"PAR1"
 FORMATS = ("jsonl", "parquet", "csv")
 _JSON_BLOCK = 16 << 20  # JSONL read a block at a time
 _JSON_PART = 1 << 20  # parsed in parts of this size on every core
 _WHOLE_ROW_GROUP = 32 << 20  # Parquet row groups up to this size are read whole
+
+
+class BadRow(RmqError):
+    """A row of the input that cannot be read as a row: `WHERE: [field: ]reason`."""
+
+
+class _Twice(ValueError):
+    pass
 
 
 class Source:
@@ -88,7 +99,7 @@ class Source:
                     return set(line.decode("utf-8", "replace").strip().split(","))
                 try:
                     obj = json.loads(line)
-                except ValueError:
+                except (ValueError, RecursionError):  # batches() names what is wrong with it
                     return set()
                 return set(obj) if isinstance(obj, dict) else set()
         return set()
@@ -147,7 +158,13 @@ class Source:
         explicit = pa.schema([(n, t) for n, t in types.items() if t is not None])
         unexpected = "infer" if len(explicit) < len(types) else "ignore"  # infer only fields typed None
         parse = pj.ParseOptions(explicit_schema=explicit, unexpected_field_behavior=unexpected)
+        no_null = "properties" if "properties" in types else None
         for at, block in self._blocks():
+            bad = check_block(block, no_null)
+            if bad is not None:
+                offset, reason, field = bad
+                line_no = self._lines_before(at) + block[:offset].tobytes().count(b"\n") + 1
+                raise BadRow(f"{self.name}:{line_no}: {'' if field is None else f'{field}: '}{reason}")
             try:
                 table = pj.read_json(pa.py_buffer(block), read_options=pj.ReadOptions(block_size=_JSON_PART),
                                      parse_options=parse)
@@ -183,16 +200,18 @@ class Source:
         for line_no, raw in enumerate(block.split(b"\n"), lines_before + 1):
             if not raw.strip():
                 continue
-            try:
-                obj = json.loads(raw)
-            except UnicodeDecodeError:
-                raise RmqError(f"{self.name}:{line_no}: not UTF-8 text") from None
+            try:  # UTF-8, nesting and being an object were checked with the block
+                obj = json.loads(raw, object_pairs_hook=_unique)
+            except _Twice as e:
+                raise BadRow(f"{self.name}:{line_no}: {e}: given twice") from None
             except ValueError as e:
-                raise RmqError(f"{self.name}:{line_no}: malformed JSON ({e})") from None
-            if not isinstance(obj, dict):
-                raise RmqError(f"{self.name}:{line_no}: a row must be a JSON object")
+                raise BadRow(f"{self.name}:{line_no}: malformed JSON ({e})") from None
             for name, values in columns.items():
-                values.append(_loose(obj.get(name), types[name]))
+                value = obj.get(name)
+                why = misfit(name, value, types[name])
+                if why is not None:
+                    raise BadRow(f"{self.name}:{line_no}: {name}: {why}")
+                values.append(json.dumps(value, ensure_ascii=False) if isinstance(value, list | dict) else value)
         return _loose_batch(columns, types)
 
 
@@ -220,24 +239,19 @@ class TableSource:
             yield pa.RecordBatch.from_arrays([batch.column(n) for n in keep], names=keep)
 
 
-def _loose(value, kind: pa.DataType | None):
-    if value is None:
-        return None
-    if kind is not None and pa.types.is_integer(kind) and isinstance(value, int) and not isinstance(value, bool):
-        return value
-    if isinstance(value, list | dict):
-        return json.dumps(value, ensure_ascii=False)
-    return value if isinstance(value, str) else json.dumps(value)
+def _unique(pairs: list[tuple[str, object]]) -> dict:
+    """An object's pairs as a dict; a name given twice is refused (Arrow's reader refuses it too)."""
+    out = dict(pairs)
+    if len(out) < len(pairs):
+        names = [k for k, _ in pairs]
+        raise _Twice(next(k for i, k in enumerate(names) if k in names[:i]))
+    return out
 
 
 def _loose_batch(columns: dict[str, list], types: dict[str, pa.DataType | None]) -> pa.RecordBatch:
-    """Columns whose values all fit their type get it; the others are text (the rules name the bad row)."""
-    arrays = []
-    for name, values in columns.items():
-        kind = types[name]
-        fits = kind is not None and all(v is None or (isinstance(v, int) if pa.types.is_integer(kind)
-                                                      else isinstance(v, str)) for v in values)
-        arrays.append(pa.array(values, kind if fits else pa.string()))
+    """The values (each of its field's type: `misfit` passed them) as columns of their types; a field typed
+    None (keys, properties) as text, its lists and objects as JSON."""
+    arrays = [pa.array(values, types[name] or pa.string()) for name, values in columns.items()]
     return pa.RecordBatch.from_arrays(arrays, names=list(columns))
 
 

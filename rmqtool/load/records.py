@@ -11,7 +11,9 @@ Two kinds of rows, one result (`LoadChunk`):
 Two things of a producer row may only be known once the load is planned: the queue of a row
 that names none, and the row's number in the load that its UNIQ_KEY is made of; the chunk
 leaves room for both and `LoadChunk.finish` fills them in. A bad row is reported as data
-(row, field, reason), never as an exception halfway through.
+(row, field, reason), never as an exception halfway through. A column is taken only as the type
+docs/json-schema.md gives its field (never cast from another: a topic 5 is refused, not "5"),
+text only as UTF-8, integers only in the range of their width on disk (`rules.INT_RANGES`).
 """
 
 from __future__ import annotations
@@ -27,10 +29,12 @@ import pyarrow.compute as pc
 from rmqtool.engine.commitlog import schedule
 from rmqtool.engine.config import StoreConfig
 from rmqtool.engine.producer import DEFAULT_BORN_HOST, DEFAULT_STORE_HOST, client_properties
-from rmqtool.engine.rules import SEPARATORS, size_refusals, topic_refusal
+from rmqtool.engine.rules import INT_RANGES, NOT_UTF8, SEPARATORS, is_utf8, range_reason, size_refusals, topic_refusal
 from rmqtool.errors import RmqError
 from rmqtool.files.scratch import load_arrays, save_arrays
 from rmqtool.io.buffers import string_buffers
+from rmqtool.io.schema import INT_MUST, KEYS_MUST, NULL_PROPERTY, PROPERTIES_MUST, TEXT_MUST
+from rmqtool.io.textkernels import utf8_valid
 from rmqtool.load.planner import NO_QUEUE
 from rmqtool.structures.commitlog import properties, sysflag, uniqkey
 from rmqtool.structures.commitlog.columns import RecordColumns, b64decode_column
@@ -42,8 +46,6 @@ from rmqtool.structures.javahash import java_string_hash
 MAX_ERRORS = 20  # bad rows reported per chunk
 _PLACEHOLDER = "0" * uniqkey.LEN
 _UNIQ_MARK = properties.UNIQ_KEY + properties.NAME_VALUE_SEPARATOR
-_INT32 = (-(2**31), 2**31 - 1)
-_INT64 = (-(2**63), 2**63 - 1)
 
 Assign = Callable[[list[str], np.ndarray, np.ndarray], np.ndarray]  # (topics, topic_idx, queue) -> queue ids
 
@@ -117,38 +119,75 @@ class LoadChunk:
 
 # ---- columns shared by both kinds of rows ------------------------------------------------------
 def _column(batch, name: str):
-    return batch.column(name) if name in batch.schema.names else None
+    """Column `name` (a dictionary-encoded one decoded), or None when the batch has none."""
+    if name not in batch.schema.names:
+        return None
+    col = batch.column(name)
+    return col.dictionary_decode() if pa.types.is_dictionary(col.type) else col
 
 
-def _ints(batch, name: str, errors: RowErrors, bounds: tuple[int, int], default) -> np.ndarray:
+def _given(col) -> np.ndarray:
+    return pc.is_valid(col).to_numpy(zero_copy_only=False)
+
+
+def _is_text(kind: pa.DataType) -> bool:
+    return pa.types.is_string(kind) or pa.types.is_large_string(kind)
+
+
+def _ints(batch, name: str, errors: RowErrors, default) -> np.ndarray:
+    """Column `name` as int64, `default` where not given. A value that is not an integer, or that the
+    field's width on disk does not hold, is flagged (compared in the column's own type: a uint64 too)."""
     col = _column(batch, name)
     n = batch.num_rows
-    if col is None:
+    if col is None or pa.types.is_null(col.type):
         return np.full(n, default, dtype=np.int64)
+    given = _given(col)
     if not pa.types.is_integer(col.type):
-        try:
-            col = pc.cast(col, pa.int64())
-        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-            text = pc.cast(col, pa.string())
-            good = pc.fill_null(pc.match_substring_regex(text, r"^\s*-?\d+\s*$"), True)
-            errors.flag(~good.to_numpy(zero_copy_only=False), name, "must be an integer")
-            col = pc.cast(pc.if_else(good, text, pa.scalar(None, pa.string())), pa.int64())
-    out = pc.fill_null(col, default).to_numpy(zero_copy_only=False).astype(np.int64)
-    if col.null_count < n:
-        low, high = bounds
-        given = pc.is_valid(col).to_numpy(zero_copy_only=False)
-        errors.flag(given & ((out < low) | (out > high)), name, f"out of range [{low}, {high}]")
+        errors.flag(given, name, INT_MUST)
+        return np.full(n, default, dtype=np.int64)
+    values = pc.fill_null(col, 0).to_numpy(zero_copy_only=False)
+    low, high = INT_RANGES[name]
+    errors.flag(given & ((values < low) | (values > high)), name, range_reason(name))
+    out = values.astype(np.int64)
+    out[~given] = default
     return out
+
+
+def _text(batch, name: str, errors: RowErrors) -> pa.Array | None:
+    """Column `name` as text (None when absent): a value that is not a string, or not UTF-8, is
+    flagged and read as not given."""
+    col = _column(batch, name)
+    if col is None:
+        return None
+    if pa.types.is_null(col.type):
+        return pa.nulls(len(col), pa.string())
+    if not _is_text(col.type):
+        errors.flag(_given(col), name, TEXT_MUST)
+        return pa.nulls(len(col), pa.string())
+    return _utf8(col, errors, name)
+
+
+def _utf8(col, errors: RowErrors, field: str):
+    """`col` (text) with the values that are not UTF-8 flagged and made null (ASCII is passed at once)."""
+    buf, off = string_buffers(col)
+    used = buf[off[0] : off[-1]]
+    if used.size == 0 or used.max() < 0x80:
+        return col
+    bad = ~utf8_valid(buf, off)
+    if not bad.any():
+        return col
+    errors.flag(bad, field, NOT_UTF8)
+    return pc.if_else(pa.array(bad), pa.scalar(None, col.type), col)
 
 
 def _hosts(batch, name: str, default, errors: RowErrors):
     """(address rows (n, 16), port, is IPv6) of a host column; a missing host is `default`."""
-    col = _column(batch, name)
+    col = _text(batch, name, errors)
     n = batch.num_rows
     if col is None:
         texts, idx = [None], np.zeros(n, dtype=np.int64)
     else:
-        enc = pc.dictionary_encode(pc.cast(col, pa.string()))
+        enc = pc.dictionary_encode(col)
         texts = [*enc.dictionary.to_pylist(), None]
         idx = pc.fill_null(enc.indices, len(texts) - 1).to_numpy(zero_copy_only=False).astype(np.int64)
     addr = np.zeros((len(texts), address_len(True)), dtype=np.uint8)
@@ -183,11 +222,11 @@ class _Topics:
 
 def _topics(batch, errors: RowErrors) -> _Topics | None:
     """The topic of every row (dictionary-encoded), each distinct name checked once."""
-    col = _column(batch, "topic")
+    col = _text(batch, "topic", errors)
     if col is None:
         errors.row(0, "topic", "missing (no topic column)")
         return None
-    enc = pc.dictionary_encode(pc.cast(col, pa.string()))
+    enc = pc.dictionary_encode(col)
     names = enc.dictionary.to_pylist()
     idx = pc.fill_null(enc.indices, -1).to_numpy(zero_copy_only=False).astype(np.int64)
     errors.flag(idx < 0, "topic", "missing")
@@ -237,28 +276,22 @@ def stored_chunk(batch, cfg: StoreConfig) -> LoadChunk | list[RowError]:
     n = batch.num_rows
     errors = RowErrors()
     topics = _topics(batch, errors)
-    props_col = _column(batch, "propertiesString")
+    props_col = _text(batch, "propertiesString", errors)
     if props_col is None:
         errors.row(0, "propertiesString", "missing (no propertiesString column)")
     else:
-        errors.flag(pc.is_null(props_col).to_numpy(zero_copy_only=False), "propertiesString", "missing")
-    ints = {name: _ints(batch, name, errors, _INT32, 0) for name in ("queueId", "flag", "sysFlag", "reconsumeTimes")}
-    ints |= {name: _ints(batch, name, errors, _INT64, 0)
-             for name in ("bornTimestamp", "storeTimestamp", "preparedTransactionOffset")}
-    errors.flag(ints["queueId"] < 0, "queueId", "negative")
+        errors.flag(~_given(props_col), "propertiesString", "missing")
+    ints = {name: _ints(batch, name, errors, 0) for name in ("queueId", "flag", "sysFlag", "reconsumeTimes",
+                                                            "bornTimestamp", "storeTimestamp",
+                                                            "preparedTransactionOffset")}
     hosts = (_hosts(batch, "bornHost", DEFAULT_STORE_HOST, errors), _hosts(batch, "storeHost", DEFAULT_STORE_HOST,
                                                                                errors))
-    body_col = _column(batch, "body")
-    body_col = pa.nulls(n, pa.large_binary()) if body_col is None else body_col
-    if pa.types.is_string(body_col.type) or pa.types.is_large_string(body_col.type):  # JSONL: base64 text
-        body = _base64(body_col, errors, "body")
-    else:  # Parquet: the stored bytes
-        body = string_buffers(pc.fill_null(body_col, b""))
+    body = _body_bytes(batch, errors)
     stored_offset = None
     offset_col = _column(batch, "commitLogOffset")
     if offset_col is not None and offset_col.null_count < n:
-        errors.flag(pc.is_null(offset_col).to_numpy(zero_copy_only=False), "commitLogOffset", "missing")
-        stored_offset = _ints(batch, "commitLogOffset", errors, (0, _INT64[1]), -1)
+        errors.flag(~_given(offset_col), "commitLogOffset", "missing")
+        stored_offset = _ints(batch, "commitLogOffset", errors, -1)
     if errors.found:
         return errors.found
     props = string_buffers(props_col)
@@ -271,16 +304,36 @@ def stored_chunk(batch, cfg: StoreConfig) -> LoadChunk | list[RowError]:
                      np.zeros((n, address_len(False)), dtype=np.uint8), stored_offset)
 
 
+def _body_column(batch, errors: RowErrors):
+    """The body column: base64 text (JSONL, CSV) or bytes (Parquet); None when not given or (flagged)
+    of another type."""
+    col = _column(batch, "body")
+    if col is None or pa.types.is_null(col.type):
+        return None
+    if not (_is_text(col.type) or pa.types.is_binary(col.type) or pa.types.is_large_binary(col.type)):
+        errors.flag(_given(col), "body", TEXT_MUST + " (base64)")
+        return None
+    return col
+
+
+def _body_bytes(batch, errors: RowErrors):
+    """(bytes, n + 1 offsets) of the body column, empty where not given; None when a value is not valid base64."""
+    col = _body_column(batch, errors)
+    if col is None:
+        return string_buffers(pa.nulls(batch.num_rows, pa.large_binary()))
+    return _base64(col, errors, "body") if _is_text(col.type) else string_buffers(pc.fill_null(col, b""))
+
+
 # ---- producer rows -----------------------------------------------------------------------------
 def _bodies(batch, errors: RowErrors):
     """(bytes, n + 1 offsets): body (binary, or base64 text), else bodyText, else empty."""
     n = batch.num_rows
-    body, text = _column(batch, "body"), _column(batch, "bodyText")
+    body, text = _body_column(batch, errors), _text(batch, "bodyText", errors)
     parts = pa.nulls(n, pa.large_binary())
     if text is not None:
         parts = pc.cast(text, pa.large_binary())
     if body is not None:
-        if pa.types.is_string(body.type) or pa.types.is_large_string(body.type):
+        if _is_text(body.type):
             decoded = _base64(body, errors, "body", " (use bodyText for plain text)")
             if decoded is None:
                 return None
@@ -299,28 +352,63 @@ def _words(batch, errors: RowErrors) -> pa.Array:
     """The KEYS value of each row: its words joined by one space (null: none)."""
     col = _column(batch, "keys")
     n = batch.num_rows
-    if col is None:
+    if col is None or pa.types.is_null(col.type):
         return pa.nulls(n, pa.string())
     if pa.types.is_list(col.type) or pa.types.is_large_list(col.type):
-        joined = pc.binary_join(col, properties.KEY_SEPARATOR)
-    elif _single_words(pc.cast(col, pa.string())):
-        joined = pc.cast(col, pa.string())  # one word each: nothing to split or join
+        joined = pc.binary_join(_word_lists(col, errors), properties.KEY_SEPARATOR)
+    elif not _is_text(col.type):
+        errors.flag(_given(col), "keys", KEYS_MUST)
+        return pa.nulls(n, pa.string())
     else:
-        col = pc.cast(col, pa.string())
-        listed = pc.starts_with(pc.utf8_ltrim_whitespace(pc.fill_null(col, "")), "[")
-        joined = pc.binary_join(pc.utf8_split_whitespace(col), properties.KEY_SEPARATOR)
-        if pc.any(listed).as_py():  # a JSON list kept as text (by the line reader, or Spark's string column)
-            values = joined.to_pylist()
-            for row in np.flatnonzero(listed.to_numpy(zero_copy_only=False)).tolist():
-                try:
-                    words = json.loads(col[row].as_py())
-                    if not isinstance(words, list) or not all(isinstance(w, str) for w in words):
-                        raise ValueError
-                    values[row] = properties.KEY_SEPARATOR.join(words)
-                except ValueError:
-                    errors.row(row, "keys", "must be a string or a list of strings")
-            joined = pa.array(values, pa.string())
+        joined = _text_words(_utf8(col, errors, "keys"), errors)
     return pc.if_else(pc.equal(joined, ""), pa.scalar(None, pa.string()), joined)
+
+
+def _text_words(col, errors: RowErrors):
+    """Keys given as text, words joined by one space: space-separated words, or a JSON list kept as
+    text (by the line reader, or Spark's string column)."""
+    if _single_words(col):
+        return col  # one word each: nothing to split or join
+    listed = pc.starts_with(pc.utf8_ltrim_whitespace(pc.fill_null(col, "")), "[")
+    joined = pc.binary_join(pc.utf8_split_whitespace(col), properties.KEY_SEPARATOR)
+    if not pc.any(listed).as_py():
+        return joined
+    values = joined.to_pylist()
+    for row in np.flatnonzero(listed.to_numpy(zero_copy_only=False)).tolist():
+        words = _json_text(col[row].as_py())
+        if not isinstance(words, list) or not all(isinstance(w, str) and is_utf8(w) for w in words):
+            errors.row(row, "keys", KEYS_MUST)
+            words = []
+        values[row] = properties.KEY_SEPARATOR.join(words)
+    return pa.array(values, pa.string())
+
+
+def _word_lists(col, errors: RowErrors):
+    """A keys column of lists, its rows with an item that is not a UTF-8 string flagged and emptied."""
+    flat = pc.list_flatten(col)
+    parents = pc.list_parent_indices(col).to_numpy(zero_copy_only=False)
+    if _is_text(flat.type):
+        bad_items = ~_given(flat) | ~utf8_valid(*string_buffers(flat))
+    else:  # numbers, objects, ... (a list of nulls too: no row has a word)
+        bad_items = np.ones(len(flat), dtype=bool)
+    bad = np.zeros(len(col), dtype=bool)
+    bad[parents[bad_items]] = True
+    errors.flag(bad, "keys", KEYS_MUST)
+    if not _is_text(flat.type):
+        return pa.nulls(len(col), pa.list_(pa.string()))
+    return pc.if_else(pa.array(bad), pa.scalar(None, col.type), col) if bad.any() else col
+
+
+_NOT_JSON = object()
+
+
+def _json_text(text: str):
+    """The value of JSON text in a text column (keys or properties from CSV or Spark), or _NOT_JSON
+    (too deep a nesting included)."""
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError):
+        return _NOT_JSON
 
 
 def _single_words(col) -> bool:
@@ -336,31 +424,60 @@ def _single_words(col) -> bool:
 
 
 def _user_properties(batch, errors: RowErrors) -> list[dict[str, str] | None] | None:
-    """Each row's own properties (map, struct, or JSON text), None where it has none; None when no row has any."""
+    """Each row's own properties (an object: struct from JSON, map from Parquet, JSON text from CSV or
+    Spark), None where it has none; None when no row has any. In a struct a null is a field other rows
+    have (JSONL's explicit nulls are refused as the block is read); in a map or JSON text it is refused."""
     col = _column(batch, "properties")
     n = batch.num_rows
     if col is None or col.null_count == n:
         return None
+    kind = col.type
+    if not (pa.types.is_struct(kind) or pa.types.is_map(kind) or _is_text(kind)):
+        errors.flag(_given(col), "properties", PROPERTIES_MUST)
+        return None
     out: list[dict[str, str] | None] = []
-    for row, v in enumerate(col.to_pylist()):
+    for row, v in enumerate(_py_values(col, errors, "properties")):
         if isinstance(v, str):
-            try:
-                v = json.loads(v) if v.strip() else None
-            except ValueError:
-                errors.row(row, "properties", "not a JSON object")
+            v = _json_text(v) if v.strip() else None
+            if v is _NOT_JSON or not isinstance(v, dict | None):
+                errors.row(row, "properties", PROPERTIES_MUST)
                 v = None
-        if isinstance(v, list):  # a map comes as (name, value) pairs
-            v = dict(v)
-        if isinstance(v, dict):
-            v = {k: x for k, x in v.items() if x is not None}
-            if not all(isinstance(x, str) for x in v.values()):
-                errors.row(row, "properties", "values must be strings")
-                v = None
+        elif pa.types.is_map(kind) and v is not None:
+            v = dict(v)  # a map comes as (name, value) pairs
         elif v is not None:
-            errors.row(row, "properties", "must be an object of string values")
-            v = None
+            v = {k: x for k, x in v.items() if x is not None}
+        if v is not None:
+            why = _property_misfit(v)
+            if why is not None:
+                errors.row(row, "properties", why)
+                v = None
         out.append(v or None)
     return out
+
+
+def _property_misfit(pairs: dict) -> str | None:
+    if any(x is None for x in pairs.values()):
+        return NULL_PROPERTY
+    if not all(isinstance(x, str) for x in pairs.values()):
+        return PROPERTIES_MUST
+    if not all(is_utf8(k) and is_utf8(x) for k, x in pairs.items()):
+        return NOT_UTF8
+    return None
+
+
+def _py_values(col, errors: RowErrors, field: str) -> list:
+    """The column's values as Python objects; a value holding text that is not UTF-8 is flagged and None."""
+    try:
+        return col.to_pylist()
+    except UnicodeDecodeError:
+        out = []
+        for row in range(len(col)):
+            try:
+                out.append(col[row].as_py())
+            except UnicodeDecodeError:
+                errors.row(row, field, NOT_UTF8)
+                out.append(None)
+        return out
 
 
 _SEPARATOR_BYTES = [ord(c) for c in SEPARATORS]
@@ -392,16 +509,16 @@ def producer_chunk(batch, opts: LoadOptions, assign: Assign | None = None) -> Lo
     topics = _topics(batch, errors)
     if topics is None:
         return errors.found
-    delay = _ints(batch, "delayLevel", errors, (0, _INT32[1]), 0)
-    queue_id = _ints(batch, "queueId", errors, (0, _INT32[1]), NO_QUEUE)
-    ints = {"flag": _ints(batch, "flag", errors, _INT32, 0),
-            "bornTimestamp": _ints(batch, "bornTimestamp", errors, _INT64, opts.store_timestamp),
+    delay = _ints(batch, "delayLevel", errors, 0)
+    queue_id = _ints(batch, "queueId", errors, NO_QUEUE)
+    ints = {"flag": _ints(batch, "flag", errors, 0),
+            "bornTimestamp": _ints(batch, "bornTimestamp", errors, opts.store_timestamp),
             "storeTimestamp": np.full(n, opts.store_timestamp, dtype=np.int64)}
     store_host = opts.store_host or DEFAULT_STORE_HOST
     hosts = (_hosts(batch, "bornHost", DEFAULT_BORN_HOST, errors), _hosts(batch, "storeHost", store_host, errors))
     body = _bodies(batch, errors)
-    tags_col = _column(batch, "tags")
-    tags = pa.nulls(n, pa.string()) if tags_col is None else pc.cast(tags_col, pa.string())
+    tags_col = _text(batch, "tags", errors)
+    tags = pa.nulls(n, pa.string()) if tags_col is None else tags_col
     tags = pc.if_else(pc.equal(tags, ""), pa.scalar(None, pa.string()), tags)
     keys = _words(batch, errors)
     errors.flag(_has_separator(tags), "tags", "holds a separator character (\\x01 or \\x02)")
@@ -479,7 +596,14 @@ def _queue_by_hash(batch, opts: LoadOptions, queue_id: np.ndarray, errors: RowEr
     if col is None:
         errors.row(0, opts.queue_by, "the --queue-by column is not in the input")
         return queue_id
-    enc = pc.dictionary_encode(pc.cast(col, pa.string()))
+    if _is_text(col.type):
+        col = _utf8(col, errors, opts.queue_by)
+    elif pa.types.is_integer(col.type) or pa.types.is_null(col.type):
+        col = pc.cast(col, pa.string())
+    else:
+        errors.flag(_given(col), opts.queue_by, "the --queue-by column must hold text or integers")
+        return queue_id
+    enc = pc.dictionary_encode(col)
     hashes = np.array([abs(java_string_hash(v)) % opts.queues for v in enc.dictionary.to_pylist()] + [-1],
                       dtype=np.int64)
     idx = pc.fill_null(enc.indices, len(hashes) - 1).to_numpy(zero_copy_only=False).astype(np.int64)

@@ -21,10 +21,11 @@ import numpy as np
 from rmqtool.engine.message_store import MessageStore
 from rmqtool.engine.opening import Store, open_store
 from rmqtool.engine.reader import StoreReader
-from rmqtool.engine.rollback import mark, roll_back
+from rmqtool.engine.results import PutResult
+from rmqtool.engine.rollback import transaction
 from rmqtool.errors import RmqError
 from rmqtool.io.schema import PRODUCER_TYPES, STORED_ONLY, STORED_TYPES
-from rmqtool.io.sources import Source
+from rmqtool.io.sources import BadRow, Source
 from rmqtool.load.existing import ExistingRecords
 from rmqtool.load.planner import LoadPlanner, PlacementError, QueueRotation
 from rmqtool.load.records import LoadChunk, LoadOptions, RowError, producer_chunk, stored_chunk
@@ -70,14 +71,15 @@ Written = Callable[[int, np.ndarray, np.ndarray], None]  # (first row, physical 
 def load(root, source: Source, opts: LoadOptions, *, flush: str | None = None, batch_size: int | None = None,
          register_topics: bool = True, progress: Progress | None = None, delayed: bool = True,
          clock: Callable[[], int] | None = None, skip_existing: bool = False,
-         on_written: Written | None = None) -> LoadSummary:
+         on_written: Written | None = None, command: str = "import") -> LoadSummary:
     """Write every row of `source` into the store at `root` (created when missing). An export's
     records go back as they were stored; producer rows become a producer's messages, in broker
     batches of up to `batch_size` when given. A refused row is an RmqError naming it; the
     store is then as it was. `delayed=False` refuses delayed producer rows (spark-load's rule);
     `clock` names new index files (default: now). An export's records the store holds already are
     refused, or with `skip_existing` skipped and counted. `root` may be a MessageStore the caller holds
-    open (a master serving slaves): it stays open. `on_written` hears of every chunk once written."""
+    open (a master serving slaves): it stays open. `on_written` hears of every chunk once written. The
+    write is a transaction (engine/journal.py) named `command`: interrupted, it is rolled back."""
     stored = is_export(source)
     held = root if isinstance(root, MessageStore) else None
     opened = held.opened if held else root if isinstance(root, Store) else open_store(root, opts.cfg)
@@ -102,8 +104,7 @@ def load(root, source: Source, opts: LoadOptions, *, flush: str | None = None, b
         summary.first_offset = log.max_offset
         planner = LoadPlanner(log.max_offset, opts.cfg.mappedFileSizeCommitLog, opts.queues, log.table,
                               rotation=QueueRotation(opts.queues))
-        before = mark(store)
-        try:
+        with transaction(store, command, journaled=held is None):
             stamp = uniqkey.load_stamp(opts.store_timestamp)
             for base, chunk in _with(first, chunks):
                 placed = _write(store, planner, chunk, base, stamp, source, batch_size, summary)
@@ -111,21 +112,35 @@ def load(root, source: Source, opts: LoadOptions, *, flush: str | None = None, b
                     on_written(base, placed, chunk.cols.lengths())
                 if progress:
                     progress(len(chunk))
-        except BaseException:
-            roll_back(store, before)
-            raise
         summary.end_offset = log.max_offset
         summary.bytes = summary.end_offset - summary.first_offset
         summary.skipped = existing.skipped if existing else 0
     except BaseException:
         if store is not None and held is None:
             store.close()
-            if created:
-                shutil.rmtree(store.paths.root, ignore_errors=True)
+        if created:  # a store this load made goes whole, a skeleton made before a failure too
+            shutil.rmtree(opened.root, ignore_errors=True)
         raise
     if held is None:
         store.close()
     return summary
+
+
+def append_one(root, cfg, msg, *, flush: str | None, register_topics: bool, keep_store_host: bool) -> PutResult:
+    """Put one message as the broker's putMessage (a store is made when missing), all or nothing: an
+    interrupted put is rolled back, and a store made for it is removed again when it fails."""
+    opened = open_store(root, cfg)
+    created = not opened.root.exists()
+    try:
+        with MessageStore(opened, flush=flush, register_topics=register_topics) as store:
+            if not keep_store_host and store.store_host is not None:
+                msg.store_host = store.store_host  # a new message names the broker the store's records name
+            with transaction(store, "append"):
+                return store.put_message(msg)
+    except BaseException:
+        if created:
+            shutil.rmtree(opened.root, ignore_errors=True)
+        raise
 
 
 def _with(first, rest: Iterator) -> Iterator:
@@ -139,7 +154,7 @@ def _chunks(source: Source, opts: LoadOptions, stored: bool, rotation: QueueRota
     """(first row, chunk) of every batch of the input, in order, past the records the store holds
     already; the first bad rows are an RmqError."""
     base = 0
-    for whole in source.batches(STORED_TYPES if stored else PRODUCER_TYPES, CHUNK_ROWS):
+    for whole in _batches(source, STORED_TYPES if stored else PRODUCER_TYPES):
         if existing is not None:
             held = existing.leading(whole, lambda k, at=base: source.where(at + k))
             whole, base = whole.slice(held), base + held
@@ -153,6 +168,14 @@ def _chunks(source: Source, opts: LoadOptions, stored: bool, rotation: QueueRota
                 raise RmqError(describe(source, base, chunk))
             yield base, chunk
             base += batch.num_rows
+
+
+def _batches(source: Source, types) -> Iterator:
+    """The input's batches; a line the source cannot read as a row is refused as a bad row is."""
+    try:
+        yield from source.batches(types, CHUNK_ROWS)
+    except BadRow as e:
+        raise RmqError(f"{e}; nothing was written") from None
 
 
 def describe(source: Source, base: int, errors: list[RowError]) -> str:

@@ -15,8 +15,8 @@ import os
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from pathlib import Path
 
+from rmqtool.engine import journal
 from rmqtool.engine.config import StoreConfig
 from rmqtool.engine.opening import Store, open_store
 from rmqtool.files.paths import StorePaths, parse_offset_name
@@ -176,7 +176,6 @@ def apply_clean(store: Store, plan: CleanPlan) -> None:
 
     lock = StoreLock(store.paths)
     try:
-        for f, _ in plan.deleted:
-            Path(f).unlink(missing_ok=True)
+        journal.delete_all(store.paths, [f for f, _ in dict.fromkeys(plan.deleted)])
     finally:
         lock.release()

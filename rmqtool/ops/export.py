@@ -14,6 +14,7 @@ from pathlib import Path
 
 from rmqtool.engine.reader import StoreReader
 from rmqtool.errors import RmqError
+from rmqtool.io.atomic import atomic_output
 from rmqtool.io.jsonl import jsonl_bytes
 from rmqtool.io.schema import MESSAGE_SCHEMA
 from rmqtool.ops.log_rows import STORED, UNCOMPRESSED, log_rows
@@ -48,21 +49,20 @@ def export_format(out: str | Path | None, fmt: str | None) -> str:
 
 def export_store(reader: StoreReader, out: str | Path | None, fmt: str | None = None, *,
                  decompress: bool = False, overwrite: bool = True, topic: str | None = None,
-                 begin: int | None = None, end: int | None = None) -> ExportSummary:
+                 begin: int | None = None, end: int | None = None, what: str = "export") -> ExportSummary:
     """Write every intact message of the store as JSONL (stdout when `out` is None) or Parquet.
 
     Bodies are kept as stored; with `decompress` compressed records are written as if their
     producer had not compressed them (plain body, codec bits cleared, bodyCRC and storeSize to match).
-    Without `overwrite` an existing `out` is refused before the store is read. `topic`, `begin` and
+    Without `overwrite` an existing `out` is refused before the store is read. `out` appears whole or
+    not at all (`io.atomic`; `what` names the command an interrupt stopped). `topic`, `begin` and
     `end` (store time, epoch ms, both included) export a subset through the same read path.
     """
-    if out is not None and not overwrite and Path(out).exists():
-        raise RmqError(f"{out} exists: pass --force to overwrite it")
     fmt = export_format(out, fmt)
     summary = ExportSummary()
     if fmt == "parquet" and out is None:
         raise RmqError("--format parquet needs --out FILE")
-    with _sink(out, fmt) as write:
+    with _sink(out, fmt, overwrite, what) as write:
         for item in log_rows(reader, render=_RENDERERS[fmt], bodies=UNCOMPRESSED if decompress else STORED,
                              topic=topic, begin=begin, end=end):
             if isinstance(item, Finding):
@@ -81,22 +81,18 @@ _DICTIONARY_COLUMNS = ["topic", "bornHost", "storeHost", "compression"]  # the o
 
 
 @contextlib.contextmanager
-def _sink(out: str | Path | None, fmt: str):
-    """A `write(rows)` callable for the output file."""
-    if fmt == "parquet":
-        import pyarrow.parquet as pq
-
-        try:
-            writer = pq.ParquetWriter(out, MESSAGE_SCHEMA, use_dictionary=_DICTIONARY_COLUMNS)
-        except OSError as e:
-            raise RmqError(f"cannot write {out}: {e}") from None
-        with writer:
-            yield lambda rows: writer.write_batch(rows)
+def _sink(out: str | Path | None, fmt: str, overwrite: bool, what: str):
+    """A `write(rows)` callable for the output file (stdout when `out` is None)."""
+    if out is None:
+        yield sys.stdout.buffer.write
         return
-    try:
-        target = open(out, "wb") if out is not None else contextlib.nullcontext(sys.stdout.buffer)  # noqa: SIM115
-    except OSError as e:
-        raise RmqError(f"cannot write {out}: {e.strerror}") from None
-    with target as f:
-        yield f.write
+    with atomic_output(out, overwrite, what) as tmp:
+        if fmt == "parquet":
+            import pyarrow.parquet as pq
+
+            with pq.ParquetWriter(tmp, MESSAGE_SCHEMA, use_dictionary=_DICTIONARY_COLUMNS) as writer:
+                yield writer.write_batch
+        else:
+            with open(tmp, "wb") as f:
+                yield f.write
 

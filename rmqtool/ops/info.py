@@ -15,6 +15,7 @@ import os
 from collections import Counter
 from pathlib import Path
 
+from rmqtool.engine import journal
 from rmqtool.engine.reader import StoreReader, open_root_reader
 from rmqtool.errors import RmqError
 from rmqtool.files.lock import lock_holder
@@ -41,6 +42,10 @@ def store_info(path: str | os.PathLike, config: str | os.PathLike | None = None)
                                       for q in t["queues"])
         doc["abortFile"] = reader.paths.abort.exists()
         doc["unfinishedSwap"] = (staging_root(reader.paths) / JOURNAL).exists()  # the next writer finishes it
+        interrupted = journal.pending(reader.paths)  # the next writer rolls it back
+        doc["interruptedWrite"] = None if interrupted is None else {
+            "command": interrupted["command"], "pid": interrupted["pid"], "startedMs": interrupted["startedMs"],
+            "commitlogEnd": interrupted["mark"]["commitlogEnd"]}
         doc["lockHeldBy"] = lock_holder(reader.paths)
         if kind.timer_store:
             doc["timerFiles"] = _timer(reader.paths.root)

@@ -30,13 +30,14 @@ from pathlib import Path
 
 import numpy as np
 
+from rmqtool.engine import journal
 from rmqtool.engine.config import StoreConfig
 from rmqtool.engine.opening import Store, open_store
 from rmqtool.engine.reader import StoreReader
-from rmqtool.errors import RmqError
-from rmqtool.files.lock import StoreLock, fsync_path
+from rmqtool.errors import Interrupted, RmqError
+from rmqtool.files.lock import StoreLock, create_abort, fsync_path
 from rmqtool.files.paths import StorePaths, is_temporary, temporary_name
-from rmqtool.files.segments import SegmentFile, data_end, list_segments, open_read_only
+from rmqtool.files.segments import SegmentFile, list_segments, nonzero_end, open_read_only, zero_range
 from rmqtool.report import Finding
 from rmqtool.structures import checkpoint, consumequeue, index, structure
 from rmqtool.structures.commitlog import message, msgid
@@ -212,27 +213,6 @@ class RecoveryPlan:
         }
 
 
-def _nonzero_end(path: Path, start: int) -> int:
-    """End of the non-zero data at or after `start` in a file (start when only zeros follow).
-
-    Reads backwards from the end of the file's data (holes skipped), a window at a time, so a
-    mostly empty 1 GiB segment costs little time and no memory.
-    """
-    end = data_end(path)
-    size = path.stat().st_size
-    pos = min(size, end if end is not None else size)
-    with open(path, "rb") as f:
-        while pos > start:
-            lo = max(start, pos - _BACKWARD_WINDOW)
-            chunk = os.pread(f.fileno(), pos - lo, lo)
-            stripped = chunk.rstrip(b"\0")
-            if stripped:
-                return lo + len(stripped)
-            pos = lo
-    return start
-
-
-_BACKWARD_WINDOW = 4 << 20
 _WALK_WINDOW = 64 << 20
 
 
@@ -507,7 +487,7 @@ def _plan_log_cuts(reader: StoreReader, plan: RecoveryPlan, queued: np.ndarray) 
             plan.data_end = max(plan.data_end, seg.start + seg.size)
             continue
         start = max(end - seg.start, 0)
-        tails[seg] = [start, _nonzero_end(seg.path, start)]
+        tails[seg] = [start, nonzero_end(seg.path, start)]
     plan.data_end = max([plan.data_end] + [seg.start + t[1] for seg, t in tails.items()])
     if plan.data_end > end:
         record_ends, intact = _plan_dropped(reader, plan, queued)
@@ -575,7 +555,7 @@ def _plan_queue_cuts(cfg: StoreConfig, plan: RecoveryPlan, cut_points: dict[int,
             if start >= cut_at:
                 plan.deleted.append((str(f), QUEUE_FILE_PAST_END))
             elif cut_at < start + file_size:
-                data = _whole_entries(_nonzero_end(f, cut_at - start), cut_at - start, file_size)
+                data = _whole_entries(nonzero_end(f, cut_at - start), cut_at - start, file_size)
                 if data > cut_at - start:
                     plan.cuts.append(cut(f, cut_at - start, data, "consume-queue entries past the recovered end"))
         q.end = cut_at
@@ -702,6 +682,12 @@ def recover_store(root: str | os.PathLike | Store, cfg: StoreConfig | None = Non
     cut (None: nothing was). A refused plan changes nothing: not even a `lock` file is left behind."""
     first = root if isinstance(root, Store) else open_store(root, cfg)
     first.require_writable("recover")  # before the lock file is created or touched
+    journal.finish_deletions(first.paths)  # a clean killed mid-way: its removals finished first
+    if journal.pending(first.paths) is not None:  # a write killed mid-way: rolled back (and said) first
+        from rmqtool.engine.message_store import MessageStore
+
+        MessageStore(first, create=False).close()
+        first = open_store(first.root, first.config)
     had_lock_file = first.paths.lock.exists()
     lock = StoreLock(first.paths)
     try:
@@ -743,20 +729,31 @@ def apply_recovery(root: str | os.PathLike | Store, cfg: StoreConfig | None, pla
         store.require_writable("recover")
         lock = StoreLock(store.paths)
     try:
+        create_abort(store.paths.abort)  # until the re-dispatch is done no writer takes the store
         lost = _keep_and_cut(store.paths, plan)
         _fill_holes(plan, store.config.mappedFileSizeCommitLog)
         if plan.truncate_to is not None:
             _lower_checkpoint(store.paths, plan, lost)
         recovered = MessageStore(store, recovering=True, lock=lock,  # the files as cut
                                  dispatch_from=plan.dispatch_from)
+    except KeyboardInterrupt:
+        lock.release()
+        raise _unfinished(store, "its cuts") from None
     except BaseException:
         lock.release()
         raise
     try:
         _count_added(recovered, plan)
+    except KeyboardInterrupt:
+        raise _unfinished(store, "the re-dispatch of queues and index") from None
     finally:
         recovered.close()  # releases the lock
     return lost
+
+
+def _unfinished(store: Store, step: str) -> Interrupted:
+    return Interrupted(f"recovery stopped during {step}: {store.root} keeps `abort` (no writer takes it); run "
+                       f"`rmqtool recover {store.root}` again to finish, from where the store is now")
 
 
 def _keep_and_cut(paths: StorePaths, plan: RecoveryPlan) -> Path | None:
@@ -772,7 +769,7 @@ def _keep_and_cut(paths: StorePaths, plan: RecoveryPlan) -> Path | None:
     for file, start, end in ranges:
         lost.keep_range(file, start, end)
     for file, start, end in ranges:
-        _zero(file, start, end)
+        zero_range(file, start, end)
     for file in removed:
         lost.keep_file(file)
     return lost.directory
@@ -793,15 +790,6 @@ def _lower_checkpoint(paths: StorePaths, plan: RecoveryPlan, lost: Path | None) 
     ceiling = plan.last_store_timestamp or 0
     cp.physic, cp.logics, cp.index = min(cp.physic, ceiling), min(cp.logics, ceiling), min(cp.index, ceiling)
     cp.flush()
-
-
-def _zero(file: str, start: int, end: int) -> None:
-    """Zero bytes [start, end) of `file` durably, a window at a time."""
-    window = bytes(min(end - start, _BACKWARD_WINDOW))
-    with open(file, "r+b") as f:
-        for pos in range(start, end, len(window) or 1):
-            os.pwrite(f.fileno(), window[: end - pos], pos)
-        os.fsync(f.fileno())
 
 
 def _count_added(store, plan: RecoveryPlan) -> None:

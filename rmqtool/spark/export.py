@@ -20,6 +20,8 @@ from rmqtool.engine.config import StoreConfig
 from rmqtool.engine.reader import StoreReader
 from rmqtool.errors import RmqError
 from rmqtool.files.segments import SegmentFile, data_end, open_read_only
+from rmqtool.files.signals import uninterrupted
+from rmqtool.io.atomic import atomic_output
 from rmqtool.io.schema import MESSAGE_SCHEMA
 
 FORMATS = ("parquet", "jsonl")
@@ -100,7 +102,8 @@ def _ranges_task(batches: Iterator, root: str, cfg: StoreConfig, counter) -> Ite
 
 def spark_export(store: Path, out: Path, cfg: StoreConfig, *, fmt: str = "parquet", master: str = "local[*]",
                  verbose: bool = False, progress: Callable[[str, int | None], None] | None = None) -> ExportResult:
-    """Write the store's messages to `out`; `progress(stage, rows)` hears of each of STAGES done."""
+    """Write the store's messages to the new folder `out`, which appears whole or not at all (`io.atomic`);
+    `progress(stage, rows)` hears of each of STAGES done."""
     from rmqtool.spark.session import get_session, job_errors
 
     def note(stage: str, rows: int | None) -> None:
@@ -109,30 +112,35 @@ def spark_export(store: Path, out: Path, cfg: StoreConfig, *, fmt: str = "parque
 
     if fmt not in FORMATS:
         raise RmqError(f"unknown export format {fmt!r}: use {' or '.join(FORMATS)}")
-    if out.exists():
-        raise RmqError(f"{out} exists: spark-export writes a new folder")
-    reader = StoreReader(store, cfg)
-    if reader.single_file:
-        raise RmqError(f"{store}: spark-export reads a store root, not one segment")
-    if reader.dledger:
-        raise RmqError(f"{store}: spark-export splits plain commitlogs; for a DLedger log use `rmqtool export`")
-    spark = get_session(master, verbose)
-    note("start Spark", None)
-    sc = spark.sparkContext
-    ranges = record_ranges(reader, sc.defaultParallelism * RANGES_PER_CORE)
-    note("split", None)
-    counter = sc.accumulator(0)
-    root = str(Path(store).resolve())
-    rdd = sc.parallelize(ranges, max(len(ranges), 1))
-    todo = spark.createDataFrame(rdd, "start long, end long")
-    from pyspark.sql.pandas.types import from_arrow_schema
+    with atomic_output(out, what="spark-export", exists_hint="spark-export writes a new folder") as tmp:
+        reader = StoreReader(store, cfg)
+        if reader.single_file:
+            raise RmqError(f"{store}: spark-export reads a store root, not one segment")
+        if reader.dledger:
+            raise RmqError(f"{store}: spark-export splits plain commitlogs; for a DLedger log use `rmqtool export`")
+        spark = get_session(master, verbose)
+        note("start Spark", None)
+        sc = spark.sparkContext
+        ranges = record_ranges(reader, sc.defaultParallelism * RANGES_PER_CORE)
+        note("split", None)
+        counter = sc.accumulator(0)
+        root = str(Path(store).resolve())
+        rdd = sc.parallelize(ranges, max(len(ranges), 1))
+        todo = spark.createDataFrame(rdd, "start long, end long")
+        from pyspark.sql.pandas.types import from_arrow_schema
 
-    df = todo.mapInArrow(lambda it: _ranges_task(it, root, cfg, counter), from_arrow_schema(SPARK_SCHEMA))
-    writer = df.write.mode("errorifexists")
-    with job_errors("spark-export"):
-        if fmt == "parquet":
-            writer.parquet(str(out))
-        else:
-            writer.option("ignoreNullFields", "false").json(str(out))
+        df = todo.mapInArrow(lambda it: _ranges_task(it, root, cfg, counter), from_arrow_schema(SPARK_SCHEMA))
+        writer = df.write.mode("errorifexists")
+        try:
+            with job_errors("spark-export"):
+                if fmt == "parquet":
+                    writer.parquet(str(tmp))
+                else:
+                    writer.option("ignoreNullFields", "false").json(str(tmp))
+        except BaseException:  # no task may write into the folder once it is removed
+            with uninterrupted():
+                sc.cancelAllJobs()
+                spark.stop()
+            raise
     note("export", counter.value)
     return ExportResult(len(ranges), counter.value, str(out))

@@ -55,6 +55,11 @@ class Layout:
     def width(self, name: str) -> int:
         return _width(dict(self.fields)[name])
 
+    def bounds(self, name: str) -> tuple[int, int]:
+        """The least and greatest value of integer field `name` (signed, as Java's int and long)."""
+        bits = 8 * self.width(name)
+        return -(1 << (bits - 1)), (1 << (bits - 1)) - 1
+
     def names(self) -> tuple[str, ...]:
         return tuple(name for name, _ in self.fields)
 

@@ -319,6 +319,20 @@ def test_killed_writers_lose_no_acknowledged_message(flush, rounds):
     assert result["lost"] == 0 and result["problems"] == 0
 
 
+def test_a_writer_that_dies_before_acknowledging_is_reported_with_its_error(tmp_path, monkeypatch):
+    """A crash round whose writer never started (here: it exits at once) said it "acknowledged nothing within
+    60 s", as if the machine were slow, and hid the writer's own error."""
+    import random
+
+    from rmqtool.bench import crash
+
+    monkeypatch.setattr(crash, "_WRITER", "import sys; sys.exit('the writer could not open the store')")
+    with pytest.raises(RuntimeError, match=r"^the writer exited with code 1 before its first acknowledgement: "
+                                           r"the writer could not open the store$"):
+        crash.crash_round(tmp_path / "store", "async", random.Random(0))
+    assert not (tmp_path / "store").exists()
+
+
 def test_thorough_rebuilds_what_clean_recovery_leaves_missing(store):
     shutil.rmtree(store / "consumequeue" / "OrderTopic" / "1")
     idx = sorted((store / "index").iterdir())[0]

@@ -12,6 +12,7 @@ from rmqtool.errors import RmqError
 IPV4_LEN = 4
 IPV6_LEN = 16
 PORT_LEN = 4
+MAX_PORT = 0xFFFF  # stored as an int, but a Java InetSocketAddress holds 0..65535
 
 _PORT = struct.Struct(">i")
 
@@ -66,7 +67,7 @@ def parse_host(text: str) -> SocketAddress:
     """Parse `ip:port` or `[v6]:port` (a leading `/`, as Java prints addresses, is accepted)."""
     raw = text.strip().lstrip("/")
     addr, sep, port = raw.rpartition(":")
-    if not sep or not port.isdigit():
+    if not sep or not (port.isascii() and port.isdigit()):
         raise RmqError(f"bad host {text!r}: expected ip:port or [ipv6]:port")
     addr = addr.strip("[]")
     try:
@@ -74,6 +75,6 @@ def parse_host(text: str) -> SocketAddress:
     except ValueError:
         raise RmqError(f"bad host {text!r}: {addr!r} is not an IP address") from None
     port_value = int(port)
-    if port_value > 0x7FFFFFFF:
-        raise RmqError(f"bad host {text!r}: port out of range")
+    if port_value > MAX_PORT:
+        raise RmqError(f"bad host {text!r}: port out of range [0, {MAX_PORT}]")
     return SocketAddress(ip.packed, port_value)

@@ -1,0 +1,157 @@
+"""The write journal: a write into an existing store (import, append --batch, append) is all or nothing.
+
+Before its first byte the writer records where every structure of the store ends (a `WriteMark`) in
+`STORE/.rmqtool-write-journal`, synced. Removing the journal, once all that was written is durable,
+is the commit. An interrupt the writer sees (SIGINT, SIGTERM, a full disk, any error) rolls back at
+once through the mark it holds. After a SIGKILL the next writer to open the store, and `recover`,
+find the journal and roll back first: the commitlog is cut at the mark (later segments removed, the
+holding segment zeroed past it), the store is opened as after a crash, and its queues and index are
+undone to the mark.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import time
+from dataclasses import asdict
+from pathlib import Path
+
+from rmqtool.errors import RmqError
+from rmqtool.files.paths import StorePaths, parse_offset_name
+from rmqtool.files.segments import nonzero_end, zero_range
+from rmqtool.files.signals import uninterrupted
+
+JOURNAL_NAME = ".rmqtool-write-journal"
+DELETIONS_NAME = ".rmqtool-clean-journal"  # files `clean` removes: finished, never undone
+
+
+def journal_path(paths: StorePaths) -> Path:
+    return paths.root / JOURNAL_NAME
+
+
+def write(paths: StorePaths, mark, command: str) -> None:
+    """Record `mark` durably before the first byte of `command` is written."""
+    doc = {"command": command, "pid": os.getpid(), "startedMs": time.time_ns() // 1_000_000,
+           "mark": _mark_json(mark)}
+    path = journal_path(paths)
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "w") as f:
+        json.dump(doc, f)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+    _sync_dir(paths.root)
+
+
+def clear(paths: StorePaths) -> None:
+    """The commit (or the end of a roll back): the journal is gone, durably."""
+    path = journal_path(paths)
+    if path.exists():
+        path.unlink()
+        _sync_dir(paths.root)
+
+
+def pending(paths: StorePaths) -> dict | None:
+    """The journal a killed writer left ({"command", "pid", "startedMs", "mark"}), or None."""
+    path = journal_path(paths)
+    if not path.is_file():
+        return None
+    try:
+        doc = json.loads(path.read_text())
+        doc["mark"]["commitlogEnd"]
+    except (OSError, ValueError, KeyError, TypeError):
+        raise RmqError(f"{path}: an unreadable write journal; move it away only if no write was interrupted") \
+            from None
+    return doc
+
+
+def mark_of(doc: dict):
+    """The WriteMark a journal holds."""
+    from rmqtool.engine.rollback import WriteMark
+
+    m = doc["mark"]
+    return WriteMark(m["commitlogEnd"], m["lastStoreTimestamp"], {_key(k): v for k, v in m["table"].items()},
+                     {_key(k): tuple(v) for k, v in m["queueEnds"].items()}, m["logicsTimestamp"], m["written"],
+                     m["indexFiles"], base64.b64decode(m["indexHeader"]), m["indexLastFull"])
+
+
+def cut_commitlog(paths: StorePaths, end: int, segment_size: int) -> None:
+    """The commitlog back to `end` at the file level: later segments removed, the rest of the holding one
+    zeroed (the store cannot be opened before: the interrupted write may have left a torn record)."""
+    folder = paths.commitlog
+    if not folder.is_dir():
+        return
+    for f in sorted(folder.iterdir(), reverse=True):
+        start = parse_offset_name(f.name)
+        if start is None:
+            continue
+        if start >= end:  # as an in-process roll back truncates the segment queue
+            f.unlink()
+        elif start < end < start + segment_size:
+            data = nonzero_end(f, end - start)
+            if data > end - start:
+                zero_range(f, end - start, data)
+    _sync_dir(folder)
+
+
+def describe(doc: dict) -> str:
+    """One line: what was interrupted and where the commitlog goes back to."""
+    return (f"an interrupted `{doc['command']}` (pid {doc['pid']}) is rolled back: the commitlog goes back to "
+            f"offset {doc['mark']['commitlogEnd']}, queues and index to where they were")
+
+
+def delete_all(paths: StorePaths, files: list[str]) -> None:
+    """Remove `files` (expired files `clean` chose) as one step: the list is recorded durably first, so an
+    interrupt anywhere ends with all of them gone (here, or by the next writer or `recover`)."""
+    path = paths.root / DELETIONS_NAME
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "w") as f:
+        json.dump(files, f)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+    _sync_dir(paths.root)
+    finish_deletions(paths)
+
+
+def finish_deletions(paths: StorePaths) -> int:
+    """Finish the removals a `clean` recorded (a second Ctrl-C is held off until done); how many it had."""
+    path = paths.root / DELETIONS_NAME
+    if not path.is_file():
+        return 0
+    with uninterrupted():
+        files = json.loads(path.read_text())
+        for f in files:
+            Path(f).unlink(missing_ok=True)
+        path.unlink()
+        _sync_dir(paths.root)
+    return len(files)
+
+
+def _mark_json(mark) -> dict:
+    m = asdict(mark)
+    return {"commitlogEnd": m["commitlog_end"], "lastStoreTimestamp": m["last_store_timestamp"],
+            "table": {_name(k): v for k, v in m["table"].items()},
+            "queueEnds": {_name(k): list(v) for k, v in m["queue_ends"].items()},
+            "logicsTimestamp": m["logics_timestamp"], "written": m["written"], "indexFiles": m["index_files"],
+            "indexHeader": base64.b64encode(m["index_header"]).decode(), "indexLastFull": m["index_last_full"]}
+
+
+def _name(key: tuple[str, int]) -> str:
+    return f"{key[1]}@{key[0]}"  # the queue id first: a topic may hold '@'
+
+
+def _key(name: str) -> tuple[str, int]:
+    qid, _, topic = name.partition("@")
+    return topic, int(qid)
+
+
+def _sync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
