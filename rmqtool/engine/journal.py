@@ -19,6 +19,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 from rmqtool.errors import RmqError
+from rmqtool.files.lock import fsync_path
 from rmqtool.files.paths import StorePaths, parse_offset_name
 from rmqtool.files.segments import nonzero_end, zero_range
 from rmqtool.files.signals import uninterrupted
@@ -35,14 +36,7 @@ def write(paths: StorePaths, mark, command: str) -> None:
     """Record `mark` durably before the first byte of `command` is written."""
     doc = {"command": command, "pid": os.getpid(), "startedMs": time.time_ns() // 1_000_000,
            "mark": _mark_json(mark)}
-    path = journal_path(paths)
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "w") as f:
-        json.dump(doc, f)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
-    _sync_dir(paths.root)
+    _write_durably(journal_path(paths), doc)
 
 
 def clear(paths: StorePaths) -> None:
@@ -50,7 +44,7 @@ def clear(paths: StorePaths) -> None:
     path = journal_path(paths)
     if path.exists():
         path.unlink()
-        _sync_dir(paths.root)
+        fsync_path(paths.root)
 
 
 def pending(paths: StorePaths) -> dict | None:
@@ -93,7 +87,7 @@ def cut_commitlog(paths: StorePaths, end: int, segment_size: int) -> None:
             data = nonzero_end(f, end - start)
             if data > end - start:
                 zero_range(f, end - start, data)
-    _sync_dir(folder)
+    fsync_path(folder)
 
 
 def describe(doc: dict) -> str:
@@ -105,14 +99,7 @@ def describe(doc: dict) -> str:
 def delete_all(paths: StorePaths, files: list[str]) -> None:
     """Remove `files` (expired files `clean` chose) as one step: the list is recorded durably first, so an
     interrupt anywhere ends with all of them gone (here, or by the next writer or `recover`)."""
-    path = paths.root / DELETIONS_NAME
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "w") as f:
-        json.dump(files, f)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
-    _sync_dir(paths.root)
+    _write_durably(paths.root / DELETIONS_NAME, files)
     finish_deletions(paths)
 
 
@@ -126,7 +113,7 @@ def finish_deletions(paths: StorePaths) -> int:
         for f in files:
             Path(f).unlink(missing_ok=True)
         path.unlink()
-        _sync_dir(paths.root)
+        fsync_path(paths.root)
     return len(files)
 
 
@@ -148,10 +135,13 @@ def _key(name: str) -> tuple[str, int]:
     return topic, int(qid)
 
 
-def _sync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+def _write_durably(path: Path, doc) -> None:
+    """`doc` as JSON at `path`, whole or not at all, synced with its folder's entry."""
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "w") as f:
+        json.dump(doc, f)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+    fsync_path(path.parent)
 

@@ -19,6 +19,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from rmqtool.errors import Interrupted, RmqError
+from rmqtool.files.lock import fsync_path
 from rmqtool.files.signals import uninterrupted
 
 TEMP_MARK = ".rmqtool-tmp-"
@@ -63,7 +64,7 @@ def atomic_output(path: str | os.PathLike, force: bool = False, what: str = "wri
             _remove(tmp)
             _report(e, target, what)
             raise
-        _fsync(target.parent)
+        fsync_path(target.parent)
 
 
 def _report(e: BaseException, target: Path, what: str) -> None:
@@ -108,18 +109,9 @@ def _remove(path: Path) -> None:
 def _sync(path: Path) -> None:
     """fsync the file, or every file and folder of the folder, at `path`."""
     if not path.is_dir():
-        _fsync(path)
+        fsync_path(path)
         return
     for folder, _, files in os.walk(path):
         for name in files:
-            _fsync(Path(folder, name))
-        _fsync(Path(folder))
-
-
-def _fsync(path: Path) -> None:
-    """fsync a file or a folder (its entries)."""
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+            fsync_path(Path(folder, name))
+        fsync_path(Path(folder))

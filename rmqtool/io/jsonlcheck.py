@@ -19,6 +19,7 @@ from numba import njit
 
 from rmqtool.engine.rules import NOT_UTF8
 from rmqtool.io.schema import NULL_PROPERTY
+from rmqtool.io.textkernels import utf8_len
 
 MAX_DEPTH = 32  # a row is depth 1, its properties 2: anything deeper is no producer row
 OK, NOT_OBJECT, TEXT_AFTER, TOO_DEEP, BAD_UTF8, SURROGATE, NULL_VALUE = range(7)
@@ -66,38 +67,6 @@ def _hex4(data, at):
 
 
 @njit(cache=True, nogil=True)
-def _utf8_len(data, p):
-    """Bytes of the well-formed UTF-8 sequence starting at `p` (a byte >= 0x80), or 0."""
-    b = data[p]
-    if 0xC2 <= b <= 0xDF:
-        need, lo, hi = 1, 0x80, 0xBF
-    elif b == 0xE0:
-        need, lo, hi = 2, 0xA0, 0xBF
-    elif b == 0xED:
-        need, lo, hi = 2, 0x80, 0x9F
-    elif 0xE1 <= b <= 0xEF:
-        need, lo, hi = 2, 0x80, 0xBF
-    elif b == 0xF0:
-        need, lo, hi = 3, 0x90, 0xBF
-    elif 0xF1 <= b <= 0xF3:
-        need, lo, hi = 3, 0x80, 0xBF
-    elif b == 0xF4:
-        need, lo, hi = 3, 0x80, 0x8F
-    else:
-        return 0
-    if p + need >= data.shape[0]:
-        return 0
-    c = data[p + 1]
-    if c < lo or c > hi:
-        return 0
-    for k in range(2, need + 1):
-        c = data[p + k]
-        if c < 0x80 or c > 0xBF:
-            return 0
-    return need + 1
-
-
-@njit(cache=True, nogil=True)
 def first_bad_line(data, no_null, plain_in_string, plain_in_object):
     """(start of the first bad line, why, start and end of the top-level name it was in or -1) of a
     block; (-1, OK, -1, -1) when every line passes. Bytes the tables call plain (most of a block:
@@ -137,7 +106,7 @@ def first_bad_line(data, no_null, plain_in_string, plain_in_object):
             i += 1
             continue
         if b >= 0x80:
-            size = _utf8_len(data, i)
+            size = utf8_len(data, i, data.shape[0])
             if size == 0:
                 named = in_str and not is_name  # in a field's value
                 return line, BAD_UTF8, (name_start if named else -1), (name_end if named else -1)

@@ -52,48 +52,55 @@ def gather(buf, starts, lengths):
     return data, offsets
 
 
+@njit(cache=True, inline="always")
+def utf8_len(data, p, end):
+    """Bytes of the well-formed UTF-8 sequence starting at `p` (a byte >= 0x80) and ending before `end`, or 0
+    (overlongs, surrogates and values past U+10FFFF are not well formed)."""
+    b = data[p]
+    if 0xC2 <= b <= 0xDF:
+        need, lo, hi = 1, 0x80, 0xBF
+    elif b == 0xE0:
+        need, lo, hi = 2, 0xA0, 0xBF
+    elif b == 0xED:
+        need, lo, hi = 2, 0x80, 0x9F
+    elif 0xE1 <= b <= 0xEF:
+        need, lo, hi = 2, 0x80, 0xBF
+    elif b == 0xF0:
+        need, lo, hi = 3, 0x90, 0xBF
+    elif 0xF1 <= b <= 0xF3:
+        need, lo, hi = 3, 0x80, 0xBF
+    elif b == 0xF4:
+        need, lo, hi = 3, 0x80, 0x8F
+    else:
+        return 0
+    if p + need >= end:
+        return 0
+    c = data[p + 1]
+    if c < lo or c > hi:
+        return 0
+    for k in range(2, need + 1):
+        c = data[p + k]
+        if c < 0x80 or c > 0xBF:
+            return 0
+    return need + 1
+
+
 @njit(cache=True, nogil=True)
 def utf8_valid(data, offsets):
-    """Per row: whether it is well-formed UTF-8 (no overlongs, surrogates or values past U+10FFFF)."""
+    """Per row: whether it is well-formed UTF-8 (`utf8_len`)."""
     n = offsets.shape[0] - 1
     ok = np.ones(n, dtype=np.bool_)
     for i in range(n):
         p, end = offsets[i], offsets[i + 1]
         while p < end:
-            b = data[p]
-            if b < 0x80:
+            if data[p] < 0x80:
                 p += 1
                 continue
-            if 0xC2 <= b <= 0xDF:
-                need, lo, hi = 1, 0x80, 0xBF
-            elif b == 0xE0:
-                need, lo, hi = 2, 0xA0, 0xBF
-            elif b == 0xED:
-                need, lo, hi = 2, 0x80, 0x9F
-            elif 0xE1 <= b <= 0xEF:
-                need, lo, hi = 2, 0x80, 0xBF
-            elif b == 0xF0:
-                need, lo, hi = 3, 0x90, 0xBF
-            elif 0xF1 <= b <= 0xF3:
-                need, lo, hi = 3, 0x80, 0xBF
-            elif b == 0xF4:
-                need, lo, hi = 3, 0x80, 0x8F
-            else:
+            size = utf8_len(data, p, end)
+            if size == 0:
                 ok[i] = False
                 break
-            if p + need >= end:
-                ok[i] = False
-                break
-            if not lo <= data[p + 1] <= hi:
-                ok[i] = False
-                break
-            for k in range(2, need + 1):
-                if not 0x80 <= data[p + k] <= 0xBF:
-                    ok[i] = False
-                    break
-            if not ok[i]:
-                break
-            p += need + 1
+            p += size
     return ok
 
 
