@@ -9,6 +9,7 @@ Partition k holds range k, so the dataset's part files are in log order; rows ar
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -139,8 +140,9 @@ def spark_export(store: Path, out: Path, cfg: StoreConfig, *, fmt: str = "parque
                     writer.option("ignoreNullFields", "false").json(str(tmp))
         except BaseException:  # no task may write into the folder once it is removed
             with uninterrupted():
-                sc.cancelAllJobs()
-                spark.stop()
+                for stop in (sc.cancelAllJobs, spark.stop):
+                    with contextlib.suppress(Exception):  # a py4j call the interrupt cut may fail
+                        stop()
             raise
     note("export", counter.value)
     return ExportResult(len(ranges), counter.value, str(out))
