@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -29,6 +30,22 @@ def golden_basic() -> Path:
             pytest.fail(message)
         pytest.skip(message)
     return path
+
+
+@pytest.fixture
+def small_disk(tmp_path) -> Path:
+    """A 1 MiB tmpfs (mounting needs root, as CI has)."""
+    mnt = tmp_path / "small"
+    mnt.mkdir()
+    try:
+        done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(mnt)], capture_output=True,
+                              text=True)
+    except FileNotFoundError:
+        pytest.skip("no mount command: cannot make a small disk to fill")
+    if done.returncode:
+        pytest.skip(f"cannot mount a 1 MiB tmpfs to fill (needs root): {done.stderr.strip()}")
+    yield mnt
+    subprocess.run(["umount", str(mnt)], check=True)
 
 
 @pytest.fixture(scope="session")

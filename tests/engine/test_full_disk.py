@@ -4,29 +4,11 @@ not left behind as a skeleton, and an existing store is rolled back to what it h
 from __future__ import annotations
 
 import hashlib
-import subprocess
 from pathlib import Path
 
-import pytest
 from cli_helpers import run
 
 CONF = "mappedFileSizeCommitLog=65536\nmappedFileSizeConsumeQueue=4000\nmaxHashSlotNum=64\nmaxIndexNum=256\n"
-
-
-@pytest.fixture
-def small_disk(tmp_path) -> Path:
-    """A 1 MiB tmpfs (mounting needs root, as CI has)."""
-    mnt = tmp_path / "small"
-    mnt.mkdir()
-    try:
-        done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(mnt)], capture_output=True,
-                              text=True)
-    except FileNotFoundError:
-        pytest.skip("no mount command: cannot make a small disk to fill")
-    if done.returncode:
-        pytest.skip(f"cannot mount a 1 MiB tmpfs to fill (needs root): {done.stderr.strip()}")
-    yield mnt
-    subprocess.run(["umount", str(mnt)], check=True)
 
 
 def _rows(path: Path, n: int) -> Path:

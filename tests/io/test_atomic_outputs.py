@@ -100,22 +100,6 @@ def test_a_killed_export_leaves_only_its_temporary_which_the_next_export_of_that
     assert len(target.read_text().splitlines()) == 420
 
 
-@pytest.fixture
-def small_disk(tmp_path) -> Path:
-    """A 1 MiB tmpfs (mounting needs root, as CI has)."""
-    mnt = tmp_path / "small"
-    mnt.mkdir()
-    try:
-        done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(mnt)], capture_output=True,
-                              text=True)
-    except FileNotFoundError:
-        pytest.skip("no mount command: cannot make a small disk to fill")
-    if done.returncode:
-        pytest.skip(f"cannot mount a 1 MiB tmpfs to fill (needs root): {done.stderr.strip()}")
-    yield mnt
-    subprocess.run(["umount", str(mnt)], check=True)
-
-
 @pytest.mark.parametrize("suffix", [".jsonl", ".parquet"])
 def test_an_export_that_fills_the_disk_names_the_file_and_leaves_nothing(big_store, small_disk, suffix):
     target = small_disk / f"e{suffix}"
