@@ -124,7 +124,7 @@ def _reset(reader, group: str, topic: str, dry_run: bool, as_json: bool, **targe
         return
     verb = "would set" if dry_run else "set"
     to = plan.target
-    where = (f"the first message stored at or after {output.utc(to['time'])}" if "time" in to else
+    where = (f"the first message stored at or after {output.iso_time(to['time'])}" if "time" in to else
              f"offset {to['offset']}" if "offset" in to else "each queue's min offset" if "earliest" in to else
              "each queue's max offset")
     t = output.table(f"{group} on {topic}: {verb} offsets to {where}",

@@ -23,16 +23,6 @@ JSON = typer.Option(False, "--json", help="One JSON document.")
 JSONL = typer.Option(False, "--jsonl", help="One JSON object per line.")
 
 
-def _time(ms: int) -> str:
-    """A stored time as the tables show it: ISO 8601 UTC to the millisecond."""
-    from rmqtool.cli.messages import iso_utc
-
-    try:
-        return iso_utc(ms)
-    except (OverflowError, ValueError):
-        return str(ms)
-
-
 @app.command("commitlog")
 def commitlog(
     store: Path = typer.Argument(..., help="Store root, or one commitlog segment file.", show_default=False),
@@ -132,7 +122,8 @@ def _entries_table(title: str, entries) -> None:
     def parts():
         chunk = [first] if first is not None else []
         while chunk:
-            yield [[e[n] for e in chunk] for n in names]
+            yield [output.iso_times(e[n] for e in chunk) if n == "storeTimestamp" else [e[n] for e in chunk]
+                   for n in names]
             chunk = list(islice(entries, 4096))
 
     output.note(title)
@@ -176,7 +167,8 @@ def timerlog_cmd(
         page = output.table("timer log", names)
         for u in units:
             target = u.get("target") or {}
-            page.add_row(str(u["offset"]), _time(u["writeTime"]), _time(u["deliverTime"]), str(u["delayMs"]),
+            page.add_row(str(u["offset"]), output.iso_time(u["writeTime"]), output.iso_time(u["deliverTime"]),
+                         str(u["delayMs"]),
                          ",".join(u["flags"]) or "-", str(u["commitLogOffset"]), str(u["commitLogSize"]),
                          str(target.get("msgId", "-")),
                          str(target.get("error") or target.get("realTopic") or target.get("topic") or "-"))
@@ -227,17 +219,18 @@ def index_cmd(
         return
     from rmqtool.cli.grid import write_table
 
-    columns = [Column(n, 4, right=True) for n in ("entry", "keyHash", "slot", "phyOffset", "timestamp (UTC)",
+    columns = [Column(n, 4, right=True) for n in ("entry", "keyHash", "slot", "phyOffset", "timestamp",
                                                   "prevIndex")]
     for r in reports:
-        header = {k: output.utc(v) if k.endswith("Timestamp") else v for k, v in r["header"].items()}
+        header = {k: output.iso_time(v) if k.endswith("Timestamp") else v for k, v in r["header"].items()}
         output.stdout.print(output.key_values(r["name"], {**header, **r["slots"]}))
         if entries:
             rows = r["entries"]
             output.stdout.file.flush()
             write_table(sys.stdout, columns, [[[e["entry"] for e in rows], [e["keyHash"] for e in rows],
                                             [e["slot"] for e in rows], [e["phyOffset"] for e in rows],
-                                            [_time(e["timestamp"]) for e in rows], [e["prevIndex"] for e in rows]]])
+                                            output.iso_times(e["timestamp"] for e in rows),
+                                            [e["prevIndex"] for e in rows]]])
 
 
 def _store_reader(store: Path, config: Path | None):
@@ -268,7 +261,7 @@ def checkpoint_cmd(
     if as_json:
         output.emit_json(doc)
     else:
-        output.stdout.print(output.key_values("checkpoint", {k: f"{v}  ({_time(v)} UTC)" if "Timestamp" in k else v
+        output.stdout.print(output.key_values("checkpoint", {k: output.iso_time(v) if "Timestamp" in k else v
                                                              for k, v in doc.items()}))
 
 

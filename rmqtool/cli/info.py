@@ -7,7 +7,7 @@ from pathlib import Path
 import typer
 
 from rmqtool.cli import output
-from rmqtool.cli.output import utc
+from rmqtool.cli.output import duration, iso_time
 
 
 def info(
@@ -39,16 +39,17 @@ def info(
         "evidence": "; ".join(doc["evidence"]),
         "commitlog": f"{log['segments']} segment(s) of {log['segmentSize']} bytes",
         "physical offsets": f"{log.get('firstOffset', '-')} .. {log.get('endOffset', '-')}",
-        "first store time": utc(log.get("firstStoreTimestamp")),
-        "last store time": utc(log.get("lastStoreTimestamp")),
+        "first store time": iso_time(log.get("firstStoreTimestamp")),
+        "last store time": iso_time(log.get("lastStoreTimestamp")),
         "consume queues": f"{queues['queueCount']} queue(s), {queues['form']}"
                           + (f", files of {queues['fileSize']} bytes" if "fileSize" in queues else ""),
         "messages in queues": doc["messagesInQueues"],
         "index": f"{idx['files']} file(s)" + (f" of {idx['fileSize']} bytes, {idx['entries']} entries, "
-                                              f"{utc(idx['firstBeginTimestamp'])} .. {utc(idx['lastEndTimestamp'])}"
+                                              f"{iso_time(idx['firstBeginTimestamp'])} .. "
+                                              f"{iso_time(idx['lastEndTimestamp'])}"
                                               if idx["files"] else ""),
-        "checkpoint": (f"physic {utc(cp['physicMsgTimestamp'])}, logics {utc(cp['logicsMsgTimestamp'])}, "
-                       f"index {utc(cp['indexMsgTimestamp'])}" if cp["present"] else "absent"),
+        "checkpoint": (f"physic {iso_time(cp['physicMsgTimestamp'])}, logics {iso_time(cp['logicsMsgTimestamp'])}, "
+                       f"index {iso_time(cp['indexMsgTimestamp'])}" if cp["present"] else "absent"),
         "abort file": "present: the last writer did not shut down cleanly" if doc["abortFile"] else "absent",
         **({"rebuild": "a swap was stopped half way: the next writer (or `rmqtool rebuild`) finishes it"}
            if doc["unfinishedSwap"] else {}),
@@ -56,7 +57,7 @@ def info(
         "lock": f"held by process {doc['lockHeldBy']}" if doc["lockHeldBy"] else "free",
     }
     if "physicBehindDataMs" in cp:
-        summary["checkpoint vs data"] = f"newest record is {cp['physicBehindDataMs']} ms after the checkpoint"
+        summary["checkpoint vs data"] = _behind(cp['physicBehindDataMs'])
     for name, part in doc.get("timerFiles", {}).items():
         summary[name] = ", ".join(f"{k} {v}" for k, v in part.items())
     if "ha" in doc:
@@ -66,7 +67,7 @@ def info(
                                                                      "first store time", "last store time"])
     for topic in queues["topics"]:
         topics.add_row(topic["topic"], str(len(topic["queues"])), str(topic["messages"]), str(topic["bytes"]),
-                       utc(topic["firstStoreTimestamp"]), utc(topic["lastStoreTimestamp"]))
+                       iso_time(topic["firstStoreTimestamp"]), iso_time(topic["lastStoreTimestamp"]))
     output.stdout.print(topics)
     t = output.table("consume queues", ["topic", "queue", "min offset", "max offset", "messages"])
     for topic in queues["topics"]:
@@ -102,3 +103,10 @@ def _ha_lines(ha: dict) -> dict:
 def _interrupted(w: dict) -> str:
     return (f"`{w['command']}` (pid {w['pid']}) was killed: the next writer (or `rmqtool recover`) rolls it back "
             f"to commitlog offset {w['commitlogEnd']}")
+
+
+def _behind(ms: int) -> str:
+    """How far the newest record's store time is from the checkpoint's, for a glance ("3d 7h")."""
+    where = "after" if ms >= 0 else "before"
+    exact = f" ({abs(ms)} ms)" if abs(ms) >= 1000 else ""
+    return f"newest record is {duration(abs(ms))}{exact} {where} the checkpoint"

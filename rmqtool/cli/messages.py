@@ -15,7 +15,7 @@ MESSAGE_COLUMNS = (  # `keep`: on a narrow terminal the lowest goes first
     Column("topic", 16, least=8, keep=9),
     Column("queue", 5, right=True, keep=5),
     Column("queueOffset", 11, right=True, keep=7),
-    Column("storeTimestamp (UTC)", 23, keep=6),
+    Column("storeTimestamp", 24, keep=6),
     Column("msgId", 32, keep=1),
     Column("sysFlag", 16, least=7, keep=2),
     Column("tags", 10, least=4, keep=3),
@@ -56,7 +56,6 @@ def message_table(items, body: str, offset_digits: int = 10, follow: bool = Fals
 
 def message_columns(batch, body: str) -> list[list]:
     """The cell texts of a message-schema batch, one list per column of MESSAGE_COLUMNS."""
-    import numpy as np
     import pyarrow.compute as pc
 
     from rmqtool.structures.commitlog import sysflag
@@ -67,7 +66,7 @@ def message_columns(batch, body: str) -> list[list]:
     return [
         col("commitLogOffset").to_pylist(), col("storeSize").to_pylist(), col("topic").to_pylist(),
         col("queueId").to_pylist(), col("queueOffset").to_pylist(),
-        np.datetime_as_string(col("storeTimestamp").to_numpy().astype("datetime64[ms]")).tolist(),
+        output.iso_times(col("storeTimestamp").to_numpy()),
         col("msgId").to_pylist(), [flags[f] for f in col("sysFlag").to_pylist()],
         [t or "" for t in pc.map_lookup(props, "TAGS", "first").to_pylist()],
         [k or "" for k in pc.map_lookup(props, "KEYS", "first").to_pylist()],
@@ -83,18 +82,11 @@ def json_columns(messages: list[dict], body: str) -> list[list]:
     return [
         [m["commitLogOffset"] for m in messages], [m["storeSize"] for m in messages],
         [m["topic"] for m in messages], [m["queueId"] for m in messages], [m["queueOffset"] for m in messages],
-        [iso_utc(m["storeTimestamp"]) for m in messages], [m["msgId"] for m in messages],
+        output.iso_times(m["storeTimestamp"] for m in messages), [m["msgId"] for m in messages],
         [" ".join(sysflag.describe(m["sysFlag"])) for m in messages],
         [m["properties"].get("TAGS", "") for m in messages], [m["properties"].get("KEYS", "") for m in messages],
         [_preview(b, body) for b in raw],
     ]
-
-
-def iso_utc(ms: int) -> str:
-    """Epoch milliseconds as an ISO 8601 UTC time to the millisecond, as the table shows them."""
-    import numpy as np
-
-    return str(np.datetime64(ms, "ms"))
 
 
 def _preview(body: bytes, how: str) -> str:

@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
-from rmqtool.text import printable, printable_bytes  # noqa: F401 - the CLI's names for them
+from rmqtool.text import duration, iso_time, iso_times, printable, printable_bytes  # noqa: F401 - the CLI's names for them
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -260,35 +260,6 @@ def terminal_text(value: object) -> str:
     from rich.markup import escape
 
     return escape(printable(value))
-
-
-def utc(ms: int | None) -> str:
-    """Epoch milliseconds with their UTC time beside them."""
-    from datetime import datetime, timezone
-
-    if ms is None:
-        return "-"
-    try:
-        return f"{ms} ({datetime.fromtimestamp(ms / 1000, tz=timezone.utc).strftime('%Y-%m-%d %H:%M:%S.%f')[:-3]}Z)"
-    except (OverflowError, OSError, ValueError):
-        return str(ms)
-
-
-def duration(ms: int | None) -> str:
-    """A span of time for a glance: "850 ms", "12s", "3m 20s", "5h 2m", "3d 7h"; "-" when unknown."""
-    if ms is None:
-        return "-"
-    if abs(ms) < 1000:
-        return f"{ms} ms"
-    sign, left = ("-" if ms < 0 else ""), abs(ms) // 1000
-    parts = []
-    for unit, seconds in (("d", 86400), ("h", 3600), ("m", 60), ("s", 1)):
-        if left >= seconds or (parts and len(parts) < 2):
-            parts.append(f"{left // seconds}{unit}")
-            left %= seconds
-        if len(parts) == 2:
-            break
-    return sign + " ".join(parts)
 
 
 def count(n: int, noun: str, plural: str = "") -> str:

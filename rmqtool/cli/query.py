@@ -86,10 +86,11 @@ def query(
     try:
         if at_time is not None:
             doc = q.offset_by_time(_need(topic, "--topic"), _need(queue, "--queue"), at_time)
-            if as_jsonl:
-                output.emit_jsonl([doc])
+            if as_json or as_jsonl:
+                (output.emit_jsonl([doc]) if as_jsonl else output.emit_json(doc))
             else:
-                output.emit(doc, "queue offset by time", as_json)
+                card = {k: output.iso_time(v) if k.endswith(("timestamp", "Timestamp")) else v for k, v in doc.items()}
+                output.emit(card, "queue offset by time", False)
             return
         if msg_id is not None:
             hits = [q.by_msg_id(m) for m in msg_id.split(",") if m.strip()]
@@ -185,5 +186,5 @@ def _card(hit, body: str) -> dict:
     words = sysflag.describe(doc["sysFlag"])
     doc["sysFlag"] = f"{doc['sysFlag']} ({', '.join(words)})" if words else doc["sysFlag"]
     for name in ("bornTimestamp", "storeTimestamp"):
-        doc[name] = output.utc(doc[name])
+        doc[name] = output.iso_time(doc[name])
     return doc

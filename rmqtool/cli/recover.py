@@ -192,7 +192,7 @@ def _point(point: dict | None, stop: str) -> str:
 
 
 def _stored(ms: int | None) -> str:
-    return f"stored at {output.utc(ms)}" if ms is not None else "none intact from the start segment on"
+    return f"stored at {output.iso_time(ms)}" if ms is not None else "none intact from the start segment on"
 
 
 def _recovery_groups(doc: dict, store: Path) -> list[str]:

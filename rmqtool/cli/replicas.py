@@ -82,7 +82,8 @@ def _held(parts: list[dict]) -> str:
     if not parts:
         return "nothing"
     return "; ".join(f"[{p['from']}, {p['upto']}) {output.size(p['bytes'])}, {output.count(p['messages'], 'message')}"
-                     + (f", stored {output.utc(p['firstStoreTimestamp'])} .. {output.utc(p['lastStoreTimestamp'])}"
+                     + (f", stored {output.iso_time(p['firstStoreTimestamp'])} .. "
+                        f"{output.iso_time(p['lastStoreTimestamp'])}"
                         if p["messages"] else "") for p in parts)
 
 
@@ -90,7 +91,7 @@ def _record(r: dict) -> str:
     if "message" in r:
         m = r["message"]
         text = (f"{m['topic']}/{m['queueId']} queue offset {m['queueOffset']}, {m['storeSize']} bytes, stored "
-                f"{output.utc(m['storeTimestamp'])}, msgId {m['msgId']}")
+                f"{output.iso_time(m['storeTimestamp'])}, msgId {m['msgId']}")
     elif "blank" in r:
         text = f"blank marker ({r['blank']} bytes to the segment's end)"
     else:

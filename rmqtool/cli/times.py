@@ -5,8 +5,10 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 
-from rmqtool.errors import RmqError
+from rmqtool.errors import RmqError, warn
+from rmqtool.text import iso_time
 
+SECONDS_LOOK = (10**9, 10**11)  # seconds of 2001 .. 5138 that as milliseconds are 1970-01-12 .. 1973-03-03
 EXAMPLES = "e.g. 1700000000000, 2026-11-25, 2026-11-25T10:30:00Z or 2026-11-25T11:30:00+01:00"
 
 
@@ -16,7 +18,11 @@ def epoch_ms(text: str | None, option: str) -> int | None:
         return None
     value = text.strip()
     if value.lstrip("-").isdigit():
-        return int(value)
+        ms = int(value)
+        if SECONDS_LOOK[0] <= ms < SECONDS_LOOK[1]:
+            warn(f"{option} {ms} is read as epoch milliseconds ({iso_time(ms)}); in seconds it is "
+                 f"{iso_time(ms * 1000)}: give {ms * 1000} for that")
+        return ms
     iso = value[:-1] + "+00:00" if value.endswith(("Z", "z")) else value
     try:
         when = datetime.fromisoformat(iso)

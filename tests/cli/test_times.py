@@ -1,12 +1,13 @@
-"""Times typed as epoch milliseconds or ISO 8601, and stored times shown with UTC beside them."""
+"""Times typed as epoch milliseconds or ISO 8601, and stored times shown one way: ISO 8601 with Z."""
 
 from __future__ import annotations
 
 import json
+import re
 from datetime import datetime, timezone
 
 import pytest
-from cli_helpers import CONF, FIXTURE, run
+from cli_helpers import CONF, FIXTURE, fixture_copy, run
 
 
 def ms(iso: str) -> int:
@@ -45,12 +46,48 @@ def test_a_time_that_is_neither_ms_nor_iso_is_one_line_exit_2(value):
     assert f"--time {value!r} is neither epoch milliseconds nor an ISO 8601 time" in out.stderr
 
 
-def test_the_query_card_shows_stored_times_in_utc_beside_the_number():
-    out = run("query", FIXTURE, "--config", CONF, "--topic", "OrderTopic", "--queue", "0", "--queue-offset", "0")
-    doc = json.loads(run("query", FIXTURE, "--config", CONF, "--topic", "OrderTopic", "--queue", "0", "--queue-offset",
-                         "0", "--json").stdout)["messages"][0]
-    utc = datetime.fromtimestamp(doc["storeTimestamp"] / 1000, tz=timezone.utc).strftime("%Y-%m-%d %H:%M:%S")
-    assert f"{doc['storeTimestamp']} ({utc}" in out.stdout
+ISO_Z = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z")
+OTHER_TIME = re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d|\d\d:\d\d:\d\d\.\d{3}(?!Z)| UTC\b")
+
+
+@pytest.mark.parametrize("args", [
+    ["info", FIXTURE],
+    ["decode", "checkpoint", FIXTURE / "checkpoint"],
+    ["decode", "commitlog", FIXTURE, "--config", CONF, "--count", "3"],
+    ["decode", "index", FIXTURE, "--config", CONF, "--entries"],
+    ["query", FIXTURE, "--config", CONF, "--topic", "OrderTopic", "--queue", "0", "--queue-offset", "0"],
+    ["query", FIXTURE, "--config", CONF, "--topic", "OrderTopic", "--queue", "0", "--time", "0"],
+    ["query", FIXTURE, "--config", CONF, "--topic", "OrderTopic", "--key", "order-3"],
+], ids=lambda a: " ".join(map(str, a[:2])) if isinstance(a, list) else a)
+def test_a_stored_time_reads_one_way_in_every_view(args):
+    out = run(*args, "--body", "none") if args[0] == "query" else run(*args)
+    assert out.returncode == 0, out.stderr
+    assert ISO_Z.search(out.stdout), out.stdout[:400]
+    assert not OTHER_TIME.search(out.stdout), OTHER_TIME.search(out.stdout)
+
+
+def test_the_query_time_card_shows_times_not_raw_milliseconds():
+    out = run("query", FIXTURE, "--config", CONF, "--topic", "OrderTopic", "--queue", "0", "--time", "1700000000000")
+    assert "│ timestamp       │ 2023-11-14T22:13:20.000Z │" in out.stdout
+    assert "1700000000000" not in out.stdout
+
+
+def test_info_says_how_far_the_data_runs_past_the_checkpoint_in_days_and_hours(tmp_path):
+    from rmqtool.structures import checkpoint
+
+    store = fixture_copy(tmp_path)
+    cp = checkpoint.decode((store / "checkpoint").read_bytes())
+    behind = 3 * 86_400_000 + 7 * 3_600_000 + 5_000
+    stale = checkpoint.Checkpoint(cp.physicMsgTimestamp - behind, cp.logicsMsgTimestamp, cp.indexMsgTimestamp)
+    (store / "checkpoint").write_bytes(checkpoint.encode(stale))
+    out = run("info", store)
+    assert f"newest record is 3d 7h ({behind} ms) after the checkpoint" in out.stdout
+
+
+def test_time_in_seconds_by_mistake_is_called_out():
+    out = run("query", FIXTURE, "--config", CONF, "--topic", "OrderTopic", "--queue", "0", "--time", "1700000000")
+    assert "--time 1700000000 is read as epoch milliseconds (1970-01-20T16:13:20.000Z)" in out.stderr
+    assert "in seconds it is 2023-11-14T22:13:20.000Z" in out.stderr
 
 
 def test_query_time_with_jsonl_prints_one_json_line_not_a_panel():
