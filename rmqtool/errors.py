@@ -1,9 +1,9 @@
 """What every command's exit code means, and the exceptions the CLI turns into one line on stderr."""
 
-EXIT_OK = 0  # done; for a search, also when it found nothing (the answer is an empty list)
+EXIT_OK = 0  # done; for a key search, also when it found nothing (an empty list, the reason on stderr)
 EXIT_PROBLEM = 1  # the command ran and found damage: corruption, verify findings, corrupt regions skipped
 EXIT_BAD_INPUT = 2  # refused before doing anything: bad arguments, not a store, a contradicting config, locked
-EXIT_NOT_FOUND = 3  # the one thing asked for does not exist: a msgId, an offset, a queue
+EXIT_NOT_FOUND = 3  # what was asked for does not exist: a msgId, an offset, a queue, a topic; the reason says which
 EXIT_INTERRUPTED = 130  # SIGINT or SIGTERM, after cleaning up
 
 

@@ -10,7 +10,7 @@ import typer
 
 from rmqtool.cli import output
 from rmqtool.cli.times import epoch_ms
-from rmqtool.errors import RmqError
+from rmqtool.errors import NotFound, RmqError
 
 LONG_MAX = 2**63 - 1
 
@@ -54,8 +54,10 @@ def query(
 
     Read-only; works while a broker runs (with a warning). Index hits are confirmed by
     reading each record, so a hash collision never comes back. Several hits are one line each
-    (--full: every field). A msgId, offset or queue the store does not hold: exit 3; a key
-    search that finds nothing prints "0 messages" and exits 0.
+    (--full: every field). A msgId, offset, queue or topic the store does not hold: exit 3 (the
+    msgIds found are still shown); a key search that finds nothing is an empty list (exit 0) with
+    the reason on stderr: the key, or the --begin/--end window it is carried outside of; a search
+    that stops at --max says that more may exist.
 
     Example: [bold]rmqtool query fixtures/store --config fixtures/broker.conf --topic OrderTopic --key order-3[/]
     """
@@ -92,27 +94,31 @@ def query(
                 card = {k: output.iso_time(v) if k.endswith(("timestamp", "Timestamp")) else v for k, v in doc.items()}
                 output.emit(card, "queue offset by time", False)
             return
+        missing: list[str] = []
+        wanted = unique_key if unique_key is not None else key
         if msg_id is not None:
-            hits = [q.by_msg_id(m) for m in msg_id.split(",") if m.strip()]
+            hits, missing = q.by_msg_ids([m for m in msg_id.split(",") if m.strip()])
         elif phy_offset is not None:
             hits = [q.hit(q.record(phy_offset))]
         elif offset is not None:
             hits = q.by_queue_offset(_need(topic, "--topic"), _need(queue, "--queue"), offset, count)
         else:
             find = q.scan_key if scan else q.by_key
-            wanted = unique_key if unique_key is not None else key
             hits = find(_need(topic, "--topic"), wanted, unique=unique_key is not None, begin=begin, end=end,
                         max_hits=max_hits, real_topic=real_topic)
             if not hits:
-                output.stderr.print(output.terminal_text(
-                    f"0 messages: no message of topic {topic} carries {'unique key' if unique_key else 'key'} "
-                    f"{wanted!r}"))
+                output.note("0 messages: " + q.why_no_hits(topic, wanted, unique=unique_key is not None, begin=begin,
+                                                           end=end, scan=scan, real_topic=real_topic))
         from rmqtool.ops.consumers import Consumption
 
         consumption = Consumption(reader.paths.root)
         _show(hits, body, "json" if as_json else "jsonl" if as_jsonl else "full" if full else "lines", consumption)
         if consumption.error:
             output.warn(f"consumed or not is not shown: {output.terminal_text(consumption.error)}")
+        if q.limited:
+            output.note(f"stopped at --max {max_hits} hits: more messages may carry {wanted!r} (raise --max)")
+        if missing:
+            raise NotFound("; ".join(missing))
     finally:
         for skipped in q.skipped.values():
             output.warn(skipped)

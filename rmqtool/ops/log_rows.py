@@ -10,6 +10,7 @@ with the corruption it met, so no consumer builds a Python object per record. Ro
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
 from typing import TypeVar
 
 import numpy as np
@@ -26,11 +27,31 @@ R = TypeVar("R")
 STORED, PLAIN, UNCOMPRESSED = "stored", "plain", "uncompressed"  # the bodies rows carry
 
 
+@dataclass
+class Tally:
+    """What a selection saw, filled in as the scan goes: records read, and records kept."""
+
+    scanned: int = 0
+    kept: int = 0
+
+    def why_empty(self, reader: StoreReader, from_offset: int | None, topic: str | None) -> str | None:
+        """When a selection that asked for something kept nothing, the part of the question that excluded
+        everything (exit 3 for the caller); None when records were kept or nothing narrowed the question."""
+        if self.kept:
+            return None
+        if self.scanned == 0 and from_offset:
+            return f"no record starts at or after offset {from_offset} ({reader.describe_range()})"
+        if topic is not None:
+            where = f" from offset {from_offset}" if from_offset else ""
+            return f"none of the {self.scanned} records{where} is of topic {topic}"
+        return None
+
+
 def log_rows(reader: StoreReader, *, from_offset: int = 0, until: int | None = None, count: int | None = None,
              topic: str | None = None, begin: int | None = None, end: int | None = None,
              verify_crc: bool = True, bodies: str = STORED,
              render: Callable[[pa.RecordBatch], R] | None = None,
-             workers: int = WORKERS) -> Iterator[pa.RecordBatch | R | Finding]:
+             workers: int = WORKERS, tally: Tally | None = None) -> Iterator[pa.RecordBatch | R | Finding]:
     """Row batches of the records in [from_offset, until) and the findings between them, in offset order.
 
     `count` stops after that many rows, `topic` keeps one topic's records, `begin` and `end` those
@@ -42,7 +63,7 @@ def log_rows(reader: StoreReader, *, from_offset: int = 0, until: int | None = N
     batch into what the caller writes (JSON lines, ...) in the same worker that built it.
     """
     batches = log_batches(reader, from_offset=from_offset, until=until, count=count, topic=topic, begin=begin,
-                          end=end, verify_crc=verify_crc)
+                          end=end, verify_crc=verify_crc, tally=tally)
     yield from rows_of(batches, reader.config.delay_levels_ms, bodies=bodies, render=render, workers=workers)
 
 
@@ -87,21 +108,24 @@ def _warnings_before_rows(rows: pa.RecordBatch, failed: dict[int, Finding]) -> I
 
 def log_batches(reader: StoreReader, *, from_offset: int = 0, until: int | None = None, count: int | None = None,
                 topic: str | None = None, begin: int | None = None, end: int | None = None,
-                verify_crc: bool = True) -> Iterator[RecordBatch | Finding]:
+                verify_crc: bool = True, tally: Tally | None = None) -> Iterator[RecordBatch | Finding]:
     """The scanner's batches of the selected records and the findings between them, in offset order."""
     if from_offset == 0:
         yield from reader.sequence_findings()
     yield from selected(reader.scan(from_offset, verify_crc=verify_crc, until=until), count=count, topic=topic,
-                        begin=begin, end=end)
+                        begin=begin, end=end, tally=tally)
 
 
 def selected(chunks: Iterable[ScanChunk], *, count: int | None = None, topic: str | None = None,
-             begin: int | None = None, end: int | None = None) -> Iterator[RecordBatch | Finding]:
+             begin: int | None = None, end: int | None = None, tally: Tally | None = None) \
+        -> Iterator[RecordBatch | Finding]:
     """The selected records of scan chunks (a scan's, a follow's) and the findings between them, in offset
-    order, ending after `count` records."""
+    order, ending after `count` records; `tally` counts what was read and kept."""
     left = count
+    tally = tally if tally is not None else Tally()
     for chunk in chunks:
         batch = chunk.batch
+        tally.scanned += len(batch) if batch is not None else 0
         if batch is not None and len(batch) and topic is not None:
             ids, names = batch.topics()
             batch = batch.select(np.isin(ids, [i for i, name in enumerate(names) if name == topic]))
@@ -111,6 +135,7 @@ def selected(chunks: Iterable[ScanChunk], *, count: int | None = None, topic: st
                                  & (stored <= (end if end is not None else stored.max())))
         if batch is not None and left is not None and len(batch) > left:
             batch = batch.select(np.arange(len(batch)) < left)
+        tally.kept += len(batch) if batch is not None else 0
         yield from _in_offset_order(batch if batch is not None and len(batch) else None, chunk.findings)
         if batch is not None and left is not None:
             left -= len(batch)

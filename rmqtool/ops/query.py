@@ -23,6 +23,7 @@ from rmqtool.structures.commitlog import message, msgid, properties, sysflag, un
 from rmqtool.structures.commitlog.delay import SCHEDULE_TOPIC
 from rmqtool.structures.consumequeue.queues import MapCache
 from rmqtool.structures.index import chain
+from rmqtool.text import iso_time
 
 if TYPE_CHECKING:
     import numpy as np
@@ -47,6 +48,7 @@ class StoreQuery:
         self._index: list[str] | None = None
         self._geometries: dict[int, tuple[int, int] | None] = {}
         self.skipped: dict[str, str] = {}  # index file -> why lookups skip it (a warning to show)
+        self.limited = False  # a key search stopped at its max_hits: more messages may carry the key
 
     def close(self) -> None:
         self.maps.close()
@@ -57,7 +59,7 @@ class StoreQuery:
         """The message that starts at physical offset `offset`; NotFound otherwise."""
         seg = self.reader.segment_for(offset)
         if seg is None:
-            raise NotFound(f"offset {offset} is outside the commitlog ({self.reader.describe_range()})")
+            raise NotFound(self.reader.describe_absence(offset))
         found = message.decode(self.maps.get(seg.path), offset - seg.start, expected_offset=offset)
         if isinstance(found, message.Blank):
             raise NotFound(f"offset {offset} holds the blank marker that ends segment {seg.path.name}")
@@ -88,6 +90,16 @@ class StoreQuery:
                 return hits[0]
         raise NotFound(f"{msg_id} is not an offset msgId of this store ({reason}); as a client msgId (UNIQ_KEY) no "
                        f"topic's index holds it: try --unique-key {msg_id.strip()} --topic TOPIC --scan")
+
+    def by_msg_ids(self, msg_ids: list[str]) -> tuple[list[Hit], list[str]]:
+        """The messages of several msgIds in the order given, and why each one not found is not."""
+        hits, missing = [], []
+        for m in msg_ids:
+            try:
+                hits.append(self.by_msg_id(m))
+            except NotFound as e:
+                missing.append(str(e))
+        return hits, missing
 
     # ---- index -----------------------------------------------------------------------------------
     def _index_files(self) -> list[str]:
@@ -164,10 +176,13 @@ class StoreQuery:
     def by_key(self, topic: str, key: str, *, unique: bool = False, begin: int = 0, end: int = LONG_MAX,
                max_hits: int = 64, real_topic: bool = False) -> list[Hit]:
         """Messages of `topic` carrying `key` (a KEYS word, or the UNIQ_KEY), confirmed record by record."""
+        _check_window(begin, end)
         topics = [topic, SCHEDULE_TOPIC] if real_topic and topic != SCHEDULE_TOPIC else [topic]
         out: dict[int, Hit] = {}
         for t in topics:
-            for offset in self.index_offsets(t, key, begin=begin, end=end, max_hits=max_hits):
+            raw = self.index_offsets(t, key, begin=begin, end=end, max_hits=max_hits)
+            self.limited = self.limited or len(raw) >= max_hits
+            for offset in raw:
                 if offset in out:
                     continue
                 try:
@@ -181,6 +196,7 @@ class StoreQuery:
     def scan_key(self, topic: str, key: str, *, unique: bool = False, begin: int = 0, end: int = LONG_MAX,
                  max_hits: int = 64, real_topic: bool = False) -> list[Hit]:
         """The same answer from a full scan of the commitlog (no index needed)."""
+        _check_window(begin, end)
         out = []
         for chunk in self.reader.scan(verify_crc=False):
             batch = chunk.batch
@@ -195,8 +211,30 @@ class StoreQuery:
                 if begin <= msg.store_timestamp <= end and carries(msg, topic, key, unique, real_topic):
                     out.append(self.hit(msg))
                     if len(out) >= max_hits:
+                        self.limited = True
                         return out
         return out
+
+    def why_no_hits(self, topic: str, key: str, *, unique: bool = False, begin: int = 0, end: int = LONG_MAX,
+                    scan: bool = False, real_topic: bool = False) -> str:
+        """Why a key search found nothing, naming the part of the question that excluded everything: the
+        time window (when the key is carried outside it) or the key; NotFound when the store holds no
+        queue of the topic at all."""
+        known = sorted(self.reader.topics())
+        if topic not in known:
+            shown = ", ".join(known[:8]) + (f" and {len(known) - 8} more" if len(known) > 8 else "")
+            raise NotFound(f"the store holds no queue of topic {topic} (its topics: {shown or 'none'})")
+        what = f"{'unique key' if unique else 'key'} {key!r}"
+        if begin > 0 or end < LONG_MAX:
+            find = self.scan_key if scan else self.by_key
+            outside = find(topic, key, unique=unique, real_topic=real_topic)
+            if outside:
+                times = [h.message.store_timestamp for h in outside]
+                window = (f"--begin {iso_time(begin)}" if begin > 0 else "the start of the store") + " and " + \
+                    (f"--end {iso_time(end)}" if end < LONG_MAX else "the end of the store")
+                return (f"{len(outside)} message(s) of topic {topic} carry {what}, stored {iso_time(min(times))} .. "
+                        f"{iso_time(max(times))}: none between {window}")
+        return f"no message of topic {topic} carries {what}"
 
     # ---- consume queues --------------------------------------------------------------------------
     @contextmanager
@@ -261,6 +299,12 @@ class StoreQuery:
             entry = self.reader.queues.entry(topic, queue_id, lo)
             doc["commitLogOffset"], doc["storeTimestamp"] = entry[0], self.store_timestamp(entry[0])
         return doc
+
+
+def _check_window(begin: int, end: int) -> None:
+    """A time window that holds no instant is a question without an answer: refused."""
+    if begin > end:
+        raise RmqError(f"--begin {iso_time(begin)} is after --end {iso_time(end)}: no time lies between them")
 
 
 def carries(msg: message.Message, topic: str, key: str, unique: bool, real_topic: bool) -> bool:

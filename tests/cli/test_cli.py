@@ -113,8 +113,8 @@ def test_decode_checkpoint_and_msgid():
     assert [doc[k] for k in ("physicMsgTimestamp", "logicsMsgTimestamp", "indexMsgTimestamp")] == list(
         struct.unpack_from(">qqq", raw, 0))
     doc = json.loads(run("decode", "msgid", "C633640700002A9F0000000000000206", "--json").stdout)
-    assert doc == {"msgId": "C633640700002A9F0000000000000206", "address": "198.51.100.7", "port": 10911,
-                   "storeHost": "198.51.100.7:10911", "commitLogOffset": 518}
+    assert doc == {"msgId": "C633640700002A9F0000000000000206", "kind": "offset", "address": "198.51.100.7",
+                   "port": 10911, "storeHost": "198.51.100.7:10911", "commitLogOffset": 518}
 
 
 def test_inspect_shows_fields_with_byte_ranges_and_raw_hex():

@@ -52,3 +52,19 @@ def decode(msg_id: str) -> tuple[SocketAddress, int]:
     if offset < 0:
         raise RmqError(f"bad msgId {msg_id!r}: negative physical offset {offset}")
     return SocketAddress(raw[:addr_len], port), offset
+
+
+def describe(msg_id: str) -> dict:
+    """What a msgId says: an offset msgId's broker and offset (`kind` "offset"), or, for 32 hex digits that
+    cannot be one (a negative offset), the fields of the client msgId (UNIQ_KEY) it is; RmqError otherwise."""
+    from rmqtool.structures.commitlog import uniqkey
+
+    try:
+        host, offset = decode(msg_id)
+    except RmqError:
+        client = uniqkey.decode(msg_id)
+        if client is None:
+            raise
+        return client
+    return {"msgId": msg_id.strip().upper(), "kind": "offset", "address": host.ip, "port": host.port,
+            "storeHost": str(host), "commitLogOffset": offset}

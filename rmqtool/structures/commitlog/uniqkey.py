@@ -50,3 +50,18 @@ LEN = 32  # hex digits
 def load_stamp(store_timestamp: int) -> tuple[int, int]:
     """(salt, time field) the keys of a load stored at `store_timestamp` start from."""
     return store_timestamp & 0xFFFFFFFF, (store_timestamp - _month_start_ms(store_timestamp)) & 0x7FFFFFFF
+
+
+def decode(text: str) -> dict | None:
+    """The fields of a client msgId (`create`'s layout), or None when `text` is not 32 hex digits."""
+    text = text.strip()
+    if len(text) != LEN:
+        return None
+    try:
+        raw = bytes.fromhex(text)
+    except ValueError:
+        return None
+    ip4, pid, salt = _FIXED.unpack_from(raw, 0)
+    since, counter = _VARIABLE.unpack_from(raw, _FIXED.size)
+    return {"msgId": text.upper(), "kind": "client", "clientAddress": ".".join(map(str, ip4)), "pid": pid,
+            "salt": salt, "msSinceMonthStart": since, "counter": counter}
