@@ -22,7 +22,6 @@ from rmqtool.engine.ha.master import HaMaster
 from rmqtool.engine.ha.slave import Follower
 from rmqtool.engine.message_store import MessageStore
 from rmqtool.engine.opening import Store, open_store
-from rmqtool.engine.results import PutStatus
 from rmqtool.errors import RmqError
 
 ROLES = {"sync": SYNC_MASTER, "async": ASYNC_MASTER}
@@ -89,16 +88,6 @@ def serving(root: str | os.PathLike, cfg: StoreConfig | None, *, port: int | Non
         ms.close()
 
 
-def put_statuses(acks: SlaveAcks, sync: bool, ends: np.ndarray) -> list[PutStatus]:
-    """Each record's put status, its records written and ending at `ends`: a SYNC_MASTER waits once for
-    the furthest; a record an ack covers is PUT_OK, the others take that wait's failure."""
-    if not sync or len(ends) == 0:
-        return [PutStatus.PUT_OK] * len(ends)
-    status = acks.wait(int(ends.max()))
-    highest = acks.highest
-    return [PutStatus.PUT_OK if int(e) <= highest else status for e in ends.tolist()]
-
-
 def append_rows(master: HaMaster, source_path: str, opts, batch_size: int | None,
                 emit: Callable[[dict], None]) -> int:
     """Append the producer rows of `source_path` (`-`: standard input) to the served store, emitting one
@@ -111,7 +100,7 @@ def append_rows(master: HaMaster, source_path: str, opts, batch_size: int | None
     sync = store.sync_master
 
     def written(base: int, offsets: np.ndarray, lengths: np.ndarray) -> None:
-        statuses = put_statuses(master.acks, sync, offsets + lengths)
+        statuses = master.acks.statuses(sync, offsets + lengths)
         for i, (offset, status) in enumerate(zip(offsets.tolist(), statuses, strict=True)):
             emit({"row": base + i + 1, "status": status.value, "commitLogOffset": offset})
 

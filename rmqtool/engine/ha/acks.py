@@ -11,8 +11,12 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from rmqtool.engine.results import PutStatus
+
+if TYPE_CHECKING:
+    import numpy as np
 
 
 class SlaveAcks:
@@ -53,6 +57,15 @@ class SlaveAcks:
         with self._acked:
             done = self._acked.wait_for(lambda: self.highest >= end, self.timeout_s)
         return PutStatus.PUT_OK if done else PutStatus.FLUSH_SLAVE_TIMEOUT
+
+    def statuses(self, sync: bool, ends: np.ndarray) -> list[PutStatus]:
+        """Each record's put status, its records written and ending at `ends`: a SYNC_MASTER waits once for
+        the furthest; a record an ack covers is PUT_OK, the others take that wait's failure."""
+        if not sync or len(ends) == 0:
+            return [PutStatus.PUT_OK] * len(ends)
+        status = self.wait(int(ends.max()))
+        highest = self.highest
+        return [PutStatus.PUT_OK if int(e) <= highest else status for e in ends.tolist()]
 
     def written(self, notify: bool = True) -> None:
         """New bytes are in the commitlog: wake the senders (a SYNC put that sends them itself does not)."""

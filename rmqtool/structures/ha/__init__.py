@@ -76,7 +76,7 @@ class ReportReader:
 class FrameReader:
     """The slave's side of the master's stream: bytes in, whole frames out, without copying them.
 
-    Bytes are read into `space()` and counted with `wrote(n)` (or given to `feed`); `frames()` yields
+    Bytes are read into `space()` (a socket's `recv_into`) and counted with `wrote(n)`; `frames()` yields
     (offset, body) for every frame complete in what was read, a body being a memoryview into the
     reader's buffer: release it before the next `space()`. A frame that declares a negative size is a
     ValueError (the stream cannot be followed past it).
@@ -101,15 +101,6 @@ class FrameReader:
 
     def wrote(self, n: int) -> None:
         self._end += n
-
-    def feed(self, data) -> None:
-        with self.space() as room:
-            while len(room) < len(data):  # more than the buffer holds: make room first
-                room.release()
-                self._need = self._end - self._start + len(data)
-                room = self.space()
-            room[: len(data)] = data
-        self.wrote(len(data))
 
     def frames(self):
         buf = self._buf

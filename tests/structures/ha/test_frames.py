@@ -9,6 +9,16 @@ import pytest
 from rmqtool.structures import ha
 
 
+def _receive(reader: ha.FrameReader, data: bytes) -> None:
+    """`data` read into the reader as a socket's recv_into fills it: as much as each space() holds."""
+    while data:
+        with reader.space() as room:
+            n = min(len(room), len(data))
+            room[:n] = data[:n]
+        reader.wrote(n)
+        data = data[n:]
+
+
 def test_frames_split_at_every_byte_come_out_whole_and_in_order():
     stream = (ha.encode_header(196608, 0) + ha.encode_header(196608, 5) + b"abcde"
               + ha.encode_header(196613, 3) + b"xyz")
@@ -16,7 +26,7 @@ def test_frames_split_at_every_byte_come_out_whole_and_in_order():
         reader = ha.FrameReader()
         got = []
         for part in (stream[:cut], stream[cut:]):
-            reader.feed(part)
+            _receive(reader, part)
             for offset, body in reader.frames():
                 got.append((offset, bytes(body)))
                 body.release()
@@ -24,9 +34,19 @@ def test_frames_split_at_every_byte_come_out_whole_and_in_order():
         assert reader.pending == 0
 
 
+def test_a_frame_larger_than_the_buffer_grows_it_and_comes_out_whole():
+    body = bytes(range(256)) * 1024  # 256 KiB into a 64 KiB reader
+    reader = ha.FrameReader(capacity=64 << 10)
+    _receive(reader, ha.encode_header(0, len(body)))
+    assert list(reader.frames()) == []
+    _receive(reader, body)
+    got = [(offset, bytes(b)) for offset, b in reader.frames()]
+    assert got == [(0, body)] and reader.pending == 0
+
+
 def test_frame_with_negative_size_is_refused():
     reader = ha.FrameReader()
-    reader.feed(struct.pack(">qi", 0, -1))
+    _receive(reader, struct.pack(">qi", 0, -1))
     with pytest.raises(ValueError, match="declares -1 bytes"):
         list(reader.frames())
 
