@@ -106,6 +106,10 @@ def _main(argv: list[str] | None) -> None:
         sys.exit(e.exit_code)
     except click.exceptions.Exit as e:
         sys.exit(2 if e.exit_code == 0 and _bare_group(command, args) else e.exit_code)
+    except getattr(click.exceptions, "NoArgsIsHelpError", ()) as e:  # click 8.2+: a group alone; typer printed help
+        if e.format_message().strip():
+            print(e.format_message(), file=sys.stderr)
+        sys.exit(2)
     except click.exceptions.Abort:
         print("rmqtool: aborted", file=sys.stderr)
         sys.exit(130)

@@ -20,8 +20,14 @@ class _Console(Console):
         raise BrokenPipeError
 
 
-stdout = _Console(highlight=False, soft_wrap=False, width=None if sys.stdout.isatty() else PIPED_WIDTH)
-stderr = Console(stderr=True, highlight=False)
+def _width(stream) -> int | None:
+    """The width rule of both consoles: a terminal's own (COLUMNS when set, as rich reads it); output to a
+    file or a pipe is never wrapped, a table as wide as its cells need."""
+    return None if stream.isatty() else PIPED_WIDTH
+
+
+stdout = _Console(highlight=False, soft_wrap=False, width=_width(sys.stdout))
+stderr = Console(stderr=True, highlight=False, width=_width(sys.stderr))
 
 
 class SafeTable(Table):

@@ -11,7 +11,7 @@ import typer
 from rmqtool.cli import output
 from rmqtool.cli.grid import Column
 from rmqtool.cli.messages import message_table
-from rmqtool.errors import EXIT_PROBLEM, RmqError
+from rmqtool.errors import EXIT_PROBLEM, NotFound, RmqError
 
 app = typer.Typer(help="Decode store files: commitlog, consume queues, index, checkpoint, msgIds."
                   "\n\nExample: [bold]rmqtool decode commitlog fixtures/store --count 5[/]",
@@ -54,7 +54,7 @@ def commitlog(
     from rmqtool.engine.reader import open_reader
     from rmqtool.io.jsonl import BODY_FORMATS
     from rmqtool.ops.follow import follow_lines, follow_rows
-    from rmqtool.ops.log_rows import log_lines, log_rows
+    from rmqtool.ops.log_rows import Tally, log_lines, log_rows
 
     if body is None:
         body = "base64" if as_json or as_jsonl else "text"
@@ -63,9 +63,14 @@ def commitlog(
     if follow and as_json:
         raise RmqError("--follow prints messages as they come: use --jsonl (or the table), not --json")
     reader = open_reader(store, config)
+    if reader.start_note is not None:  # one segment whose name is not an offset
+        output.note(reader.start_note)
     selection = {"from_offset": from_offset if follow else from_offset or 0, "count": count, "topic": topic,
                  "verify_crc": verify_crc}
     lines, rows = (follow_lines, follow_rows) if follow else (log_lines, log_rows)
+    tally = Tally()
+    if not follow:
+        selection["tally"] = tally
     try:
         if as_jsonl or as_json:
             corrupt = output.emit_rows(lines(reader, body, **selection), body, as_document=as_json, flush=follow)
@@ -78,6 +83,9 @@ def commitlog(
         return  # Ctrl-C is how a follow ends
     if corrupt:
         raise typer.Exit(EXIT_PROBLEM)
+    empty = None if follow else tally.why_empty(reader, from_offset, topic)
+    if empty is not None:
+        raise NotFound(empty)
 
 
 @app.command("consumequeue")
@@ -408,20 +416,22 @@ def _config_file(item) -> None:
 
 @app.command("msgid")
 def msgid_cmd(
-    msg_id: str = typer.Argument(..., help="An offset msgId (32 hex chars for IPv4, 56 for IPv6).",
-                                 show_default=False),
+    msg_id: str = typer.Argument(..., help="A msgId: an offset msgId (32 hex chars for IPv4, 56 for IPv6) or the "
+                                 "client msgId a producer gets back (UNIQ_KEY, 32 hex chars).", show_default=False),
     as_json: bool = JSON,
 ) -> None:
-    """Decode an offset msgId into the broker address and the physical offset.
+    """Decode a msgId: an offset msgId into the broker address and the physical offset; a client msgId
+    (UNIQ_KEY) into the producer's address, process id and counter.
 
     Example: [bold]rmqtool decode msgid C633640700002A9F0000000000000000[/]
     """
     from rmqtool.structures.commitlog import msgid
 
-    host, offset = msgid.decode(msg_id)
-    doc = {"msgId": msg_id.strip().upper(), "address": host.ip, "port": host.port, "storeHost": str(host),
-           "commitLogOffset": offset}
+    doc = msgid.describe(msg_id)
     if as_json:
         output.emit_json(doc)
-    else:
-        output.stdout.print(output.key_values("msgId", doc))
+        return
+    output.stdout.print(output.key_values("msgId", doc))
+    if doc["kind"] == "client":
+        output.note(f"a client msgId names no offset: find the message with `rmqtool query STORE --msg-id "
+                    f"{doc['msgId']}` (or --unique-key {doc['msgId']} --topic TOPIC)")

@@ -62,7 +62,6 @@ def query(
     Example: [bold]rmqtool query fixtures/store --config fixtures/broker.conf --topic OrderTopic --key order-3[/]
     """
     from rmqtool.engine.reader import open_reader
-    from rmqtool.files.lock import lock_holder
     from rmqtool.ops.query import StoreQuery
     from rmqtool.structures.commitlog.message import BODY_FORMATS
 
@@ -81,9 +80,7 @@ def query(
         raise RmqError("give exactly one of --msg-id, --key, --unique-key, --queue-offset, --phy-offset, --time"
                        + (f" (got {', '.join(kinds)})" if kinds else ""))
     reader = open_reader(store, config)
-    holder = lock_holder(reader.paths)
-    if holder is not None:
-        output.warn(f"process {holder} holds the store's lock (a running broker?): answers may be moving")
+    output.warn_if_locked(reader.paths)
     q = StoreQuery(reader)
     try:
         if at_time is not None:

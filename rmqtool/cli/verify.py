@@ -14,7 +14,8 @@ ALL = typer.Option(False, "--all", help="One row per finding instead of one per 
 
 
 def verify(
-    store: Path = typer.Argument(..., help="Store root.", show_default=False),
+    store: Path = typer.Argument(..., help="Store root, or one store file to check alone (a commitlog segment, "
+                                 "consume-queue file, index file or checkpoint).", show_default=False),
     as_json: bool = typer.Option(False, "--json", help="One JSON document (the findings listed, their groups, and "
                                  "totals per kind that count every finding)."),
     show_all: bool = ALL,
@@ -24,27 +25,43 @@ def verify(
 
     Records: length, magic, body CRC, physicalOffset, blank markers, segment sequence, garbage
     tail. Queues: each entry matches its record; each queued record has its entry. Index: each
-    entry resolves to a record with that key; each key is reachable. Consecutive findings of one
-    kind on one file are shown as one row (--all: every row). Exit 0 clean (warnings allowed),
-    1 when problems were found.
+    entry resolves to a record with that key; each key is reachable. One file given instead of a
+    store is checked alone, by its own rules (a segment whose name is not an offset starts where
+    its first record says). Consecutive findings of one kind on one file are shown as one row
+    (--all: every row). Exit 0 clean (warnings allowed), 1 when problems were found.
 
     Example: [bold]rmqtool verify fixtures/store --config fixtures/broker.conf[/]
     """
-    from rmqtool.ops.verify import verify_path
+    from rmqtool.files.paths import StorePaths
+    from rmqtool.ops.verify import store_root_of, verify_path
     from rmqtool.report import group_findings
 
+    root = store_root_of(store)
+    if root is not None:
+        output.warn_if_locked(StorePaths(root))
     report = verify_path(store, config)
+    for text in report.notes:
+        output.note(text)
     if as_json:
         output.emit_json({**report.to_json(), "groups": [g.to_json() for g in group_findings(report.findings)]})
     else:
         found = output.findings_table(report.findings, show_all)
         if found is not None:
             output.stdout.print(found)
-        output.stdout.print(f"{report.messages} messages, {report.queue_entries} consume-queue entries, "
-                            f"{report.index_entries} index entries: {report.problems} problems, "
-                            f"{report.warnings} warnings")
+        output.stdout.print(_summary(report))
     if report.problems:
         raise typer.Exit(EXIT_PROBLEM)
+
+
+def _summary(report) -> str:
+    """The last line: what was checked, and the problems and warnings found."""
+    found = f"{report.problems} problems, {report.warnings} warnings"
+    if report.file is None:
+        return (f"{report.messages} messages, {report.queue_entries} consume-queue entries, "
+                f"{report.index_entries} index entries: {found}")
+    counted = {"commitlog segment": f"{report.messages} messages: ", "consume-queue file": f"{report.queue_entries} "
+               "entries: ", "index file": f"{report.index_entries} entries: "}.get(report.file_kind, "")
+    return f"{output.terminal_text(report.file)} ({report.file_kind}): {counted}{found}"
 
 
 def salvage(

@@ -15,11 +15,11 @@ from rmqtool.engine.config import StoreConfig
 from rmqtool.engine.opening import Store, load_config, open_store
 from rmqtool.engine.recognition import require_file
 from rmqtool.errors import RmqError
-from rmqtool.files.paths import StorePaths
+from rmqtool.files.paths import StorePaths, offset_name, parse_offset_name
 from rmqtool.report import Finding
 from rmqtool.structures import checkpoint, index
 from rmqtool.structures.commitlog import message
-from rmqtool.structures.commitlog.geometry import store_findings
+from rmqtool.structures.commitlog.geometry import holes, missing_segment_at, start_from_first_record, store_findings
 from rmqtool.structures.consumequeue.queues import QueueStore, open_queues
 from rmqtool.structures.index.geometry import geometry_of_size
 
@@ -32,6 +32,7 @@ from rmqtool.files.segments import (
     SegmentFile,
     data_end,
     map_file,
+    nonzero_end,
     open_read_only,
     read_file,
     release_pages,
@@ -82,6 +83,17 @@ def _tell(done: int, total: int) -> None:
         observer(done, total)
 
 
+def _scan_teller(base: int, end: int) -> Callable[[int | None], None]:
+    """A `tell(at)` for a scan of the log from `base` to `end`: observers hear (bytes scanned, bytes to scan);
+    `at` None: the scan is done."""
+    total = end - base
+
+    def tell(at: int | None) -> None:
+        _tell(total if at is None else min(max(at - base, 0), total), total)
+
+    return tell
+
+
 class IndexFiles:
     """Index files read with a store's settings: the geometry from the config or, where the config
     does not set it, from each file's size."""
@@ -121,11 +133,12 @@ class StoreReader:
         if not p.exists():
             raise RmqError(f"{source}: no such file or directory")
         self.single_file = store is None and p.is_file()
+        self.start_note: str | None = None  # how a single file's start was found, when its name does not say
         if self.single_file:
             require_file(p, "commitlog segment")
             self.config = load_config(config)
             self.paths = StorePaths(p.parent.parent if p.parent.name == "commitlog" else p.parent)
-            self.segments = [single_segment(p)]
+            self.segments = [self._single_segment(p)]
             self.store = None
         else:
             self.store = store or open_store(p, config)
@@ -138,8 +151,23 @@ class StoreReader:
         self.segment_starts = [seg.start for seg in self.segments]  # for bisection
         self.segment_size = self._segment_size()
         self._queues: QueueStore | None = None
+        self._data_end: int | None = None
 
     # -- commitlog ------------------------------------------------------------------------
+    def _single_segment(self, path: Path) -> SegmentFile:
+        """One segment given by path: its start is its name when that is an offset, else its first record's
+        (said in `start_note`)."""
+        seg = single_segment(path)
+        if parse_offset_name(path.name) is not None:
+            return seg
+        with open_read_only(path) as buf:
+            start = start_from_first_record(buf)
+        if start is None:
+            return seg
+        self.start_note = (f"{path}: its name is not an offset; its first record says it starts at {start}: read as "
+                           f"{offset_name(start)}")
+        return SegmentFile(path, start, seg.size)
+
     @property
     def dledger(self) -> bool:
         """Whether the log is a DLedger data log (records wrapped in entries)."""
@@ -163,6 +191,11 @@ class StoreReader:
         """The commitlog's segment-sequence rule (`structures.commitlog.geometry`) over this store."""
         return store_findings(self)
 
+    def holes(self) -> list[tuple[int, int]]:
+        """[from, to) of each stretch between the first and the last segment that no segment holds (by the
+        segment-sequence rule of `structures.commitlog.geometry`)."""
+        return holes(self.segments, self.segment_size)
+
     def scan(self, from_offset: int = 0, *, verify_crc: bool = True, until: int | None = None) \
             -> Iterator[ScanChunk]:
         """Every good record from `from_offset` on (starting before `until`), in log order, with findings
@@ -176,13 +209,17 @@ class StoreReader:
             scanner_class = DLedgerScanner
         if not self.segments:
             return
+        if _observers:  # the bar counts the log's data this scan covers, not the files' size
+            base = max(from_offset, self.segments[0].start)
+            end = self._written_end() if until is None else min(until, self._written_end())
+            tell = _scan_teller(base, max(end, base))
         first = True
         pending_hole: Finding | None = None
         for seg in self.segments:
             if seg.start + seg.size <= from_offset and seg.size:
                 continue
             if until is not None and seg.start >= until:
-                return
+                break
             if seg.size < message.reach(0):  # not even a blank marker fits
                 yield ScanChunk(None, [Finding(str(seg.path), seg.start, "segment file too small to hold a record",
                                                seg.size)])
@@ -219,14 +256,18 @@ class StoreReader:
                         yield ScanChunk(item, found)
                         released = release_pages(buf, released, int(item.pos[-1]) if len(item) else released)
                         if _observers:
-                            _tell(seg.start + released - from_offset, self._log_end() - from_offset)
+                            tell(seg.start + released)
                 del scanner
         if _observers:
-            _tell(self._log_end() - from_offset, self._log_end() - from_offset)
+            tell(None)
 
-    def _log_end(self) -> int:
-        last = self.segments[-1]
-        return last.start + last.size
+    def _written_end(self) -> int:
+        """Where the log's data ends: the last segment's start plus its non-zero bytes (the unwritten tail of
+        a preallocated file is a hole or zeros). Found once per reader, on the first scan a bar watches."""
+        if self._data_end is None:
+            last = self.segments[-1]
+            self._data_end = last.start + nonzero_end(last.path, 0)
+        return self._data_end
 
     def _first_record_at(self, buf, seg: SegmentFile, pos: int, written: int | None) -> int:
         """`pos` when a record (or the end) starts there, else the next record start (searched up to
@@ -248,14 +289,25 @@ class StoreReader:
         """The record at physical offset `offset` through the per-record decoder."""
         seg = self.segment_for(offset)
         if seg is None:
-            raise RmqError(f"offset {offset} is outside the commitlog ({self.describe_range()})")
+            raise RmqError(self.describe_absence(offset))
         with open_read_only(seg.path) as buf:
             return message.decode(buf, offset - seg.start, verify_crc=verify_crc, expected_offset=offset)
 
     def describe_range(self) -> str:
+        """The stretches of the log the segments hold: "segments cover 0..65536, 131072..196608"."""
         if not self.segments:
             return "no segments"
-        return f"segments cover {self.segments[0].start}..{self.segments[-1].end}"
+        edges = [self.segments[0].start, *(x for hole in self.holes() for x in hole), self.segments[-1].end]
+        return "segments cover " + ", ".join(f"{lo}..{hi}" for lo, hi in zip(edges[::2], edges[1::2], strict=True))
+
+    def describe_absence(self, offset: int) -> str:
+        """Why no segment holds `offset`: it falls in a hole (the missing segment named), or outside the log."""
+        missing = missing_segment_at(self.segments, self.segment_size, offset)
+        if missing is None:
+            return f"offset {offset} is outside the commitlog ({self.describe_range()})"
+        start, end = missing
+        return (f"offset {offset} falls in a hole of the commitlog: segment {offset_name(start)} ({start}..{end}) is "
+                f"missing ({self.describe_range()})")
 
     # -- consume queues ------------------------------------------------------------------------
     @property

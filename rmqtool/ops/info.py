@@ -56,7 +56,8 @@ def store_info(path: str | os.PathLike, config: str | os.PathLike | None = None)
 
 def _commitlog(reader: StoreReader) -> dict:
     segs = reader.segments
-    out: dict = {"directory": str(reader.paths.commitlog), "segments": len(segs), "segmentSize": reader.segment_size}
+    out: dict = {"directory": str(reader.paths.commitlog), "segments": len(segs), "segmentSize": reader.segment_size,
+                 "holes": [{"from": low, "to": high} for low, high in reader.holes()]}
     if not segs:
         return out
     first = _edge_record(reader, segs[0].start, last=False)

@@ -263,7 +263,7 @@ class StoreQuery:
         """The store timestamp of the record at physical offset `offset`."""
         seg = self.reader.segment_for(offset)
         if seg is None:
-            raise NotFound(f"a queue entry points at {offset}, outside the commitlog")
+            raise NotFound(f"a queue entry points at {offset}: {self.reader.describe_absence(offset)}")
         buf = self.maps.get(seg.path)
         return message.store_timestamp_at(buf, offset - seg.start)
 

@@ -26,14 +26,16 @@ from pathlib import Path
 
 import numpy as np
 
-from rmqtool.engine.reader import StoreReader
+from rmqtool.engine.reader import IndexFiles, IndexFileView, StoreReader
 from rmqtool.errors import RmqError
+from rmqtool.files.paths import CHECKPOINT_FILE, COMMITLOG_DIR, CONSUMEQUEUE_DIR, INDEX_DIR, parse_offset_name
 from rmqtool.files.segments import SegmentFile, release_pages
-from rmqtool.report import CHECKPOINT, ERROR, INDEX, STORE, WARNING, CollectSink, Finding, Reporter
+from rmqtool.report import CHECKPOINT, CONSUMEQUEUE, ERROR, INDEX, STORE, WARNING, CollectSink, Finding, Reporter
 from rmqtool.structures import REGISTRY, consumequeue, index
 from rmqtool.structures.commitlog import message
+from rmqtool.structures.commitlog.geometry import sequence_findings
 from rmqtool.structures.consumequeue import queue_keys, queue_of_key, rules
-from rmqtool.structures.consumequeue.queues import queue_file_entries
+from rmqtool.structures.consumequeue.queues import MapCache, queue_file_entries
 from rmqtool.structures.index.check import entry_finding
 
 WINDOW_RECORDS = 1 << 19  # records held at once
@@ -53,6 +55,9 @@ class VerifyReport:
     queue_entries: int = 0
     index_entries: int = 0
     collected: CollectSink = field(default_factory=lambda: CollectSink(cap=REPORT_CAP))
+    file: str | None = None  # the one file checked alone (None: a store)
+    file_kind: str | None = None  # what that file is: one of FILE_KINDS
+    notes: list[str] = field(default_factory=list)  # how the file was read, for a person (stderr)
 
     def __post_init__(self) -> None:
         self.reporter = Reporter(self.collected)
@@ -88,9 +93,10 @@ class VerifyReport:
         return dict(sorted(out.items()))
 
     def to_json(self) -> dict:
-        return {"messages": self.messages, "queueEntries": self.queue_entries, "indexEntries": self.index_entries,
-                "problems": self.problems, "warnings": self.warnings, "byKind": self.by_kind(),
-                "findings": [f.to_json() for f in self.findings]}
+        alone = {} if self.file is None else {"file": self.file, "fileKind": self.file_kind}
+        return {**alone, "messages": self.messages, "queueEntries": self.queue_entries,
+                "indexEntries": self.index_entries, "problems": self.problems, "warnings": self.warnings,
+                "byKind": self.by_kind(), "findings": [f.to_json() for f in self.findings]}
 
 
 @dataclass
@@ -289,25 +295,37 @@ def _past_end_entries(reader: StoreReader, path: Path, sink: CollectSink) -> Non
     """The entries of a queue file past its queue's end (`rules.FILE_PAST_END`), which a read by queue
     offset still serves, against the records they point at: each must be the record of its own topic,
     queue and queue offset, of its size (a file copied to another name is not)."""
-    topic, qid = path.parent.parent.name, int(path.parent.name)
     qoffs, entries = queue_file_entries(SegmentFile(path, int(path.name), path.stat().st_size))
-    folder = str(path.parent)
+    _entries_against_records(reader, path.parent, qoffs, entries, sink, " (past the queue's end)")
+
+
+def _entries_against_records(reader: StoreReader, folder: Path, qoffs: np.ndarray, entries: np.ndarray,
+                             sink: CollectSink, where: str = "", levels: list[int] | None = None) -> None:
+    """Entries of the queue at `folder` (consumequeue/<topic>/<queueId>) against the records they point at,
+    one record read each: each must be the record of its own topic, queue and queue offset, of its size
+    (and, given the delay `levels`, of its tagsCode). `where` says which entries they are, in each reason."""
+    topic, qid = folder.parent.name, int(folder.name)
+    maps = MapCache()
     wrong: dict[str, dict[int, str]] = {"entry-without-record": {}, "entry-mismatch": {}}  # kind: row: reason
-    for i, (q, e) in enumerate(zip(qoffs.tolist(), entries.tolist(), strict=True)):
-        try:
-            rec = reader.read_record(e[0], verify_crc=False)
-        except RmqError:
-            rec = None
-        if not isinstance(rec, message.Message):
-            wrong["entry-without-record"][i] = f"entry {q} (past the queue's end) points at {e[0]}, where no record " \
-                "starts"
-        elif (rec.topic, rec.queue_id, rec.queue_offset, rec.store_size) != (topic, qid, q, e[1]):
-            wrong["entry-mismatch"][i] = (f"entry {q} (past the queue's end) does not match the record at {e[0]} "
-                                          f"({rec.topic}/{rec.queue_id} queue offset {rec.queue_offset}, size "
-                                          f"{rec.store_size})")
+    try:
+        for i, (q, e) in enumerate(zip(qoffs.tolist(), entries.tolist(), strict=True)):
+            seg = reader.segment_for(e[0])
+            rec = None if seg is None else message.decode(maps.get(seg.path), e[0] - seg.start, verify_crc=False,
+                                                          expected_offset=e[0])
+            if not isinstance(rec, message.Message):
+                wrong["entry-without-record"][i] = f"entry {q}{where} points at {e[0]}, where no record starts"
+                continue
+            tags = None if levels is None else consumequeue.record_tags_code(rec, levels)
+            if (rec.topic, rec.queue_id, rec.queue_offset, rec.store_size) != (topic, qid, q, e[1]) or \
+                    (levels is not None and tags != e[2]):
+                wrong["entry-mismatch"][i] = (f"entry {q}{where} does not match the record at {e[0]} ({rec.topic}/"
+                                              f"{rec.queue_id} queue offset {rec.queue_offset}, size {rec.store_size}"
+                                              + ("" if levels is None else f", tagsCode {tags}") + ")")
+    finally:
+        maps.close()
     for kind, reasons in wrong.items():
-        sink.add_each(folder, kind, np.array(list(reasons), dtype=np.int64), lambda i, kind=kind, reasons=reasons: (
-            rules.entry_finding(folder, int(qoffs[i]), reasons[i], kind)))
+        sink.add_each(str(folder), kind, np.array(list(reasons), dtype=np.int64), lambda i, kind=kind,
+                      reasons=reasons: rules.entry_finding(folder, int(qoffs[i]), reasons[i], kind))
 
 
 @dataclass
@@ -352,53 +370,20 @@ class _IndexCursor:
         self.at = 0
 
     def _next_file(self) -> bool:
-        from rmqtool.structures.index.check import header_findings
-
         view = None
+        files = IndexFiles(self.reader.config, self.reader.given)
         while view is None:  # a file that cannot be read is a finding, and the next one is taken
             path = next(self.paths, None)
             if path is None:
                 return False
-            view = self._open(path)
-        entries = view.entries()
-        found, held = header_findings(str(path), view.header, entries, view.index_num)
-        self.report.reporter.extend(found)
-        self.buf, self.entries = view.buf, entries[:held]  # a count past the entries adds no empty ones
-        self.report.index_entries += len(self.entries)
-        self.hash_slots = view.hash_slots
-        self.reach = self._reachable(view)[:held]
+            view = _open_index(files, path, self.report)
+        self.entries, self.reach = _index_file_rules(view, self.report)
+        self.buf, self.hash_slots = view.buf, view.hash_slots
         self.path, self.at = str(path), 0
-        self.sink.add_each(self.path, "index-entry-unreachable", np.flatnonzero(~self.reach), lambda i: entry_finding(
-            self.path, self.hash_slots, i + 1, f"entry {i + 1} cannot be reached from its slot (broken chain)",
-            "index-entry-unreachable"))
         return True
-
-    def _open(self, path):
-        """The file's view; None, after a finding, for a file its size does not fit (a cut file)."""
-        from rmqtool.errors import RmqError
-        from rmqtool.structures.index.check import file_size
-
-        try:
-            return self.reader.index_file(path)
-        except RmqError:
-            cfg = self.reader.config
-            self.report.reporter.add(file_size(str(path), os.stat(path).st_size, cfg.maxHashSlotNum,
-                                                  cfg.maxIndexNum))
-            return None
 
     def _at(self, i: int) -> int:
         return index.entry_position(self.hash_slots, i + 1)
-
-    def _reachable(self, view) -> np.ndarray:
-        """Which entries a lookup from the store's first moment meets (`chain.walk`'s rule), in one
-        backward pass whose passed pages are given back as it goes (resident memory stays a chunk)."""
-        from rmqtool.structures.index import chain
-
-        reach = chain.reachable(np.frombuffer(view.buf, dtype=np.uint8), view.hash_slots,
-                                chain.entry_bound(view.header["indexCount"], view.index_num),
-                                view.header["beginTimestamp"], chunk=_REACH_CHUNK,
-                                passed=lambda lo, hi: release_pages(view.buf, lo, hi))
-        return reach[index.FIRST_INDEX :]
 
     def _take(self, end: int | None) -> Iterator[_Slice]:
         """One slice per file of the next entries below `end` (None: all that are left)."""
@@ -446,6 +431,47 @@ class _IndexCursor:
             self.sink.add_each(s.path, "index-entry-stale", s.rows(), lambda i, s=s: entry_finding(
                 s.path, s.hash_slots, i + 1, f"entry {i + 1} points at {s.entry(i)[1]}, past the end "
                 f"of the log ({end}): a stale entry lookups skip", "index-entry-stale", WARNING))
+
+
+def _open_index(files: IndexFiles, path: Path, report: VerifyReport) -> IndexFileView | None:
+    """The file's view; None, after a finding, for a file its size does not fit (a cut file)."""
+    from rmqtool.structures.index.check import file_size
+
+    try:
+        return files.index_file(path)
+    except RmqError:
+        cfg = files.config
+        report.reporter.add(file_size(str(path), os.stat(path).st_size, cfg.maxHashSlotNum, cfg.maxIndexNum))
+        return None
+
+
+def _index_file_rules(view: IndexFileView, report: VerifyReport) -> tuple[np.ndarray, np.ndarray]:
+    """An index file's own rules: its header against its entries, and every entry reachable from its slot.
+    Returns the entries it holds (a count past them adds no empty ones) and which of them are reachable."""
+    from rmqtool.structures.index.check import header_findings
+
+    path = str(view.path)
+    entries = view.entries()
+    found, held = header_findings(path, view.header, entries, view.index_num)
+    report.reporter.extend(found)
+    report.index_entries += held
+    reach = _reachable(view)[:held]
+    report.collected.add_each(path, "index-entry-unreachable", np.flatnonzero(~reach), lambda i: entry_finding(
+        path, view.hash_slots, i + 1, f"entry {i + 1} cannot be reached from its slot (broken chain)",
+        "index-entry-unreachable"))
+    return entries[:held], reach
+
+
+def _reachable(view: IndexFileView) -> np.ndarray:
+    """Which entries a lookup from the store's first moment meets (`chain.walk`'s rule), in one
+    backward pass whose passed pages are given back as it goes (resident memory stays a chunk)."""
+    from rmqtool.structures.index import chain
+
+    reach = chain.reachable(np.frombuffer(view.buf, dtype=np.uint8), view.hash_slots,
+                            chain.entry_bound(view.header["indexCount"], view.index_num),
+                            view.header["beginTimestamp"], chunk=_REACH_CHUNK,
+                            passed=lambda lo, hi: release_pages(view.buf, lo, hi))
+    return reach[index.FIRST_INDEX :]
 
 
 def _packed(key_hash: np.ndarray, phy_offset: np.ndarray, base: int) -> np.ndarray:
@@ -496,6 +522,142 @@ def _check_checkpoint(reader: StoreReader, report: VerifyReport, last_ts: int | 
 
 
 def verify_path(path: str | os.PathLike, config_path=None) -> VerifyReport:
+    """A store root verified whole, or one store file alone (`verify_file`)."""
     from rmqtool.engine.reader import open_reader
 
+    if Path(path).is_file():
+        return verify_file(Path(path), config_path)
     return verify_store(open_reader(path, config_path))
+
+
+# -- one file alone --------------------------------------------------------------------------------------
+SEGMENT, QUEUE_FILE, INDEX_FILE, CHECKPOINT_PAGE = "commitlog segment", "consume-queue file", "index file", "checkpoint"
+FILE_KINDS = (SEGMENT, QUEUE_FILE, INDEX_FILE, CHECKPOINT_PAGE)  # as `engine.recognition` names them
+
+
+def file_place(path: Path) -> tuple[str, Path] | None:
+    """(what the file is, its store root) when its place in a store says: commitlog/<offset>,
+    consumequeue/<topic>/<queueId>/<offset>, index/<time>, checkpoint; None elsewhere."""
+    up = path.parent
+    if up.parent.parent.name == CONSUMEQUEUE_DIR:  # first: a topic may be named like a folder
+        return QUEUE_FILE, up.parent.parent.parent
+    if up.name == COMMITLOG_DIR:
+        return SEGMENT, up.parent
+    if up.name == INDEX_DIR:
+        return INDEX_FILE, up.parent
+    if path.name == CHECKPOINT_FILE:
+        return CHECKPOINT_PAGE, up
+    return None
+
+
+def store_root_of(path: Path) -> Path | None:
+    """The store root `path` is (a folder) or is in (a file at its place in a store); None for a lone file."""
+    if path.is_dir():
+        return path
+    placed = file_place(path)
+    return placed[1] if placed else None
+
+
+def file_kind(path: Path) -> str:
+    """What a store file is: its place in a store says, or else its content (the structures' recognition
+    checks), when exactly one kind fits; a one-line refusal otherwise."""
+    from rmqtool.engine.recognition import require_file
+
+    placed = file_place(path)
+    if placed is not None:
+        return placed[0]
+    fits = []
+    for kind in FILE_KINDS:
+        try:
+            require_file(path, kind)
+        except RmqError:
+            continue
+        fits.append(kind)
+    if len(fits) == 1:
+        return fits[0]
+    if not fits:
+        raise RmqError(f"{path}: not a store root nor a store file verify reads ({_any(FILE_KINDS)})")
+    raise RmqError(f"{path}: cannot tell which store file this is (it could be {_any(fits)}): give it at its place "
+                   "in a store")
+
+
+def _any(kinds: tuple[str, ...] | list[str]) -> str:
+    """"a commitlog segment, an index file or a checkpoint"."""
+    named = [("an " if k[0] in "aeiou" else "a ") + k for k in kinds]
+    return named[0] if len(named) == 1 else ", ".join(named[:-1]) + " or " + named[-1]
+
+
+def verify_file(path: Path, config_path=None) -> VerifyReport:
+    """One store file checked alone, by what verify knows of its structure: a commitlog segment's records
+    (length, magic, body CRC, physicalOffset, blank marker, garbage tail) and size; a consume-queue file's
+    name and size and, at its place in a store, its entries against the records they point at; an index
+    file's size, header and chains; a checkpoint's page. Nothing else of the store is read."""
+    kind = file_kind(path)
+    report = VerifyReport(file=str(path), file_kind=kind)
+    _FILE_CHECKS[kind](path, config_path, report)
+    report.collected.close()
+    report.findings.sort(key=lambda f: (f.file, f.offset))
+    return report
+
+
+def _segment_alone(path: Path, config_path, report: VerifyReport) -> None:
+    reader = StoreReader(path, config_path)
+    if reader.start_note is not None:
+        report.notes.append(reader.start_note)
+    report.reporter.extend(sequence_findings(reader.segments, reader.segment_size))  # its size, when configured
+    for chunk in reader.scan(verify_crc=True):
+        report.reporter.extend(chunk.findings)
+        if chunk.batch is not None:
+            report.messages += len(chunk.batch)
+
+
+def _queue_file_alone(path: Path, config_path, report: VerifyReport) -> None:
+    from rmqtool.engine.opening import load_config
+    from rmqtool.engine.reader import open_reader
+
+    cfg = load_config(config_path)
+    size = path.stat().st_size
+    file_size = cfg.mappedFileSizeConsumeQueue if "mappedFileSizeConsumeQueue" in cfg.given else size
+    placed = file_place(path)
+    if placed is None:  # a copy: no name or place to hold it to
+        if size != file_size:
+            report.reporter.add(Finding(str(path), 0, f"{size} bytes, not mappedFileSizeConsumeQueue={file_size}",
+                                        abs(size - file_size), structure=CONSUMEQUEUE, kind=rules.FILE_SIZE))
+    else:
+        report.reporter.extend(f for f in rules.file_findings(path.parent, file_size) if f.file == str(path))
+    start = parse_offset_name(path.name)
+    qoffs, entries = queue_file_entries(SegmentFile(path, start or 0, size))
+    report.queue_entries += len(entries)
+    if placed is None or start is None or not rules.is_queue_id(path.parent.name):
+        report.notes.append(f"{path}: not at its place in a store (consumequeue/<topic>/<queueId>/<offset>): its "
+                            "entries are not checked against the records they point at")
+        return
+    reader = open_reader(placed[1], config_path)
+    log_start = reader.segments[0].start if reader.segments else 0
+    live = entries["commitLogOffset"] >= log_start  # entries below the log's start expired with it
+    _entries_against_records(reader, path.parent, qoffs[live], entries[live], report.collected,
+                             levels=reader.config.delay_levels_ms)
+
+
+def _index_file_alone(path: Path, config_path, report: VerifyReport) -> None:
+    from rmqtool.engine.opening import load_config
+
+    cfg = load_config(config_path)
+    view = _open_index(IndexFiles(cfg, cfg.given), path, report)
+    if view is not None:
+        _index_file_rules(view, report)
+
+
+def _checkpoint_alone(path: Path, config_path, report: VerifyReport) -> None:
+    from rmqtool.files.segments import read_file
+    from rmqtool.structures.checkpoint.recognize import checkpoint_refusal
+
+    buf = read_file(path)
+    reason = checkpoint_refusal(buf)
+    if reason is not None:
+        report.reporter.add(Finding(str(path), 0, f"not a checkpoint the broker can read: {reason}", len(buf),
+                                    structure=CHECKPOINT, kind="checkpoint-unreadable"))
+
+
+_FILE_CHECKS = {SEGMENT: _segment_alone, QUEUE_FILE: _queue_file_alone, INDEX_FILE: _index_file_alone,
+                CHECKPOINT_PAGE: _checkpoint_alone}

@@ -144,7 +144,7 @@ def inspect_record(reader: StoreReader, offset: int) -> Inspection:
     """The record at `offset` laid out field by field with raw bytes."""
     seg = reader.segment_for(offset)
     if seg is None:
-        raise NotFound(f"offset {offset} is outside the commitlog ({reader.describe_range()})")
+        raise NotFound(reader.describe_absence(offset))
     with open_read_only(seg.path) as buf:
         pos = offset - seg.start
         spans, problem = record_template(buf, pos)

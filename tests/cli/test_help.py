@@ -148,3 +148,18 @@ def test_word_options_are_choices_of_what_the_code_accepts():
         param = next(p for p in commands[tuple(path)].params if name in p.opts)
         assert isinstance(param.type, click.Choice), f"{' '.join(path)} {name} should be a click.Choice"
         assert sorted(param.type.choices) == sorted(words), f"{' '.join(path)} {name}"
+
+
+CUT_WIDTHS = (60, 80, 200)
+METAVAR_DOTS = re.compile(r"[A-Z\]]\.\.\.")  # `[ARGS]...`, `INPUTS...`: click's sign of many values, not a cut
+
+
+@pytest.mark.parametrize(("path", "cmd"), COMMANDS, ids=[" ".join(p) or "rmqtool" for p, _ in COMMANDS])
+def test_help_cuts_an_option_name_or_a_word_with_an_ellipsis(path, cmd):
+    names = [n for p in cmd.params if isinstance(p, click.Option) for n in (*p.opts, *p.secondary_opts)]
+    for width in CUT_WIDTHS:
+        out = render(path, width)
+        cut = [line for line in out.splitlines() if "…" in line or "..." in METAVAR_DOTS.sub("", line)]
+        assert not cut, f"cut at {width} columns: {cut}"
+        for name in names:
+            assert re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", out), f"{name} not whole at {width} columns"

@@ -11,6 +11,7 @@ from typing import Protocol
 
 from rmqtool.files.paths import offset_name
 from rmqtool.report import COMMITLOG, Finding
+from rmqtool.structures.commitlog import message
 from rmqtool.structures.commitlog.message import BLANK_MARKER_LEN, MIN_RECORD_LEN
 
 MIN_SEGMENT_SIZE = MIN_RECORD_LEN + BLANK_MARKER_LEN  # a segment must hold one record and its end marker
@@ -47,17 +48,52 @@ def size_refusal(size: int) -> str | None:
     return None
 
 
+def next_start(prev: Segment, size: int) -> int:
+    """Where the segment after `prev` starts: segments of `size` bytes follow each other without a gap."""
+    return prev.start + size
+
+
+def holes(segments: Sequence[Segment], size: int) -> list[tuple[int, int]]:
+    """[from, to) of each stretch of the log between its first and last segment that no segment holds:
+    where the next segment should have started, and where the next one present does."""
+    return [(next_start(prev, size), seg.start) for prev, seg in itertools.pairwise(segments)
+            if seg.start > next_start(prev, size)]
+
+
+def missing_starts(hole: tuple[int, int], size: int) -> range:
+    """The starts (and so the names) of the segments missing in `hole`."""
+    return range(hole[0], hole[1], size) if size > 0 else range(0)
+
+
+def missing_segment_at(segments: Sequence[Segment], size: int, offset: int) -> tuple[int, int] | None:
+    """(start, end) of the missing segment that would hold `offset`, when `offset` falls in a hole."""
+    for low, high in holes(segments, size):
+        if low <= offset < high:
+            start = low + (offset - low) // size * size
+            return start, min(start + size, high)
+    return None
+
+
+def start_from_first_record(buf) -> int | None:
+    """The start of a segment whose name is not an offset: its first record's physicalOffset field (a
+    record's offset is its segment's start plus its position, here 0); None when no record starts at byte 0."""
+    first = message.decode(buf, 0, verify_crc=False)
+    if isinstance(first, message.Message) and first.physical_offset >= 0:
+        return first.physical_offset
+    return None
+
+
 def sequence_findings(segments: Sequence[Segment], size: int, *, single_file: bool = False) -> list[Finding]:
     """Missing segments (one finding per file that should be there, named by that file), overlapping
     segments, and segments whose size is not `size` (the store's)."""
     out = []
     for prev, seg in itertools.pairwise(segments):
-        expected = prev.start + size
+        expected = next_start(prev, size)
         if seg.start < expected:
             out.append(Finding(str(seg.path), seg.start, f"segment starts at {seg.start}, inside {prev.path.name} "
                                f"(segments are {size} bytes)", expected - seg.start, structure=COMMITLOG,
                                kind=OVERLAPPING))
-        for start in range(expected, seg.start, size) if size > 0 else ():
+        for start in missing_starts((expected, seg.start), size):
             out.append(Finding(str(prev.path.parent / offset_name(start)), start, "gap in the segment sequence: "
                                f"next segment starts at {seg.start}", min(size, seg.start - start),
                                structure=COMMITLOG, kind=MISSING))

@@ -1,0 +1,53 @@
+"""Who draws on the terminal: a pager, once started, has it alone.
+
+Live displays on stderr (the progress bars of `output`) register how to stop them; `pager()` stops them
+before the pager starts, and lines meant for stderr while it runs (notes, warnings) are held and written
+when it has ended, below what it showed. Imports nothing heavy: `output.note` goes through here.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+
+_displays: list[Callable[[], None]] = []  # how to stop each live display drawn now
+_held: list[str] | None = None  # lines for stderr while a pager runs; None: no pager
+
+
+@contextmanager
+def display(stop: Callable[[], None]) -> Iterator[None]:
+    """A live display drawn in this block, which `stop()` takes off the screen for good."""
+    _displays.append(stop)
+    try:
+        yield
+    finally:
+        _displays.remove(stop)
+
+
+def paging() -> bool:
+    """Whether a pager has the terminal now."""
+    return _held is not None
+
+
+@contextmanager
+def pager() -> Iterator[None]:
+    """The block in which a pager has the terminal: every live display is stopped first, and what is written
+    to stderr through `write_stderr` waits until the block ends."""
+    global _held
+    for stop in list(_displays):
+        stop()
+    _held = []
+    try:
+        yield
+    finally:
+        held, _held = _held, None
+        write_stderr("".join(held))
+
+
+def write_stderr(text: str) -> None:
+    """`text` on stderr now, or when the running pager has ended."""
+    if _held is not None:
+        _held.append(text)
+    elif text:
+        sys.stderr.write(text)
