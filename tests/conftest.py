@@ -114,16 +114,16 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_make_scheduler(config: pytest.Config, log):
-    """`--dist loadgroup` that also keeps tests/spark/ in one group. xdist 3.8 groups by an `@group` suffix its
-    workers write into node ids, which pytest 9.2's node ids no longer take (pytest-xdist#1386); the folder is
-    what the controller sees."""
+    """`--dist loadgroup` that also keeps tests/spark/ and every `test_spark_*` function in one group. xdist 3.8
+    groups by an `@group` suffix its workers write into node ids, which pytest 9.2's node ids no longer take
+    (pytest-xdist#1386); the folder and the name are what the controller sees."""
     if config.getvalue("dist") != "loadgroup":
         return None
     from xdist.scheduler import LoadGroupScheduling
 
     class SparkGroupScheduling(LoadGroupScheduling):
         def _split_scope(self, nodeid: str) -> str:
-            in_spark = Path(nodeid.split("::")[0]).parent.name == "spark"
+            in_spark = Path(nodeid.split("::")[0]).parent.name == "spark" or "::test_spark_" in nodeid
             return "spark" if in_spark else super()._split_scope(nodeid)
 
     return SparkGroupScheduling(config, log)

@@ -158,6 +158,7 @@ def run_spark_export_bench(store: Path | None, *, masters: list[str], messages: 
                 if progress:
                     progress.print(f"spark-export on {master} ...")
                 target = out_dir / master.replace("[", "-").replace("]", "").replace("*", "all")
+                target.mkdir()  # the child's exports (warm/, run/) are new folders inside it
                 done = subprocess.run([sys.executable, "-c", _SPARK_CHILD, master, str(reader.paths.root),
                                        str(target)], capture_output=True, text=True)
                 if done.returncode:

@@ -165,8 +165,10 @@ def append(
                         user=_properties(prop), delay_level=delay_level, transaction=transaction,
                         hosts=_hosts(born_host, store_host), compress=compress)
     from rmqtool.engine.commitlog import message_refusal
+    from rmqtool.engine.rules import sent_topic_refusal
 
-    refusal = message_refusal(cfg, msg)  # before the store is opened: a refused message creates nothing
+    # before the store is opened: a refused message creates nothing
+    refusal = sent_topic_refusal(msg.topic) or message_refusal(cfg, msg)
     if refusal is not None:
         raise RmqError(f"{refusal.status.value}: {refusal.field}: {refusal.reason}")
     from rmqtool.load.writer import append_one

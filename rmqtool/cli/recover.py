@@ -7,10 +7,14 @@ The numbers come from the plans (`ops.recovery`, `ops.clean`); this module only 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
 from rmqtool.cli import output
+
+if TYPE_CHECKING:
+    from rmqtool.ops.recovery import RecoveryPlan
 
 ALL = typer.Option(False, "--all", help="List every item (cut, file, message, queue) instead of one line per kind.")
 LISTED_QUEUES = 5  # queues named on their details line without --all
@@ -74,8 +78,22 @@ def recover(
         output.emit_json(doc)
     else:
         _show_recovery(doc, store, show_all)
+    if plan.salvageable:
+        output.note(_salvage_hint(plan, store, None if dry_run else doc["lostDir"]))
     if plan.refused:
         raise typer.Exit(2)
+
+
+def _salvage_hint(plan: RecoveryPlan, store: Path, lost: str | None) -> str:
+    """The intact records a cut at a damaged record takes with it, and that `salvage` run first keeps them
+    (`lost`: the folder a recovery done kept the cut bytes in; None: a dry run)."""
+    cut = (f"{output.count(plan.salvageable, 'intact record')} ({output.size(plan.salvageable_bytes)}) after the "
+           f"damaged record at commitlog offset {plan.end} ({plan.stop_reason})")
+    salvage = f"`rmqtool salvage {store} --out FILE`"
+    if lost is None:
+        return f"recover: would cut {cut}; run {salvage} first to keep them"
+    kept = Path(lost).relative_to(store) if Path(lost).is_relative_to(store) else lost  # made printable by note
+    return f"recover: cut {cut}; their bytes are in {kept}/, and {salvage} run before recover keeps them as messages"
 
 
 def _say(lines: list[str]) -> None:

@@ -20,8 +20,9 @@ def spark_load(
     inputs: list[Path] = typer.Argument(..., help="Input files or folders of producer rows, loaded in this order.",
                                         show_default=False),
     store: Path = typer.Option(..., "--store", help="Store root (created when missing).", show_default=False),
-    fmt: str = typer.Option("jsonl", "--format", help="Input format.",
-                            click_type=click.Choice(["jsonl", "parquet", "csv"])),
+    fmt: str | None = typer.Option(None, "--format", help="Input format (default: as import reads a file: Parquet "
+                                   "by its magic bytes, CSV by a .csv name, JSONL otherwise).", show_default=False,
+                                   click_type=click.Choice(["jsonl", "parquet", "csv"])),
     master: str = MASTER,
     partitions: int | None = typer.Option(None, "--partitions", min=1, help="Tasks per stage (default: the "
                                           "master's parallelism).", show_default=False),
@@ -81,9 +82,11 @@ def spark_export(
     verbose: bool = VERBOSE,
     as_json: bool = typer.Option(False, "--json", help="One JSON object."),
 ) -> None:
-    """Export every message as a dataset, one Spark task per commitlog segment.
+    """Export every message as a dataset, one Spark task per byte range of the log.
 
-    Rows are those of `rmqtool export` (decode schema), part files in log order.
+    The driver cuts the log into byte ranges of about equal size, each starting on a record
+    boundary (about two per core, and a new one at each segment's start). Rows are those of
+    `rmqtool export` (decode schema), part files in log order.
 
     Example: [bold]rmqtool spark-export fixtures/store --out /tmp/spark-export --config fixtures/broker.conf[/]
     """

@@ -9,7 +9,7 @@ import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from rmqtool.engine.rules import bad_property, out_of_range, range_reason
+from rmqtool.engine.rules import bad_property, out_of_range, range_reason, reserved_property_reason
 from rmqtool.errors import RmqError
 from rmqtool.structures.commitlog import batch, compression, properties, sysflag, uniqkey
 from rmqtool.structures.commitlog.hosts import SocketAddress, parse_host
@@ -58,6 +58,9 @@ def client_properties(*, tags: str | None = None, keys: str | Iterable[str] | No
         if words:
             pairs[properties.KEYS] = properties.KEY_SEPARATOR.join(words)
     for name, value in (user or {}).items():
+        reserved = reserved_property_reason(name)
+        if reserved is not None:
+            raise RmqError(reserved)
         if bad_property(name, value):
             raise RmqError(f"property {name!r} holds a separator character (\\x01 or \\x02) or an empty name")
         pairs[name] = value

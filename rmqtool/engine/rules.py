@@ -6,10 +6,13 @@ records the rule refuses. Topic names are checked once per distinct topic. The s
 are the broker's: checkMessage refuses with MESSAGE_ILLEGAL, the encoder refuses properties
 over 32767 bytes with PROPERTIES_SIZE_EXCEEDED. Integer fields take what their width on disk
 holds (`INT_RANGES`), text must be UTF-8 (a Python string with a lone surrogate is not).
+A producer's message (append, producer rows) also meets the broker's send rules: a topic of
+`SENT_TOPIC_CHARS` only, no user property of a name the client reserves (`RESERVED_PROPERTIES`).
 """
 
 from __future__ import annotations
 
+import string
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -22,6 +25,21 @@ _BAD_TOPIC_CHARS = ("/", "\\", "\0")
 SEPARATORS = (properties.NAME_VALUE_SEPARATOR, properties.PROPERTY_SEPARATOR)
 _OVER_CHARS, _OVER_BYTES = properties.too_long_reason("characters"), properties.too_long_reason("bytes")
 NOT_UTF8 = "not UTF-8 text"
+# the topic characters a broker takes from a producer (TopicValidator: ^[%|a-zA-Z0-9_-]+$)
+SENT_TOPIC_CHARS = frozenset(string.ascii_letters + string.digits + "%|-_")
+SENT_TOPIC_RULE = "a topic is letters, digits, %, |, - and _ (the broker's ^[%|a-zA-Z0-9_-]+$)"
+# MessageConst.STRING_HASH_SET (4.9.7): names the client sets itself, refused by Message.putUserProperty. UNIQ_KEY
+# is left out: a row may bring its own message id (the client sets one only where none is given).
+RESERVED_PROPERTIES = frozenset({
+    "TRACE_ON", "MSG_REGION", properties.KEYS, properties.TAGS, properties.WAIT, properties.DELAY, "RETRY_TOPIC",
+    properties.REAL_TOPIC, properties.REAL_QID, properties.TRAN_MSG, "PGROUP", "MIN_OFFSET", "MAX_OFFSET",
+    "BUYER_ID", "ORIGIN_MESSAGE_ID", "TRANSFER_FLAG", "CORRECTION_FLAG", "MQ2_FLAG", "RECONSUME_TIME",
+    "MAX_RECONSUME_TIMES", "CONSUME_START_TIME", "INSTANCE_ID", "CORRELATION_ID", "REPLY_TO_CLIENT", "TTL",
+    "ARRIVE_TIME", "PUSH_REPLY_TIME", "CLUSTER", "MSG_TYPE", "INNER_MULTI_QUEUE_OFFSET",
+})
+_OWN_FIELDS = {properties.KEYS: "--keys (in a row: its keys field)", properties.TAGS: "--tags (in a row: its tags "
+               "field)", properties.DELAY: "--delay-level (in a row: its delayLevel field)",
+               properties.TRAN_MSG: "append --transaction prepared"}
 _RECORD = message.HEADER_LAYOUTS[(False, False)]
 _INT = _RECORD.bounds("queueId")  # Java's int: a DELAY property is parsed as one
 # field (producer-row and export names) -> (least, greatest) value it may take
@@ -90,6 +108,30 @@ def topic_refusal(topic: str) -> Refusal | None:
     if size > message.MAX_TOPIC_LEN_V1:
         return Refusal(PutStatus.MESSAGE_ILLEGAL, "topic", f"{size} bytes; at most {message.MAX_TOPIC_LEN_V1}")
     return None
+
+
+def sent_topic_refusal(topic: str) -> Refusal | None:
+    """A topic the broker refuses a producer's message for (TopicValidator.validateTopic, as the Java client's
+    Validators.checkTopic): the store's rule, then only `SENT_TOPIC_CHARS`. Topics the broker writes itself
+    (SCHEDULE_TOPIC_XXXX, RMQ_SYS_TRANS_HALF_TOPIC, %RETRY%group, %DLQ%group) pass; an export's records,
+    stored already, are held to the store's rule (`topic_refusal`) only."""
+    bad = topic_refusal(topic)
+    if bad is not None:
+        return bad
+    odd = next((c for c in topic if c not in SENT_TOPIC_CHARS), None)
+    if odd is not None:
+        return Refusal(PutStatus.MESSAGE_ILLEGAL, "topic", f"{topic!r} holds {odd!r}: {SENT_TOPIC_RULE}")
+    return None
+
+
+def reserved_property_reason(name: str) -> str | None:
+    """Why a producer may not set property `name` (Message.putUserProperty refuses the names of
+    MessageConst.STRING_HASH_SET), naming the option or field that sets it; None: it may."""
+    if name not in RESERVED_PROPERTIES:
+        return None
+    own = _OWN_FIELDS.get(name)
+    return (f"property {name!r} is a system property the broker's client refuses as a user property"
+            + (f": set it with {own}" if own else ""))
 
 
 def size_refusals(cfg: StoreConfig, body_len, props_len, length, props_chars=None) -> Iterator[tuple[object, Refusal]]:

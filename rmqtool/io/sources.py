@@ -40,6 +40,18 @@ class _Twice(ValueError):
     pass
 
 
+def file_format(path: str | Path) -> str:
+    """The format of an input file: Parquet by its magic bytes, CSV by a `.csv` name, JSONL otherwise."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(len(PARQUET_MAGIC))
+    except OSError as e:
+        raise RmqError(f"cannot read {path}: {e.strerror}") from None
+    if head == PARQUET_MAGIC:
+        return "parquet"
+    return "csv" if str(path).lower().endswith(".csv") else "jsonl"
+
+
 class Source:
     """One input file (or `-`) and its format."""
 
@@ -58,16 +70,7 @@ class Source:
             raise RmqError(f"unknown input format {self.fmt!r}: use {', '.join(FORMATS)}")
 
     def _detect(self) -> str:
-        if self.stdin:
-            return "jsonl"
-        try:
-            with open(self.name, "rb") as f:
-                head = f.read(len(PARQUET_MAGIC))
-        except OSError as e:
-            raise RmqError(f"cannot read {self.name}: {e.strerror}") from None
-        if head == PARQUET_MAGIC:
-            return "parquet"
-        return "csv" if self.name.lower().endswith(".csv") else "jsonl"
+        return "jsonl" if self.stdin else file_format(self.name)
 
     def _open(self):
         return io.BytesIO(self._data) if self.stdin else open(self.name, "rb")

@@ -29,7 +29,17 @@ import pyarrow.compute as pc
 from rmqtool.engine.commitlog import schedule
 from rmqtool.engine.config import StoreConfig
 from rmqtool.engine.producer import DEFAULT_BORN_HOST, DEFAULT_STORE_HOST, client_properties
-from rmqtool.engine.rules import INT_RANGES, NOT_UTF8, SEPARATORS, is_utf8, range_reason, size_refusals, topic_refusal
+from rmqtool.engine.rules import (
+    INT_RANGES,
+    NOT_UTF8,
+    SEPARATORS,
+    Refusal,
+    is_utf8,
+    range_reason,
+    sent_topic_refusal,
+    size_refusals,
+    topic_refusal,
+)
 from rmqtool.errors import RmqError
 from rmqtool.files.scratch import load_arrays, save_arrays
 from rmqtool.io.buffers import string_buffers
@@ -220,8 +230,9 @@ class _Topics:
         return cls(names, idx, np.frombuffer(b"".join(encoded) or b"\0", dtype=np.uint8), lens, starts)
 
 
-def _topics(batch, errors: RowErrors) -> _Topics | None:
-    """The topic of every row (dictionary-encoded), each distinct name checked once."""
+def _topics(batch, errors: RowErrors, rule: Callable[[str], Refusal | None] = topic_refusal) -> _Topics | None:
+    """The topic of every row (dictionary-encoded), each distinct name checked once by `rule` (the store's;
+    producer rows: the broker's send rule)."""
     col = _text(batch, "topic", errors)
     if col is None:
         errors.row(0, "topic", "missing (no topic column)")
@@ -231,7 +242,7 @@ def _topics(batch, errors: RowErrors) -> _Topics | None:
     idx = pc.fill_null(enc.indices, -1).to_numpy(zero_copy_only=False).astype(np.int64)
     errors.flag(idx < 0, "topic", "missing")
     for k, name in enumerate(names):
-        bad = topic_refusal(name)
+        bad = rule(name)
         if bad is not None:
             errors.flag(idx == k, "topic", bad.reason)
     return _Topics.of(names, idx)
@@ -506,7 +517,7 @@ def producer_chunk(batch, opts: LoadOptions, assign: Assign | None = None) -> Lo
     n = batch.num_rows
     cfg = opts.cfg
     errors = RowErrors()
-    topics = _topics(batch, errors)
+    topics = _topics(batch, errors, sent_topic_refusal)
     if topics is None:
         return errors.found
     delay = _ints(batch, "delayLevel", errors, 0)

@@ -101,6 +101,8 @@ class RecoveryPlan:
     dropped_bytes: int = 0  # totalSize of the dropped records
     torn_messages: int = 0  # queued messages past the point whose record no longer parses
     bytes_lost: int = 0  # every byte past the recovery point that held data: records, torn and garbage bytes
+    intact_count: int = 0  # dropped records whose body CRC holds (`rmqtool salvage` exports them, recovery cuts them)
+    intact_bytes: int = 0  # their totalSize
     queues: list[QueuePlan] = field(default_factory=list)
     index_dropped: list[str] = field(default_factory=list)
     index_keys_added: int = 0
@@ -135,6 +137,15 @@ class RecoveryPlan:
         """The index files of `paths` this plan keeps."""
         dropped = set(self.index_dropped)
         return [p for p in paths if str(p) not in dropped]
+
+    @property
+    def salvageable(self) -> int:
+        """Intact records the walk's stop at a damaged one cuts off (none when the operator chose the end)."""
+        return 0 if self.truncate_to is not None or self.refused else self.intact_count
+
+    @property
+    def salvageable_bytes(self) -> int:
+        return self.intact_bytes if self.salvageable else 0
 
     @property
     def messages_lost(self) -> int:
@@ -507,9 +518,9 @@ def _plan_log_cuts(reader: StoreReader, plan: RecoveryPlan, queued: np.ndarray) 
 
 
 def _plan_dropped(reader: StoreReader, plan: RecoveryPlan, queued: np.ndarray) -> tuple[dict[str, int], int]:
-    """Count (and list, up to MAX_LISTED_MESSAGES) the records past the recovery point and their bytes;
-    returns the end of the last of them within each segment file, and how many of them sit at one of
-    the `queued` offsets."""
+    """Count (and list, up to MAX_LISTED_MESSAGES) the records past the recovery point and their bytes, and
+    those whose body CRC holds; returns the end of the last of them within each segment file, and how many
+    of them sit at one of the `queued` offsets."""
     ends: dict[str, int] = {}
     intact = 0
     for chunk in reader.scan(plan.end, verify_crc=False):
@@ -519,6 +530,9 @@ def _plan_dropped(reader: StoreReader, plan: RecoveryPlan, queued: np.ndarray) -
         sizes = b.cols["totalSize"].astype(np.int64)
         plan.dropped_count += len(b)
         plan.dropped_bytes += int(sizes.sum())
+        crc_ok = b.body_crcs() == b.cols["bodyCRC"]
+        plan.intact_count += int(crc_ok.sum())
+        plan.intact_bytes += int(sizes[crc_ok].sum())
         if len(queued):
             intact += int(np.isin(b.offsets, queued, assume_unique=True).sum())
         ends[b.file] = max(ends.get(b.file, 0), int((b.pos + sizes).max()))

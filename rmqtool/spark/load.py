@@ -41,7 +41,7 @@ from rmqtool.errors import RmqError
 from rmqtool.files.paths import StorePaths
 from rmqtool.files.scratch import load_arrays, save_arrays
 from rmqtool.io.schema import PRODUCER_TYPES
-from rmqtool.io.sources import input_files
+from rmqtool.io.sources import file_format, input_files
 from rmqtool.load.planner import LoadPlanner
 from rmqtool.load.records import LoadOptions
 from rmqtool.structures import checkpoint
@@ -95,14 +95,27 @@ class LoadInput:
         return IN_PROCESS_STAGES if self.in_process else SPARK_STAGES
 
 
-def load_input(inputs: list[Path], fmt: str = "jsonl", threshold: int = 0) -> LoadInput:
-    """The input of a load; it loads in process when it has fewer than `threshold` rows (0: never)."""
+def load_input(inputs: list[Path], fmt: str | None = None, threshold: int = 0) -> LoadInput:
+    """The input of a load, in `fmt` or (None) in the format `import` reads its files in, which all
+    must share; it loads in process when it has fewer than `threshold` rows (0: never)."""
     from rmqtool.spark.inprocess import is_small
 
+    files = input_files(inputs)
+    fmt = fmt or files_format(files)
     if fmt not in FORMATS:
         raise RmqError(f"unknown input format {fmt!r}: use {', '.join(FORMATS)}")
-    files = input_files(inputs)
     return LoadInput(files, fmt, is_small(files, fmt, threshold))
+
+
+def files_format(files: list[str]) -> str:
+    """The one format of `files` by import's rule (`io.sources.file_format`); refused when they differ."""
+    first: dict[str, str] = {}  # format -> its first file
+    for f in files:
+        first.setdefault(file_format(f), f)
+    if len(first) > 1:
+        named = ", ".join(f"{Path(f).name} is {k}" for k, f in first.items())
+        raise RmqError(f"the inputs are of different formats ({named}): load one format at a time, or give --format")
+    return next(iter(first))
 
 
 def default_load_id(files: list[str], fmt: str, opts: LoadOptions, explicit_ts: bool) -> str:
@@ -135,7 +148,7 @@ def _read(spark, files: list[str], fmt: str, partitions: int | None):
                      F.col("_metadata.file_block_start").alias("_block"))
 
 
-def spark_load(inputs: list[Path] | LoadInput, store: Path, opts: LoadOptions, *, fmt: str = "jsonl",
+def spark_load(inputs: list[Path] | LoadInput, store: Path, opts: LoadOptions, *, fmt: str | None = None,
                threshold: int = 0, master: str = "local[*]", partitions: int | None = None,
                load_id: str | None = None, explicit_ts: bool = False, progress: Progress | None = None,
                register_topics: bool = True, verbose: bool = False) -> LoadResult:

@@ -19,7 +19,7 @@ from rmqtool.errors import RmqError
 from rmqtool.files.paths import StorePaths
 from rmqtool.load.records import LoadOptions
 from rmqtool.spark.inprocess import count_rows
-from rmqtool.spark.load import IN_PROCESS_STAGES, SPARK_STAGES, spark_load
+from rmqtool.spark.load import IN_PROCESS_STAGES, SPARK_STAGES, load_input, spark_load
 
 BROKER_ENTRIES = {"checkpoint", "commitlog", "config", "consumequeue", "index", "lock"}  # a 4.9 broker's store root
 SMALL = 1_000_000  # a threshold every input here is below
@@ -163,3 +163,20 @@ def test_a_load_recorded_where_earlier_versions_kept_it_is_recognised_and_moved(
     again = spark_load([source], store, LoadOptions(cfg, STAMP), load_id="old", threshold=SMALL)
     assert again.already and again.messages == 30
     assert not (store / ".spark-load").exists() and (store / "config" / RECORDS_DIR / "old.json").exists()
+
+
+def test_spark_load_without_format_reads_parquet_and_csv_as_import_does(tmp_path, cfg):
+    rows = [{"topic": "Orders", "bodyText": f"m{i}", "tags": "t"} for i in range(3)]
+    pq.write_table(pa.Table.from_pylist(rows), tmp_path / "rows.parquet")
+    (tmp_path / "rows.csv").write_text("topic,bodyText,tags\n" + "".join(f"Orders,m{i},t\n" for i in range(3)))
+    for name, fmt in (("rows.parquet", "parquet"), ("rows.csv", "csv")):
+        assert load_input([tmp_path / name]).fmt == fmt
+        store = tmp_path / f"store-{fmt}"
+        out = run("spark-load", tmp_path / name, "--store", store, "--config", CONF, "--store-timestamp", STAMP,
+                  "--json")
+        assert out.returncode == 0, out.stderr
+        assert json.loads(out.stdout)["messages"] == 3
+        assert files_of(store, "commitlog") == files_of(imported(tmp_path, tmp_path / name, cfg, f"i-{fmt}"),
+                                                        "commitlog")
+    with pytest.raises(RmqError, match=r"\(rows.parquet is parquet, rows.csv is csv\): load one format at a time"):
+        load_input([tmp_path / "rows.parquet", tmp_path / "rows.csv"])
