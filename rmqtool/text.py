@@ -13,13 +13,14 @@ def printable(value: object) -> str:
     return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
 
 
-def printable_bytes(data: bytes) -> str:
-    """Bytes (a body) for a person: UTF-8 text through `printable`; bytes that are not UTF-8 with
-    every byte outside printable ASCII as \\xNN (a cut inside the last character is dropped)."""
+def printable_bytes(data: bytes, whole: bool = False) -> str:
+    """Bytes (a body) for a person, the one rule of every view: UTF-8 text through `printable`; bytes
+    that are not UTF-8 with every byte outside printable ASCII as \\xNN. A preview (not `whole`) drops
+    a character its cut ends inside; a whole body that ends inside one is not UTF-8."""
     try:
         return printable(data.decode("utf-8"))
     except UnicodeDecodeError as e:
-        if e.reason == "unexpected end of data" and e.start >= len(data) - 3:
+        if not whole and e.reason == "unexpected end of data" and e.start >= len(data) - 3:
             return printable_bytes(data[: e.start])
         return data.decode("latin-1").encode("unicode_escape").decode("ascii")
 

@@ -28,3 +28,44 @@ def writable_copy(src: Path, dst: Path) -> Path:
     for p in dst.rglob("*"):
         p.chmod(0o755 if p.is_dir() else 0o644)
     return dst
+
+
+def on_a_terminal(*args: str, columns: int = 80, env: dict | None = None) -> subprocess.CompletedProcess:
+    """Run rmqtool with stdout on a terminal `columns` wide (no pager; COLUMNS unset: the width is the
+    terminal's own), stderr to a pipe; stdout is what the terminal showed."""
+    import fcntl
+    import os
+    import pty
+    import struct
+    import tempfile
+    import termios
+
+    main, sub = pty.openpty()
+    fcntl.ioctl(sub, termios.TIOCSWINSZ, struct.pack("HHHH", 50, columns, 0, 0))
+    child_env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
+    err = tempfile.TemporaryFile()  # noqa: SIM115 - read after the process ends
+    proc = subprocess.Popen([RMQTOOL, *map(str, args)], stdout=sub, stderr=err,
+                            env={**child_env, "PAGER": "", "TERM": "dumb", "NO_COLOR": "1", **(env or {})})
+    os.close(sub)
+    seen = read_terminal(main)
+    proc.wait(timeout=120)
+    err.seek(0)
+    return subprocess.CompletedProcess(args, proc.returncode, seen.decode("utf-8", "replace").replace("\r\n", "\n"),
+                                       err.read().decode("utf-8", "replace"))
+
+
+def read_terminal(main: int) -> bytes:
+    """All a pseudo-terminal's far end was given, until its last writer closed it (then closes `main`)."""
+    import os
+
+    seen = b""
+    while True:
+        try:
+            data = os.read(main, 65536)
+        except OSError:  # the last writer closed the terminal
+            break
+        if not data:
+            break
+        seen += data
+    os.close(main)
+    return seen

@@ -9,7 +9,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from rmqtool.cli.output import PIPED_WIDTH, terminal_text
+from rmqtool.cli.output import screen_width, terminal_text
 
 
 class _Console(Console):
@@ -21,9 +21,8 @@ class _Console(Console):
 
 
 def _width(stream) -> int | None:
-    """The width rule of both consoles: a terminal's own (COLUMNS when set, as rich reads it); output to a
-    file or a pipe is never wrapped, a table as wide as its cells need."""
-    return None if stream.isatty() else PIPED_WIDTH
+    """`output.screen_width`, left to rich on a terminal (it follows a resize)."""
+    return None if stream.isatty() else screen_width(stream)
 
 
 stdout = _Console(highlight=False, soft_wrap=False, width=_width(sys.stdout))

@@ -9,14 +9,15 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from typing import TextIO
 
 from rich.cells import cell_len, set_cell_size
 
-from rmqtool.cli.output import PIPED_WIDTH, printable
+from rmqtool.cli import screen
+from rmqtool.cli.output import note, printable, screen_width
 
 GAP = "  "
 ELLIPSIS = "…"
@@ -34,29 +35,36 @@ class Column:
 class Grid:
     """Columns fitted to `width`; `line(cells)` renders one row (cells in the order the columns were
     given; cells of hidden columns are skipped). Text columns are escaped and cut to fit; number
-    columns are formatted as they are."""
+    columns are formatted as they are. A cell is cut only when the row has no room for it: columns are
+    as wide as their sample needs, text columns take the room left up to the width they ask for (for
+    later rows), and a last text column all of it, unpadded."""
 
     def __init__(self, columns: Sequence[Column], width: int, sample: Sequence[Sequence] | None = None) -> None:
-        """`sample`: rows given column by column; a column is then only as wide as its sample needs
-        (up to its `width`)."""
+        """`sample`: rows given column by column; a column is then as wide as its sample needs."""
+        asked = {c.name: c.width for c in columns}
         if sample is not None:
             columns = [_sized(c, values) for c, values in zip(columns, sample, strict=True)]
-        self.columns, self.widths, self.hidden = _fit(list(columns), width)
+        self.columns, fitted, self.hidden = _fit(list(columns), width)
+        self.widths = _grown(self.columns, fitted, width, asked)
         self._index = [columns.index(c) for c in self.columns]
+        last = self.columns[-1]
+        self._open = bool(last.least) and not last.right  # the last column is never padded
+        self._ruled = [*self.widths[:-1], min(self.widths[-1], fitted[-1])]
         self._text = [(k, w, c.right) for k, (c, w) in enumerate(zip(self.columns, self.widths, strict=True))
                       if c.least]
-        self._format = GAP.join(f"{{{k}:{'>' if c.right else '<'}{w}}}"
-                                for k, (c, w) in enumerate(zip(self.columns, self.widths, strict=True))).format
+        self._formats: dict[tuple[int, ...], Callable[..., str]] = {}
 
     def header(self) -> str:
-        return GAP.join(fit_cell(c.name, w, c.right) for c, w in zip(self.columns, self.widths, strict=True)).rstrip()
+        return GAP.join(fit_cell(c.name, w, c.right) for c, w in zip(self.columns, self._ruled, strict=True)).rstrip()
 
     def rule(self) -> str:
-        return GAP.join("─" * w for w in self.widths)
+        return GAP.join("─" * w for w in self._ruled)
 
     def lines(self, columns: Sequence[Sequence]) -> list[str]:
         """Rows given column by column (one list per column, hidden ones included) as lines."""
         shown = [columns[i] for i in self._index]
+        padded = []
+        last = len(shown) - 1
         for k, width, right in self._text:
             cells = shown[k]
             whole = "".join(cells)  # one check of the column in C, not three calls per cell
@@ -64,59 +72,98 @@ class Grid:
                 if max(map(len, cells), default=0) > width:
                     shown[k] = [t if len(t) <= width else t[: width - 1] + ELLIPSIS for t in cells]
                 continue
-            shown[k] = [t if t.isascii() and t.isprintable() and len(t) <= width else
-                        fit_cell(printable(t), width, right) for t in cells]
-        fmt = self._format
+            pad = not (self._open and k == last)  # wide characters: padded here, to terminal cells
+            shown[k] = [fit_cell(printable(t), width, right, pad) for t in cells]
+            padded.append(k)
+        fmt = self._format(tuple(padded))
         return [fmt(*row).rstrip() for row in zip(*shown, strict=True)]
 
+    def _format(self, padded: tuple[int, ...]) -> Callable[..., str]:
+        """The row format when the columns `padded` come padded (the open last column never is)."""
+        fmt = self._formats.get(padded)
+        if fmt is None:
+            last = len(self.columns) - 1
+            fmt = self._formats[padded] = GAP.join(
+                f"{{{k}}}" if k in padded or (self._open and k == last) else f"{{{k}:{'>' if c.right else '<'}{w}}}"
+                for k, (c, w) in enumerate(zip(self.columns, self.widths, strict=True))).format
+        return fmt
 
-def fit_cell(text: str, width: int, right: bool = False) -> str:
-    """`text` padded to `width` terminal cells, or cut to it with an ellipsis."""
+
+def fit_cell(text: str, width: int, right: bool = False, pad: bool = True) -> str:
+    """`text` padded to `width` terminal cells (unless not `pad`), or cut to it with an ellipsis."""
     size = len(text) if text.isascii() else cell_len(text)
     if size > width:
         text = (text[: width - 1] if text.isascii() else set_cell_size(text, width - 1)) + ELLIPSIS
         size = width
-    pad = " " * (width - size)
-    return pad + text if right else text + pad
+    if not pad:
+        return text
+    fill = " " * (width - size)
+    return fill + text if right else text + fill
 
 
 def _sized(column: Column, values: Sequence) -> Column:
-    """`column` as wide as the widest of `values` and its name need, at most its own width."""
+    """`column` as wide as the widest of `values` and its name need (a number column at least its own width:
+    the widest number it will hold, so that later rows align)."""
     from dataclasses import replace
 
-    need = max((len(str(v)) for v in values), default=0)
-    width = min(column.width, max(need, len(column.name))) if column.least else max(column.width, need)
+    if not column.least:
+        return replace(column, width=max(column.width, max((len(str(v)) for v in values), default=0)))
+    texts = [v if isinstance(v, str) else str(v) for v in values]
+    whole = "".join(texts)
+    if whole.isascii() and whole.isprintable():
+        need = max(map(len, texts), default=0)
+    else:
+        need = max((cell_len(printable(t)) for t in texts), default=0)
+    width = max(need, len(column.name))
     return replace(column, width=width, least=min(column.least, width))
 
 
 def _fit(columns: list[Column], width: int) -> tuple[list[Column], list[int], list[str]]:
-    """The columns that fit in `width` and their widths: elastic ones shrink first (widest first),
-    then the least kept column goes, until the row fits."""
-    hidden: list[str] = []
-    while True:
-        widths = [max(c.width, len(c.name) if not c.least else 0) for c in columns]
-        floor = [max(c.least, min(len(c.name), c.least + 4)) if c.least else w for c, w in zip(columns, widths,
-                                                                                              strict=True)]
-        excess = sum(widths) + len(GAP) * (len(columns) - 1) - width
-        for i in sorted(range(len(columns)), key=lambda k: columns[k].keep):
-            if excess <= 0:
-                break
-            cut = min(excess, widths[i] - floor[i])
-            widths[i] -= cut
-            excess -= cut
-        if excess <= 0 or len(columns) == 1:
-            return columns, widths, hidden
-        drop = min(range(len(columns)), key=lambda k: columns[k].keep)
-        hidden.append(columns.pop(drop).name)
+    """The columns shown in `width`, their widths, and the names of those left out (least kept first).
+    The most kept column is placed first: each as wide as it needs when that fits, an elastic one (a body)
+    at its floor when only that fits, otherwise left out (a less kept one that fits still shows); the room
+    left then widens the elastic ones, the most kept first. So a cell is cut only when the row has no
+    room for it."""
+    need = [max(c.width, len(c.name)) if not c.least else c.width for c in columns]
+    floor = [max(c.least, min(len(c.name), c.least + 4)) if c.least else n for c, n in zip(columns, need,
+                                                                                          strict=True)]
+    order = sorted(range(len(columns)), key=lambda k: -columns[k].keep)
+    chosen: dict[int, int] = {}
+    used = -len(GAP)
+    for i in order:
+        room = width - used - len(GAP)
+        if need[i] <= room or floor[i] <= room:
+            chosen[i] = need[i] if need[i] <= room else floor[i]
+            used += len(GAP) + chosen[i]
+    if not chosen:  # not even one column fits: the most kept, as narrow as it may be
+        i = order[0]
+        chosen[i] = floor[i]
+    for i in order:
+        if i in chosen and used < width:
+            grow = min(width - used, need[i] - chosen[i])
+            chosen[i] += grow
+            used += grow
+    shown = sorted(chosen)
+    hidden = sorted(set(range(len(columns))) - set(chosen), key=lambda k: columns[k].keep)
+    return [columns[i] for i in shown], [chosen[i] for i in shown], [columns[i].name for i in hidden]
 
 
-def terminal_width() -> int:
-    """COLUMNS when set, the terminal's width on a terminal, else a width for files and pipes."""
-    if os.environ.get("COLUMNS", "").isdigit():
-        return int(os.environ["COLUMNS"])
-    if sys.stdout.isatty():
-        return shutil.get_terminal_size().columns
-    return PIPED_WIDTH
+def _grown(columns: list[Column], widths: list[int], width: int, asked: dict[str, int]) -> list[int]:
+    """`widths` with the room the row leaves in `width` given to the text columns, for later rows: each up to
+    the width it asks for (the most kept first), a left-aligned last one all that remains."""
+    spare = width - sum(widths) - len(GAP) * (len(columns) - 1)
+    widths = list(widths)
+    last = len(columns) - 1
+    open_last = bool(columns[last].least) and not columns[last].right
+    for i in sorted(range(last if open_last else last + 1), key=lambda k: -columns[k].keep):
+        if spare <= 0:
+            break
+        grow = max(0, min(spare, asked.get(columns[i].name, 0) - widths[i])) if columns[i].least else 0
+        widths[i] += grow
+        spare -= grow
+    if spare > 0 and open_last:
+        widths[last] += spare
+    return widths
 
 
 @contextmanager
@@ -128,14 +175,15 @@ def paged() -> Iterator[TextIO]:
     if not sys.stdout.isatty() or not pager or not shutil.which(pager.split()[0]):
         yield sys.stdout
         return
-    proc = subprocess.Popen(pager, shell=True, stdin=subprocess.PIPE, text=True, encoding="utf-8")
-    try:
-        yield proc.stdin
-    finally:
-        with _interrupts_left_to_the_pager():
-            with suppress(BrokenPipeError):
-                proc.stdin.close()
-            proc.wait()
+    with screen.pager():  # progress bars off the screen before the pager starts, notes held until it ends
+        proc = subprocess.Popen(pager, shell=True, stdin=subprocess.PIPE, text=True, encoding="utf-8")
+        try:
+            yield proc.stdin
+        finally:
+            with _interrupts_left_to_the_pager():
+                with suppress(BrokenPipeError):
+                    proc.stdin.close()
+                proc.wait()
 
 
 @contextmanager
@@ -170,9 +218,9 @@ def write_table(out: TextIO, columns: Sequence[Column], parts: Iterable[Sequence
         else:
             first = part
             break
-    grid = Grid(columns, width or terminal_width(), first)
+    grid = Grid(columns, width or screen_width(sys.stdout), first)
     if grid.hidden:
-        sys.stderr.write(f"columns left out at this width: {', '.join(grid.hidden)} ({every_field} has every field)\n")
+        note(f"columns left out at this width: {', '.join(grid.hidden)} ({every_field} has every field)")
     out.write(grid.header() + "\n" + grid.rule() + "\n")
     n = 0
     for part in itertools.chain(pending, [first] if first is not None else [], parts):

@@ -43,14 +43,14 @@ def inspect(
 
         page = output.table(f"record at {ins.offset} in {ins.segment.path.name}",
                             ["field", "bytes", "len", "value", "raw"])
+        flags = next((s.value for s in ins.spans if s.name == "sysFlag"), 0)
         for s in ins.spans:
             raw = ins.raw[s.start : s.start + s.length]
             hexed = " ".join(f"{b:02x}" for b in raw[:32]) + (" …" if len(raw) > 32 else "")
-            value = _jsonable(s.value)
-            shown = value if not isinstance(value, str) or len(value) <= 80 else value[:80] + "…"
-            cell = Text(output.printable(repr(shown) if isinstance(shown, str) else shown))
-            if s.note:
-                cell.append(f"  {output.printable(s.note)}", style="dim")
+            cell = Text(_shown(s.value))
+            note = (_body_note(s.value, flags) if s.name == "body" else None) or s.note
+            if note:
+                cell.append(f"  {output.printable(note)}", style="dim")
             page.add_row(s.name, f"{ins.offset + s.start}..{ins.offset + s.start + s.length - 1}", str(s.length),
                          cell, hexed)
         output.stdout.print(page)
@@ -64,3 +64,32 @@ def _jsonable(value: object) -> object:
     if isinstance(value, bytes):
         return value.decode("utf-8", "replace")
     return value
+
+
+SHOWN = 80  # characters of a long value shown
+
+
+def _shown(value: object) -> str:
+    """A field's value for a person: a string quoted, bytes (a body) by the rule of every view (UTF-8 text,
+    any other byte as \\xNN), either cut to SHOWN characters; store text escaped."""
+    if isinstance(value, bytes):
+        n = min(len(value), SHOWN)
+        while len(output.printable_bytes(value[:n], n == len(value))) > SHOWN:
+            n -= 1
+        return f"'{output.printable_bytes(value[:n], n == len(value))}{'…' if n < len(value) else ''}'"
+    if isinstance(value, str):
+        return output.printable(repr(value if len(value) <= SHOWN else value[:SHOWN] + "…"))
+    return output.printable(value)
+
+
+def _body_note(body: object, flags: int) -> str | None:
+    """What a compressed body inflates to (the body a consumer gets), or why it does not."""
+    from rmqtool.structures.commitlog import compression
+
+    codec = compression.codec_of(flags) if isinstance(body, bytes) else None
+    if codec is None:
+        return None
+    plain = compression.plain_body(body, flags)
+    if plain.body is None:
+        return plain.error
+    return f"decompressed ({codec}, {len(plain.body)} bytes): {_shown(plain.body)}"

@@ -14,7 +14,15 @@ if TYPE_CHECKING:
     from rich.console import Console
     from rich.table import Table
 
-PIPED_WIDTH = 160  # tables written to a file or a pipe are not squeezed to 80 columns
+PIPED_WIDTH = 1 << 24  # output to a file or a pipe is never wrapped: lines and tables as wide as they need
+
+
+def screen_width(stream) -> int:
+    """The one width rule of tables, cards and lines: a terminal's own width (COLUMNS when set, or 80 when
+    the terminal does not say); output to a file or a pipe is never wrapped (PIPED_WIDTH)."""
+    import shutil
+
+    return shutil.get_terminal_size().columns if stream.isatty() else PIPED_WIDTH
 
 
 def _console(name: str) -> Console:
@@ -144,13 +152,14 @@ def table(title: str | None, columns: list[str], **kwargs) -> Table:
 
 
 def key_values(title: str, values: dict) -> Table:
+    """A card of fields for a person: a value that is not known (None) as "-", a boolean as yes or no."""
     from rmqtool.cli.consoles import SafeTable
 
     t = SafeTable(title=terminal_text(title), title_justify="left", show_header=False)
     t.add_column("field", style="bold")
     t.add_column("value")
     for k, v in values.items():
-        t.add_row(k, v)
+        t.add_row(k, "-" if v is None else ("yes" if v else "no") if isinstance(v, bool) else v)
     return t
 
 
@@ -175,24 +184,38 @@ def findings_table(findings: list, show_all: bool = False) -> Table | None:
 
 
 def note(text: str) -> None:
-    """One plain line on stderr, never wrapped."""
-    sys.stderr.write(printable(text) + "\n")
+    """One plain line on stderr, never wrapped (held while a pager has the terminal)."""
+    from rmqtool.cli import screen
+
+    screen.write_stderr(printable(text) + "\n")
 
 
 def warn(text: str) -> None:
-    _console("stderr").print(f"[yellow]warning:[/] {text}", markup=True)
+    """A warning on stderr (held while a pager has the terminal)."""
+    from rmqtool.cli import screen
+
+    console = _console("stderr")
+    if not screen.paging():
+        console.print(f"[yellow]warning:[/] {text}", markup=True)
+        return
+    with console.capture() as captured:
+        console.print(f"[yellow]warning:[/] {text}", markup=True)
+    screen.write_stderr(captured.get())
 
 
 @contextmanager
 def progress(label: str, total: int | None) -> Iterator[Callable[[int], None]]:
-    """An `advance(n)` callable drawing a progress bar on stderr, only when stderr is a terminal."""
+    """An `advance(n)` callable drawing a progress bar on stderr, only when stderr is a terminal (gone for
+    good when a pager starts)."""
     if not sys.stderr.isatty():
         yield lambda n: None
         return
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
+    from rmqtool.cli import screen
+
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
-                  console=_console("stderr"), transient=True) as bar:
+                  console=_console("stderr"), transient=True) as bar, screen.display(bar.stop):
         task = bar.add_task(label, total=total)
         pending = 0
 
@@ -208,22 +231,26 @@ def progress(label: str, total: int | None) -> Iterator[Callable[[int], None]]:
 
 @contextmanager
 def scan_progress(label: str) -> Iterator[None]:
-    """A bar on stderr (a terminal only) for every commitlog scan in this block: bytes, rate, time left."""
+    """A bar on stderr (a terminal only) for every commitlog scan in this block: bytes of the log's data, rate,
+    time left. A pager that starts takes the bar off the screen for good (`screen.pager`)."""
     if not sys.stderr.isatty():
         yield
         return
     from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn, TransferSpeedColumn
 
+    from rmqtool.cli import screen
     from rmqtool.engine.reader import scan_observed
 
     # stdout is redirected above the bar only when it is the terminal too: rows for a pipe or a file would
     # otherwise reach the terminal through the bar's console, and `| head` would never see them
     with Progress(TextColumn("{task.description}"), BarColumn(), DownloadColumn(), TransferSpeedColumn(),
                   TimeRemainingColumn(), console=_console("stderr"), transient=True,
-                  redirect_stdout=sys.stdout.isatty()) as bar:
+                  redirect_stdout=sys.stdout.isatty()) as bar, screen.display(bar.stop):
         tasks = []  # the bar appears with the first scan: a command that scans nothing shows none
 
         def observe(done: int, total: int) -> None:
+            if not bar.live.is_started:  # stopped for a pager
+                return
             if not tasks:
                 tasks.append(bar.add_task(terminal_text(label), total=total))
             bar.update(tasks[0], completed=done, total=total)
@@ -235,14 +262,17 @@ def scan_progress(label: str) -> Iterator[None]:
 @contextmanager
 def stages(labels: list[str]) -> Iterator[Callable[[str, int | None], None]]:
     """A `done(stage, rows)` callable showing a multi-stage job on stderr (terminal only): the
-    running stage spins, finished ones show their rows (None: a stage without rows)."""
+    running stage spins, finished ones show their rows (None: a stage without rows). A pager that starts
+    stops it."""
     if not sys.stderr.isatty():
         yield lambda stage, rows: None
         return
     from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
+    from rmqtool.cli import screen
+
     with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(),
-                  console=_console("stderr")) as bar:
+                  console=_console("stderr")) as bar, screen.display(bar.stop):
         tasks = {label: bar.add_task(f"{label}", total=1, start=False) for label in labels}
         bar.start_task(tasks[labels[0]])
 
@@ -278,3 +308,14 @@ def size(n: int) -> str:
     while abs(value) >= 1024 and unit < len(_BYTE_UNITS) - 1:
         value, unit = value / 1024, unit + 1
     return f"{value:.1f} {_BYTE_UNITS[unit]} ({n} bytes)"
+
+
+def warn_if_locked(paths) -> int | None:
+    """Warn when another process holds the lock of the store at `paths` (a `StorePaths`): a read-only
+    command's answers may be moving under it. Returns that process's id (None: the lock is free)."""
+    from rmqtool.files.lock import lock_holder
+
+    holder = lock_holder(paths)
+    if holder is not None:
+        warn(f"process {holder} holds the store's lock (a running broker?): answers may be moving")
+    return holder

@@ -181,7 +181,7 @@ def _card(hit, body: str) -> dict:
 
     doc = hit.to_json(body)
     if body == "text":  # UTF-8 text, any other byte as \xNN (never raw to the terminal)
-        doc["body"] = output.printable_bytes(base64.b64decode(hit.to_json("base64")["body"]))
+        doc["body"] = output.printable_bytes(base64.b64decode(hit.to_json("base64")["body"]), whole=True)
     elif doc.get("body") is None:
         doc["body"] = f"({body}: not shown)"
     doc["properties"] = ", ".join(f"{k}={v}" for k, v in doc["properties"].items())

@@ -10,7 +10,7 @@ import tempfile
 import pytest
 
 from rmqtool.engine.reader import open_reader, scan_observed
-from tests.cli_helpers import CONF, FIXTURE, RMQTOOL, run
+from tests.cli_helpers import CONF, FIXTURE, RMQTOOL, read_terminal, run
 
 
 def _stderr_on_a_terminal(*args: str, both: bool = False, env: dict | None = None) -> tuple[int, str, bytes]:
@@ -20,17 +20,8 @@ def _stderr_on_a_terminal(*args: str, both: bool = False, env: dict | None = Non
     proc = subprocess.Popen([str(RMQTOOL), *args], stdout=sub if both else sink, stderr=sub,
                             env={**os.environ, "COLUMNS": "120", **(env or {})})
     os.close(sub)
-    seen = b""
-    while True:
-        try:
-            data = os.read(main, 65536)
-        except OSError:
-            break
-        if not data:
-            break
-        seen += data
+    seen = read_terminal(main)
     proc.wait()
-    os.close(main)
     sink.seek(0)
     out = sink.read()
     return proc.returncode, seen.decode("utf-8", "replace"), out
