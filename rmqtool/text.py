@@ -31,7 +31,12 @@ def iso_time(ms: int | None) -> str:
     calendar holds it."""
     if ms is None:
         return "-"
-    return iso_times((ms,))[0]
+    if not _CALENDAR[0] <= ms <= _CALENDAR[1]:
+        return str(ms)
+    from datetime import timedelta
+
+    t = _EPOCH + timedelta(milliseconds=ms)  # not numpy: importing it is a card's largest cost
+    return f"{t.year:04d}-{t:%m-%dT%H:%M:%S}.{t.microsecond // 1000:03d}Z"
 
 
 def iso_times(values) -> list[str]:
@@ -44,6 +49,7 @@ def iso_times(values) -> list[str]:
     return [str(np.datetime64(int(v), "ms")) + "Z" if _CALENDAR[0] <= v <= _CALENDAR[1] else str(v) for v in ms]
 
 
+_EPOCH = __import__("datetime").datetime(1970, 1, 1)
 _CALENDAR = (-62135596800000, 253402300799999)  # years 1 .. 9999, the ones ISO 8601 writes in four digits
 
 

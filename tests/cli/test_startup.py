@@ -17,7 +17,8 @@ PROBE = (
     "except SystemExit as e:\n"
     "    code = e.code\n"
     "sys.stderr.write(json.dumps({'code': code, 'built': built,\n"
-    "                             'rich': sorted(m for m in sys.modules if m.startswith('rich.'))}) + '\\n')\n"
+    "                             'rich': sorted(m for m in sys.modules if m.startswith('rich.')),\n"
+    "                             'numpy': 'numpy' in sys.modules}) + '\\n')\n"
 )
 
 
@@ -36,6 +37,12 @@ def test_a_json_query_imports_no_rich_and_builds_only_its_command():
 def test_a_card_still_draws_with_rich():
     got = probe("query", FIXTURE, "--phy-offset", "0")
     assert got["code"] == 0 and "rich.console" in got["rich"] and "rich.table" in got["rich"]
+
+
+def test_a_card_imports_numpy_to_show_two_times():
+    """A card's times are two values: written without numpy, whose import was half a card's start."""
+    got = probe("query", FIXTURE, "--phy-offset", "0")
+    assert got["code"] == 0 and got["numpy"] is False
 
 
 def test_help_and_an_unknown_command_see_every_command():

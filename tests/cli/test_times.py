@@ -6,6 +6,7 @@ import json
 import re
 from datetime import datetime, timezone
 
+import numpy as np
 import pytest
 from cli_helpers import CONF, FIXTURE, fixture_copy, run
 
@@ -95,3 +96,11 @@ def test_query_time_with_jsonl_prints_one_json_line_not_a_panel():
     assert out.returncode == 0, out.stderr
     lines = out.stdout.splitlines()
     assert len(lines) == 1 and json.loads(lines[0]) == first_of_queue(["--time", "0"])
+
+
+@pytest.mark.parametrize("ms", [0, -1, 999, 1700000000000, 253402300799999, -62135596800000, 253402300800000,
+                                -62135596800001, 2**63 - 1, -(2**63)])
+def test_a_time_alone_and_a_column_of_times_read_alike(ms):
+    from rmqtool.text import iso_time, iso_times
+
+    assert iso_time(ms) == iso_times([ms])[0] == iso_times(np.array([ms], dtype=np.int64))[0]
