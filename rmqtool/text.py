@@ -46,7 +46,7 @@ def iso_times(values) -> list[str]:
     ms = np.fromiter(values, dtype=np.int64) if not isinstance(values, np.ndarray) else values.astype(np.int64)
     if ((ms >= _CALENDAR[0]) & (ms <= _CALENDAR[1])).all():
         return [t + "Z" for t in np.datetime_as_string(ms.astype("datetime64[ms]")).tolist()]
-    return [str(np.datetime64(int(v), "ms")) + "Z" if _CALENDAR[0] <= v <= _CALENDAR[1] else str(v) for v in ms]
+    return [iso_time(int(v)) for v in ms]
 
 
 _EPOCH = __import__("datetime").datetime(1970, 1, 1)

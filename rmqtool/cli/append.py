@@ -164,11 +164,9 @@ def append(
     msg = build_message(topic, _body(body, body_file), queue_id=queue, flag=flag, tags=tags, keys=keys,
                         user=_properties(prop), delay_level=delay_level, transaction=transaction,
                         hosts=_hosts(born_host, store_host), compress=compress)
-    from rmqtool.engine.commitlog import message_refusal
-    from rmqtool.engine.rules import sent_topic_refusal
+    from rmqtool.engine.commitlog import producer_refusal
 
-    # before the store is opened: a refused message creates nothing
-    refusal = sent_topic_refusal(msg.topic) or message_refusal(cfg, msg)
+    refusal = producer_refusal(cfg, msg)  # before the store is opened: a refused message creates nothing
     if refusal is not None:
         raise RmqError(f"{refusal.status.value}: {refusal.field}: {refusal.reason}")
     from rmqtool.load.writer import append_one
@@ -255,13 +253,11 @@ def export(
 
     Example: [bold]rmqtool export fixtures/store --out /tmp/export.parquet[/]
     """
-    from rmqtool.cli.times import epoch_ms
+    from rmqtool.cli.times import time_window
     from rmqtool.engine.reader import open_reader
     from rmqtool.ops.export import export_store
 
-    begin_ms, end_ms = epoch_ms(begin, "--begin"), epoch_ms(end, "--end")
-    if begin_ms is not None and end_ms is not None and begin_ms > end_ms:
-        raise RmqError(f"--begin {begin} is after --end {end}")
+    begin_ms, end_ms = time_window(begin, end)
     reader = open_reader(store, config)
     out = None if out == Path("-") else out
     summary = export_store(reader, out, fmt, decompress=decompress, overwrite=force, topic=topic, begin=begin_ms,

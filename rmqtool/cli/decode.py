@@ -54,7 +54,7 @@ def commitlog(
     from rmqtool.engine.reader import open_reader
     from rmqtool.io.jsonl import BODY_FORMATS
     from rmqtool.ops.follow import follow_lines, follow_rows
-    from rmqtool.ops.log_rows import Tally, log_lines, log_rows
+    from rmqtool.ops.log_rows import Tally, bodies_for, hole_note, log_lines, log_rows
 
     if body is None:
         body = "base64" if as_json or as_jsonl else "text"
@@ -63,8 +63,9 @@ def commitlog(
     if follow and as_json:
         raise RmqError("--follow prints messages as they come: use --jsonl (or the table), not --json")
     reader = open_reader(store, config)
-    if reader.start_note is not None:  # one segment whose name is not an offset
-        output.note(reader.start_note)
+    for said in (reader.start_note, hole_note(reader, from_offset)):  # a renamed segment; a start in a hole
+        if said is not None:
+            output.note(said)
     selection = {"from_offset": from_offset if follow else from_offset or 0, "count": count, "topic": topic,
                  "verify_crc": verify_crc}
     lines, rows = (follow_lines, follow_rows) if follow else (log_lines, log_rows)
@@ -76,14 +77,15 @@ def commitlog(
             corrupt = output.emit_rows(lines(reader, body, **selection), body, as_document=as_json, flush=follow)
         else:
             end = reader.segments[-1].start + reader.segments[-1].size if reader.segments else 0
-            corrupt = message_table(rows(reader, **selection), body, len(str(end)), follow=follow)
+            corrupt = message_table(rows(reader, bodies=bodies_for(body), **selection), body, len(str(end)),
+                                    follow=follow)
     except KeyboardInterrupt:
         if not follow:
             raise
         return  # Ctrl-C is how a follow ends
     if corrupt:
         raise typer.Exit(EXIT_PROBLEM)
-    empty = None if follow else tally.why_empty(reader, from_offset, topic)
+    empty = None if follow else tally.why_empty(reader, from_offset, topic, count)
     if empty is not None:
         raise NotFound(empty)
 
@@ -230,8 +232,7 @@ def index_cmd(
     columns = [Column(n, 4, right=True) for n in ("entry", "keyHash", "slot", "phyOffset", "timestamp",
                                                   "prevIndex")]
     for r in reports:
-        header = {k: output.iso_time(v) if k.endswith("Timestamp") else v for k, v in r["header"].items()}
-        output.stdout.print(output.key_values(r["name"], {**header, **r["slots"]}))
+        output.stdout.print(output.key_values(r["name"], {**r["header"], **r["slots"]}))
         if entries:
             rows = r["entries"]
             output.stdout.file.flush()
@@ -269,8 +270,7 @@ def checkpoint_cmd(
     if as_json:
         output.emit_json(doc)
     else:
-        output.stdout.print(output.key_values("checkpoint", {k: output.iso_time(v) if "Timestamp" in k else v
-                                                             for k, v in doc.items()}))
+        output.stdout.print(output.key_values("checkpoint", doc))
 
 
 @app.command("epoch")

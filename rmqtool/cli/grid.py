@@ -1,6 +1,6 @@
 """A streaming text table: column widths are fixed before the first row, each row is one line, a
-cell too long for its column ends in an ellipsis (never wraps), and columns a narrow terminal cannot
-hold are left out by priority and named once on stderr."""
+cell too long for its column ends in an ellipsis on a terminal (never wraps) and is written whole in a
+pipe, and columns a narrow terminal cannot hold are left out by priority and named once on stderr."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from typing import TextIO
 from rich.cells import cell_len, set_cell_size
 
 from rmqtool.cli import screen
-from rmqtool.cli.output import note, printable, screen_width
+from rmqtool.cli.output import PIPED_WIDTH, note, printable, screen_width
 
 GAP = "  "
 ELLIPSIS = "…"
@@ -53,6 +53,7 @@ class Grid:
         self._text = [(k, w, c.right) for k, (c, w) in enumerate(zip(self.columns, self.widths, strict=True))
                       if c.least]
         self._formats: dict[tuple[int, ...], Callable[..., str]] = {}
+        self._cut = width < PIPED_WIDTH  # a pipe's row has room for every cell: a longer one shifts the row
 
     def header(self) -> str:
         return GAP.join(fit_cell(c.name, w, c.right) for c, w in zip(self.columns, self._ruled, strict=True)).rstrip()
@@ -69,11 +70,11 @@ class Grid:
             cells = shown[k]
             whole = "".join(cells)  # one check of the column in C, not three calls per cell
             if whole.isascii() and whole.isprintable():  # one character a cell: cut, the format pads
-                if max(map(len, cells), default=0) > width:
+                if self._cut and max(map(len, cells), default=0) > width:
                     shown[k] = [t if len(t) <= width else t[: width - 1] + ELLIPSIS for t in cells]
                 continue
             pad = not (self._open and k == last)  # wide characters: padded here, to terminal cells
-            shown[k] = [fit_cell(printable(t), width, right, pad) for t in cells]
+            shown[k] = [fit_cell(printable(t), width, right, pad, self._cut) for t in cells]
             padded.append(k)
         fmt = self._format(tuple(padded))
         return [fmt(*row).rstrip() for row in zip(*shown, strict=True)]
@@ -89,9 +90,12 @@ class Grid:
         return fmt
 
 
-def fit_cell(text: str, width: int, right: bool = False, pad: bool = True) -> str:
-    """`text` padded to `width` terminal cells (unless not `pad`), or cut to it with an ellipsis."""
+def fit_cell(text: str, width: int, right: bool = False, pad: bool = True, cut: bool = True) -> str:
+    """`text` padded to `width` terminal cells (unless not `pad`), or cut to it with an ellipsis (unless not
+    `cut`: then as it is)."""
     size = len(text) if text.isascii() else cell_len(text)
+    if size > width and not cut:
+        return text
     if size > width:
         text = (text[: width - 1] if text.isascii() else set_cell_size(text, width - 1)) + ELLIPSIS
         size = width

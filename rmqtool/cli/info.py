@@ -39,7 +39,7 @@ def info(
         "evidence": "; ".join(doc["evidence"]),
         "commitlog": f"{log['segments']} segment(s) of {log['segmentSize']} bytes",
         "physical offsets": f"{log.get('firstOffset', '-')} .. {log.get('endOffset', '-')}",
-        **({"holes": "; ".join(_hole(h, log["segmentSize"]) for h in log["holes"])} if log["holes"] else {}),
+        **({"holes": "; ".join(_hole(h) for h in log["holes"])} if log["holes"] else {}),
         "first store time": iso_time(log.get("firstStoreTimestamp")),
         "last store time": iso_time(log.get("lastStoreTimestamp")),
         "consume queues": f"{queues['queueCount']} queue(s), {queues['form']}"
@@ -101,17 +101,13 @@ def _ha_lines(ha: dict) -> dict:
     return out
 
 
-def _hole(hole: dict, size: int) -> str:
-    """A stretch of the log no segment holds, and the segments missing there: "65536 .. 131072 (segment
-    00000000000000065536 missing)", "0 .. 196608 (3 segments missing, 00000000000000000000 .. 00000000000000131072)"."""
-    from rmqtool.files.paths import offset_name
-    from rmqtool.structures.commitlog.geometry import missing_starts
+def _hole(hole: dict) -> str:
+    """"65536 .. 131072 (segment 00000000000000065536 missing)", "0 .. 196608 (3 segments missing, A .. C)"."""
+    names = hole["missing"]
+    what = f"segment {names[0]} missing" if len(names) == 1 else \
+        f"{len(names)} segments missing, {names[0]} .. {names[-1]}"
+    return f"{hole['from']} .. {hole['to']} ({what})"
 
-    low, high = hole["from"], hole["to"]
-    starts = missing_starts((low, high), size)
-    what = f"segment {offset_name(starts[0])} missing" if len(starts) == 1 else \
-        f"{len(starts)} segments missing, {offset_name(starts[0])} .. {offset_name(starts[-1])}"
-    return f"{low} .. {high} ({what})"
 
 
 def _interrupted(w: dict) -> str:

@@ -47,7 +47,7 @@ def inspect(
         for s in ins.spans:
             raw = ins.raw[s.start : s.start + s.length]
             hexed = " ".join(f"{b:02x}" for b in raw[:32]) + (" …" if len(raw) > 32 else "")
-            cell = Text(_shown(s.value))
+            cell = Text(_shown(s.value, s.name))
             note = (_body_note(s.value, flags) if s.name == "body" else None) or s.note
             if note:
                 cell.append(f"  {output.printable(note)}", style="dim")
@@ -69,9 +69,9 @@ def _jsonable(value: object) -> object:
 SHOWN = 80  # characters of a long value shown
 
 
-def _shown(value: object) -> str:
+def _shown(value: object, name: str = "") -> str:
     """A field's value for a person: a string quoted, bytes (a body) by the rule of every view (UTF-8 text,
-    any other byte as \\xNN), either cut to SHOWN characters; store text escaped."""
+    any other byte as \\xNN), either cut to SHOWN characters; store text escaped; a time as cards show it."""
     if isinstance(value, bytes):
         n = min(len(value), SHOWN)
         while len(output.printable_bytes(value[:n], n == len(value))) > SHOWN:
@@ -79,7 +79,7 @@ def _shown(value: object) -> str:
         return f"'{output.printable_bytes(value[:n], n == len(value))}{'…' if n < len(value) else ''}'"
     if isinstance(value, str):
         return output.printable(repr(value if len(value) <= SHOWN else value[:SHOWN] + "…"))
-    return output.printable(value)
+    return output.printable(output.shown_value(name, value))
 
 
 def _body_note(body: object, flags: int) -> str | None:

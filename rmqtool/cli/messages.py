@@ -7,7 +7,7 @@ import base64
 
 from rmqtool.cli import output
 from rmqtool.cli.grid import Column
-from rmqtool.structures.commitlog.message import DECOMPRESSED_FORMATS, render_body
+from rmqtool.structures.commitlog.message import render_body
 
 MESSAGE_COLUMNS = (  # `keep`: on a narrow terminal the lowest goes first; msgId (what `query --msg-id` takes) stays
     Column("phyOffset", 10, right=True, keep=10),  # as wide as the store's largest offset
@@ -55,15 +55,12 @@ def message_table(items, body: str, offset_digits: int = 10, follow: bool = Fals
 
 
 def message_columns(batch, body: str) -> list[list]:
-    """The cell texts of a message-schema batch (stored bodies, as `log_rows` gives them), one list per column
-    of MESSAGE_COLUMNS; a compressed body shown as the body a consumer gets, by the rule `--jsonl` follows."""
+    """The cell texts of a message-schema batch, one list per column of MESSAGE_COLUMNS; its bodies as `log_rows`
+    gives them for `body` (`log_rows.bodies_for`: decompressed unless stored bytes are asked for)."""
     import pyarrow.compute as pc
 
-    from rmqtool.io.rows import decompressed
     from rmqtool.structures.commitlog import sysflag
 
-    if body in DECOMPRESSED_FORMATS:
-        batch = decompressed(batch, "")[0]  # one that does not inflate keeps its stored bytes (log_rows warned)
     col = batch.column
     props = col("properties")
     flags = {f: " ".join(sysflag.describe(f)) for f in pc.unique(col("sysFlag")).to_pylist()}

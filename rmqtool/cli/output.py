@@ -152,15 +152,30 @@ def table(title: str | None, columns: list[str], **kwargs) -> Table:
 
 
 def key_values(title: str, values: dict) -> Table:
-    """A card of fields for a person: a value that is not known (None) as "-", a boolean as yes or no."""
+    """A card of fields for a person: a value that is not known (None) as "-", a boolean as yes or no, and
+    a time (a field named `...Timestamp`/`timestamp` holding epoch milliseconds) as `iso_time` writes it."""
     from rmqtool.cli.consoles import SafeTable
 
     t = SafeTable(title=terminal_text(title), title_justify="left", show_header=False)
     t.add_column("field", style="bold")
     t.add_column("value")
     for k, v in values.items():
-        t.add_row(k, "-" if v is None else ("yes" if v else "no") if isinstance(v, bool) else v)
+        t.add_row(k, shown_value(k, v))
     return t
+
+
+_TIME_FIELDS = ("Timestamp", "timestamp")  # the names RocketMQ gives epoch-millisecond fields
+
+
+def shown_value(name: str, value: object) -> object:
+    """The value of field `name` as a card shows it (see `key_values`); anything else as it is."""
+    if value is None:
+        return "-"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, int) and name.endswith(_TIME_FIELDS):
+        return iso_time(value)
+    return value
 
 
 def findings_table(findings: list, show_all: bool = False) -> Table | None:

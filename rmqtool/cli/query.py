@@ -9,7 +9,7 @@ import click
 import typer
 
 from rmqtool.cli import output
-from rmqtool.cli.times import epoch_ms
+from rmqtool.cli.times import epoch_ms, time_window
 from rmqtool.errors import NotFound, RmqError
 
 LONG_MAX = 2**63 - 1
@@ -17,8 +17,8 @@ LONG_MAX = 2**63 - 1
 
 def query(
     store: Path = typer.Argument(..., help="Store root.", show_default=False),
-    msg_id: str | None = typer.Option(None, "--msg-id", help="Offset msgId (or a comma-separated list).",
-                                      show_default=False),
+    msg_id: str | None = typer.Option(None, "--msg-id", help="A msgId: the offset msgId, or the client msgId a "
+                                      "producer got back (UNIQ_KEY); or a comma-separated list.", show_default=False),
     topic: str | None = typer.Option(None, "--topic", help="Topic (for --key, --unique-key, --queue).",
                                      show_default=False),
     key: str | None = typer.Option(None, "--key", help="A KEYS word, looked up in the index.", show_default=False),
@@ -66,8 +66,8 @@ def query(
     from rmqtool.structures.commitlog.message import BODY_FORMATS
 
     at_time = epoch_ms(at_time, "--time")
-    begin = epoch_ms(begin, "--begin") or 0
-    end = epoch_ms(end, "--end")
+    begin, end = time_window(begin, end)
+    begin = begin or 0
     end = LONG_MAX if end is None else end
     if body is None:
         body = "base64" if as_json or as_jsonl else "text"
@@ -85,27 +85,30 @@ def query(
     try:
         if at_time is not None:
             doc = q.offset_by_time(_need(topic, "--topic"), _need(queue, "--queue"), at_time)
-            if as_json or as_jsonl:
-                (output.emit_jsonl([doc]) if as_jsonl else output.emit_json(doc))
+            if as_jsonl:
+                output.emit_jsonl([doc])
             else:
-                card = {k: output.iso_time(v) if k.endswith(("timestamp", "Timestamp")) else v for k, v in doc.items()}
-                output.emit(card, "queue offset by time", False)
+                output.emit(doc, "queue offset by time", as_json)
             return
         missing: list[str] = []
         wanted = unique_key if unique_key is not None else key
         if msg_id is not None:
-            hits, missing = q.by_msg_ids([m for m in msg_id.split(",") if m.strip()])
+            ids = [m for m in msg_id.split(",") if m.strip()]
+            if not ids:
+                raise RmqError(f"--msg-id {msg_id!r} names no msgId")
+            hits, missing = q.by_msg_ids(ids)
         elif phy_offset is not None:
             hits = [q.hit(q.record(phy_offset))]
         elif offset is not None:
-            hits = q.by_queue_offset(_need(topic, "--topic"), _need(queue, "--queue"), offset, count)
+            hits = q.by_queue_offset(_need(topic, "--topic"), _need(queue, "--queue"), offset, count, missing)
         else:
             find = q.scan_key if scan else q.by_key
             hits = find(_need(topic, "--topic"), wanted, unique=unique_key is not None, begin=begin, end=end,
                         max_hits=max_hits, real_topic=real_topic)
             if not hits:
                 output.note("0 messages: " + q.why_no_hits(topic, wanted, unique=unique_key is not None, begin=begin,
-                                                           end=end, scan=scan, real_topic=real_topic))
+                                                           end=end, max_hits=max_hits, scan=scan,
+                                                           real_topic=real_topic))
         from rmqtool.ops.consumers import Consumption
 
         consumption = Consumption(reader.paths.root)
@@ -176,7 +179,7 @@ def _consumption_table(hits, consumption) -> None:
 
 
 def _card(hit, body: str) -> dict:
-    """Every field of a hit for a person: body as text or as asked, times with UTC, sysFlag in words."""
+    """Every field of a hit for a person: body as text or as asked, sysFlag in words (the card writes times)."""
     from rmqtool.structures.commitlog import sysflag
 
     doc = hit.to_json(body)
@@ -188,6 +191,4 @@ def _card(hit, body: str) -> dict:
     doc.pop("propertiesString")
     words = sysflag.describe(doc["sysFlag"])
     doc["sysFlag"] = f"{doc['sysFlag']} ({', '.join(words)})" if words else doc["sysFlag"]
-    for name in ("bornTimestamp", "storeTimestamp"):
-        doc[name] = output.iso_time(doc[name])
     return doc

@@ -31,3 +31,12 @@ def epoch_ms(text: str | None, option: str) -> int | None:
     if when.tzinfo is None:
         when = when.replace(tzinfo=timezone.utc)
     return int(when.timestamp() * 1000)
+
+
+def time_window(begin: str | None, end: str | None) -> tuple[int | None, int | None]:
+    """`--begin` and `--end` as epoch milliseconds (None: not given); a window that holds no instant is
+    refused, naming the options given."""
+    low, high = epoch_ms(begin, "--begin"), epoch_ms(end, "--end")
+    if low is not None and high is not None and low > high:
+        raise RmqError(f"--begin {iso_time(low)} is after --end {iso_time(high)}: no time lies between them")
+    return low, high

@@ -20,7 +20,14 @@ import numpy as np
 
 from rmqtool.engine.config import StoreConfig
 from rmqtool.engine.results import PutResult, PutStatus, refused
-from rmqtool.engine.rules import ENCODER_HEADROOM, Refusal, fields_refusal, size_refusal, topic_refusal
+from rmqtool.engine.rules import (
+    ENCODER_HEADROOM,
+    Refusal,
+    fields_refusal,
+    sent_topic_refusal,
+    size_refusal,
+    topic_refusal,
+)
 from rmqtool.engine.worker import Worker
 from rmqtool.errors import RmqError
 from rmqtool.files.filequeue import FileQueue
@@ -343,6 +350,11 @@ def message_refusal(cfg: StoreConfig, msg: message.Message) -> Refusal | None:
     props = stored.properties_string.encode("utf-8")
     length = message.record_len(flags, len(stored.body), len(stored.topic.encode("utf-8")), len(props), stored.magic)
     return size_refusal(cfg, stored.properties_string, len(stored.body), len(props), length)
+
+
+def producer_refusal(cfg: StoreConfig, msg: message.Message) -> Refusal | None:
+    """`message_refusal` of a message a producer sends: its topic also meets the broker's send rule."""
+    return sent_topic_refusal(msg.topic) or message_refusal(cfg, msg)
 
 
 def _warm_window(wrote: int) -> int:

@@ -57,7 +57,7 @@ def store_info(path: str | os.PathLike, config: str | os.PathLike | None = None)
 def _commitlog(reader: StoreReader) -> dict:
     segs = reader.segments
     out: dict = {"directory": str(reader.paths.commitlog), "segments": len(segs), "segmentSize": reader.segment_size,
-                 "holes": [{"from": low, "to": high} for low, high in reader.holes()]}
+                 "holes": [_hole(low, high, reader.segment_size) for low, high in reader.holes()]}
     if not segs:
         return out
     first = _edge_record(reader, segs[0].start, last=False)
@@ -212,3 +212,11 @@ _SECTIONS = {
     "checkpoint": ("checkpoint", lambda reader, doc: _checkpoint(reader, doc["commitlog"].get("lastStoreTimestamp"))),
     "epoch": ("ha", lambda reader, doc: _ha(reader)),
 }
+
+
+def _hole(low: int, high: int, size: int) -> dict:
+    """A stretch [low, high) of the log no segment holds, with the names of the segment files missing there."""
+    from rmqtool.files.paths import offset_name
+    from rmqtool.structures.commitlog.geometry import missing_starts
+
+    return {"from": low, "to": high, "missing": [offset_name(s) for s in missing_starts((low, high), size)]}

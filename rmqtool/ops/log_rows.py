@@ -34,10 +34,12 @@ class Tally:
     scanned: int = 0
     kept: int = 0
 
-    def why_empty(self, reader: StoreReader, from_offset: int | None, topic: str | None) -> str | None:
+    def why_empty(self, reader: StoreReader, from_offset: int | None, topic: str | None,
+                  count: int | None = None) -> str | None:
         """When a selection that asked for something kept nothing, the part of the question that excluded
-        everything (exit 3 for the caller); None when records were kept or nothing narrowed the question."""
-        if self.kept:
+        everything (exit 3 for the caller); None when records were kept, none were asked for (`count` 0) or
+        nothing narrowed the question."""
+        if self.kept or count == 0:
             return None
         if self.scanned == 0 and from_offset:
             return f"no record starts at or after offset {from_offset} ({reader.describe_range()})"
@@ -45,6 +47,15 @@ class Tally:
             where = f" from offset {from_offset}" if from_offset else ""
             return f"none of the {self.scanned} records{where} is of topic {topic}"
         return None
+
+
+def hole_note(reader: StoreReader, from_offset: int | None) -> str | None:
+    """A note when `from_offset` falls in a hole of the log (a missing segment): reading starts after it."""
+    if not from_offset or reader.segment_for(from_offset) is not None:
+        return None
+    if not any(low <= from_offset < high for low, high in reader.holes()):
+        return None
+    return f"{reader.describe_absence(from_offset)}: reading from the next segment on"
 
 
 def log_rows(reader: StoreReader, *, from_offset: int = 0, until: int | None = None, count: int | None = None,
@@ -166,9 +177,16 @@ def log_lines(reader: StoreReader, body: str = "base64", **selection) -> Iterato
     return log_rows(reader, **line_rendering(body), **selection)
 
 
+def bodies_for(body: str) -> str:
+    """The bodies rows carry to be shown as `body`: the ones a consumer gets (a compressed one decompressed),
+    except for `stored` (and `none`), the bytes in the record."""
+    from rmqtool.structures.commitlog.message import DECOMPRESSED_FORMATS
+
+    return PLAIN if body in DECOMPRESSED_FORMATS else STORED
+
+
 def line_rendering(body: str) -> dict:
     """The `bodies` and `render` arguments of `log_rows` (or `rows_of`) that make JSON lines with `body`."""
     from rmqtool.io.jsonl import jsonl_bytes
-    from rmqtool.structures.commitlog.message import DECOMPRESSED_FORMATS
 
-    return {"bodies": PLAIN if body in DECOMPRESSED_FORMATS else STORED, "render": lambda rows: jsonl_bytes(rows, body)}
+    return {"bodies": bodies_for(body), "render": lambda rows: jsonl_bytes(rows, body)}

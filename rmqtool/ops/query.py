@@ -176,7 +176,6 @@ class StoreQuery:
     def by_key(self, topic: str, key: str, *, unique: bool = False, begin: int = 0, end: int = LONG_MAX,
                max_hits: int = 64, real_topic: bool = False) -> list[Hit]:
         """Messages of `topic` carrying `key` (a KEYS word, or the UNIQ_KEY), confirmed record by record."""
-        _check_window(begin, end)
         topics = [topic, SCHEDULE_TOPIC] if real_topic and topic != SCHEDULE_TOPIC else [topic]
         out: dict[int, Hit] = {}
         for t in topics:
@@ -196,7 +195,6 @@ class StoreQuery:
     def scan_key(self, topic: str, key: str, *, unique: bool = False, begin: int = 0, end: int = LONG_MAX,
                  max_hits: int = 64, real_topic: bool = False) -> list[Hit]:
         """The same answer from a full scan of the commitlog (no index needed)."""
-        _check_window(begin, end)
         out = []
         for chunk in self.reader.scan(verify_crc=False):
             batch = chunk.batch
@@ -216,10 +214,10 @@ class StoreQuery:
         return out
 
     def why_no_hits(self, topic: str, key: str, *, unique: bool = False, begin: int = 0, end: int = LONG_MAX,
-                    scan: bool = False, real_topic: bool = False) -> str:
+                    max_hits: int = 64, scan: bool = False, real_topic: bool = False) -> str:
         """Why a key search found nothing, naming the part of the question that excluded everything: the
-        time window (when the key is carried outside it) or the key; NotFound when the store holds no
-        queue of the topic at all."""
+        time window (when the key is carried outside it: the same search again without it) or the key;
+        NotFound when the store holds no queue of the topic at all."""
         known = sorted(self.reader.topics())
         if topic not in known:
             shown = ", ".join(known[:8]) + (f" and {len(known) - 8} more" if len(known) > 8 else "")
@@ -227,12 +225,15 @@ class StoreQuery:
         what = f"{'unique key' if unique else 'key'} {key!r}"
         if begin > 0 or end < LONG_MAX:
             find = self.scan_key if scan else self.by_key
-            outside = find(topic, key, unique=unique, real_topic=real_topic)
+            limited, self.limited = self.limited, False
+            outside = find(topic, key, unique=unique, real_topic=real_topic, max_hits=max_hits)
+            more, self.limited = self.limited, limited  # the answer's own limit is what the caller reports
             if outside:
                 times = [h.message.store_timestamp for h in outside]
                 window = (f"--begin {iso_time(begin)}" if begin > 0 else "the start of the store") + " and " + \
                     (f"--end {iso_time(end)}" if end < LONG_MAX else "the end of the store")
-                return (f"{len(outside)} message(s) of topic {topic} carry {what}, stored {iso_time(min(times))} .. "
+                count = f"{len(outside)}{' or more' if more else ''} message(s)"
+                return (f"{count} of topic {topic} carry {what}, stored {iso_time(min(times))} .. "
                         f"{iso_time(max(times))}: none between {window}")
         return f"no message of topic {topic} carries {what}"
 
@@ -245,15 +246,23 @@ class StoreQuery:
         except NoSuchQueue as e:
             raise NotFound(str(e)) from None
 
-    def by_queue_offset(self, topic: str, queue_id: int, queue_offset: int, count: int = 1) -> list[Hit]:
+    def by_queue_offset(self, topic: str, queue_id: int, queue_offset: int, count: int = 1,
+                        missing: list[str] | None = None) -> list[Hit]:
+        """The messages at `count` queue offsets from `queue_offset`. An entry whose record cannot be read (in
+        a hole, past the log) is NotFound, or, given `missing`, said there while the others are answered."""
         with self._queue_answers():
             out = []
             for q in range(queue_offset, queue_offset + count):
                 entry = self.reader.queues.entry(topic, queue_id, q)
                 if entry is None:
                     break
-                out.append(self.hit(self.record(entry[0])))
-            if not out:
+                try:
+                    out.append(self.hit(self.record(entry[0])))
+                except NotFound as e:
+                    if missing is None:
+                        raise
+                    missing.append(f"queue offset {q}: {e}")
+            if not out and not missing:
                 low, high = self.reader.queues.bounds(topic, queue_id)
                 raise NotFound(f"queue {topic}/{queue_id} has offsets {low}..{high - 1}, not {queue_offset}"
                                if high > low else f"queue {topic}/{queue_id} is empty")
@@ -299,12 +308,6 @@ class StoreQuery:
             entry = self.reader.queues.entry(topic, queue_id, lo)
             doc["commitLogOffset"], doc["storeTimestamp"] = entry[0], self.store_timestamp(entry[0])
         return doc
-
-
-def _check_window(begin: int, end: int) -> None:
-    """A time window that holds no instant is a question without an answer: refused."""
-    if begin > end:
-        raise RmqError(f"--begin {iso_time(begin)} is after --end {iso_time(end)}: no time lies between them")
 
 
 def carries(msg: message.Message, topic: str, key: str, unique: bool, real_topic: bool) -> bool:

@@ -28,7 +28,15 @@ import numpy as np
 
 from rmqtool.engine.reader import IndexFiles, IndexFileView, StoreReader
 from rmqtool.errors import RmqError
-from rmqtool.files.paths import CHECKPOINT_FILE, COMMITLOG_DIR, CONSUMEQUEUE_DIR, INDEX_DIR, parse_offset_name
+from rmqtool.files.paths import (
+    CHECKPOINT_PAGE,
+    FILE_KINDS,
+    INDEX_FILE,
+    QUEUE_FILE,
+    SEGMENT,
+    parse_offset_name,
+    place_in_store,
+)
 from rmqtool.files.segments import SegmentFile, release_pages
 from rmqtool.report import CHECKPOINT, CONSUMEQUEUE, ERROR, INDEX, STORE, WARNING, CollectSink, Finding, Reporter
 from rmqtool.structures import REGISTRY, consumequeue, index
@@ -531,30 +539,11 @@ def verify_path(path: str | os.PathLike, config_path=None) -> VerifyReport:
 
 
 # -- one file alone --------------------------------------------------------------------------------------
-SEGMENT, QUEUE_FILE, INDEX_FILE, CHECKPOINT_PAGE = "commitlog segment", "consume-queue file", "index file", "checkpoint"
-FILE_KINDS = (SEGMENT, QUEUE_FILE, INDEX_FILE, CHECKPOINT_PAGE)  # as `engine.recognition` names them
-
-
-def file_place(path: Path) -> tuple[str, Path] | None:
-    """(what the file is, its store root) when its place in a store says: commitlog/<offset>,
-    consumequeue/<topic>/<queueId>/<offset>, index/<time>, checkpoint; None elsewhere."""
-    up = path.parent
-    if up.parent.parent.name == CONSUMEQUEUE_DIR:  # first: a topic may be named like a folder
-        return QUEUE_FILE, up.parent.parent.parent
-    if up.name == COMMITLOG_DIR:
-        return SEGMENT, up.parent
-    if up.name == INDEX_DIR:
-        return INDEX_FILE, up.parent
-    if path.name == CHECKPOINT_FILE:
-        return CHECKPOINT_PAGE, up
-    return None
-
-
 def store_root_of(path: Path) -> Path | None:
     """The store root `path` is (a folder) or is in (a file at its place in a store); None for a lone file."""
     if path.is_dir():
         return path
-    placed = file_place(path)
+    placed = place_in_store(path)
     return placed[1] if placed else None
 
 
@@ -563,7 +552,7 @@ def file_kind(path: Path) -> str:
     checks), when exactly one kind fits; a one-line refusal otherwise."""
     from rmqtool.engine.recognition import require_file
 
-    placed = file_place(path)
+    placed = place_in_store(path)
     if placed is not None:
         return placed[0]
     fits = []
@@ -618,7 +607,7 @@ def _queue_file_alone(path: Path, config_path, report: VerifyReport) -> None:
     cfg = load_config(config_path)
     size = path.stat().st_size
     file_size = cfg.mappedFileSizeConsumeQueue if "mappedFileSizeConsumeQueue" in cfg.given else size
-    placed = file_place(path)
+    placed = place_in_store(path)
     if placed is None:  # a copy: no name or place to hold it to
         if size != file_size:
             report.reporter.add(Finding(str(path), 0, f"{size} bytes, not mappedFileSizeConsumeQueue={file_size}",

@@ -72,5 +72,25 @@ def test_decode_msgid_reads_a_client_msgid_instead_of_a_negative_offset():
     assert json.loads(out.stdout) == {"msgId": "C000020112340BADF00D000000000003", "kind": "client",
                                       "clientAddress": "192.0.2.1", "pid": 4660, "salt": 195948557,
                                       "msSinceMonthStart": 0, "counter": 3}
+    positive = json.loads(run("decode", "msgid", "C000020112340BAD700D000000000003", "--json").stdout)
+    assert positive["kind"] == "client" and positive["pid"] == 4660 and positive["counter"] == 3
     offset = json.loads(run("decode", "msgid", "C633640700002A9F0000000000000206", "--json").stdout)
     assert offset["kind"] == "offset" and offset["commitLogOffset"] == 0x206
+
+
+def test_decode_of_no_records_asked_for_is_not_called_empty():
+    out = run("decode", "commitlog", FIXTURE, "--config", CONF, "--topic", "OrderTopic", "--count", "0", "--jsonl")
+    assert (out.returncode, out.stdout, out.stderr) == (0, "", "")
+
+
+def test_the_window_search_again_reports_its_own_limit_not_the_answers():
+    out = run(*KEY_QUERY, "OrderTopic", "--key", "shared-1", "--begin", "2030-01-01", "--max", "2", "--json")
+    assert out.returncode == 0 and json.loads(out.stdout) == {"messages": []}
+    assert out.stderr.startswith("0 messages: 2 or more message(s) of topic OrderTopic carry key 'shared-1', stored ")
+    assert "stopped at --max" not in out.stderr
+
+
+def test_a_msgid_list_of_commas_alone_was_an_empty_answer():
+    out = run("query", FIXTURE, "--config", CONF, "--msg-id", ",")
+    assert (out.returncode, out.stdout) == (2, "")
+    assert out.stderr == "rmqtool: error: --msg-id ',' names no msgId\n"

@@ -14,6 +14,7 @@ from rich.cells import cell_len
 
 from rmqtool.cli.grid import write_table
 from rmqtool.cli.messages import MESSAGE_COLUMNS
+from rmqtool.cli.output import PIPED_WIDTH
 
 STORE = str(FIXTURE)
 COMPRESSED = 604  # the fixture's first zlib body: "message 3 lorem ipsum lorem ipsum lorem ipsum "
@@ -159,6 +160,20 @@ def test_a_later_row_is_not_cut_where_the_width_has_room():
     assert table_rows(out.getvalue())[1][1] == ["100", "200", "PaymentTopic", "1", "0", "2023-11-14T22:13:20.007Z",
                                                "C633640700002A9F0000000000000064", "compressed(zlib)", "TagB",
                                                "order-1", "message 1 lorem ipsum lorem ipsum"]
+
+
+def test_a_later_longer_cell_is_cut_in_a_pipe():
+    out = io.StringIO()
+    first = [[0], [100], ["T"], [0], [0], ["2023-11-14T22:13:20.000Z"], ["C633640700002A9F0000000000000000"], [""],
+             [""], [""], ["x"]]
+    later = [[100], [200], ["a-rather-long-topic-name-of-forty-chars!"], [1], [0], ["2023-11-14T22:13:20.007Z"],
+             ["C633640700002A9F0000000000000064"], ["compressed(zlib)"], ["TagB"], ["order-1 order-2 order-3 x"],
+             ["message 1 " * 20]]
+    assert write_table(out, MESSAGE_COLUMNS, [first, later], width=PIPED_WIDTH) == 2
+    row = out.getvalue().splitlines()[-1]
+    assert "…" not in out.getvalue()
+    for cell in ("a-rather-long-topic-name-of-forty-chars!", "order-1 order-2 order-3 x", ("message 1 " * 20).strip()):
+        assert cell in row
 
 
 def test_at_120_columns_the_msgid_stays_and_tags_keys_and_sysflag_go_first():

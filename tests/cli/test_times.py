@@ -48,7 +48,8 @@ def test_a_time_that_is_neither_ms_nor_iso_is_one_line_exit_2(value):
 
 
 ISO_Z = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z")
-OTHER_TIME = re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d|\d\d:\d\d:\d\d\.\d{3}(?!Z)| UTC\b")
+# another layout, a bare " UTC", or bare epoch milliseconds of 2017 .. 2033
+OTHER_TIME = re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d|\d\d:\d\d:\d\d\.\d{3}(?!Z)| UTC\b|\b1[5-9]\d{11}\b")
 
 
 @pytest.mark.parametrize("args", [
@@ -59,8 +60,11 @@ OTHER_TIME = re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d|\d\d:\d\d:\d\d\.\d{3}(?!Z)| 
     ["query", FIXTURE, "--config", CONF, "--topic", "OrderTopic", "--queue", "0", "--queue-offset", "0"],
     ["query", FIXTURE, "--config", CONF, "--topic", "OrderTopic", "--queue", "0", "--time", "0"],
     ["query", FIXTURE, "--config", CONF, "--topic", "OrderTopic", "--key", "order-3"],
+    ["inspect", FIXTURE, "--config", CONF, "--phy-offset", "0"],
+    ["append", "{tmp}", "--config", CONF, "--topic", "T", "--body", "x"],
 ], ids=lambda a: " ".join(map(str, a[:2])) if isinstance(a, list) else a)
-def test_a_stored_time_reads_one_way_in_every_view(args):
+def test_a_stored_time_reads_one_way_in_every_view(args, tmp_path):
+    args = [str(tmp_path / "s") if a == "{tmp}" else a for a in args]
     out = run(*args, "--body", "none") if args[0] == "query" else run(*args)
     assert out.returncode == 0, out.stderr
     assert ISO_Z.search(out.stdout), out.stdout[:400]

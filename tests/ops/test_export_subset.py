@@ -55,4 +55,5 @@ def test_a_topic_subset_with_gaps_is_refused_by_import_and_writes_nothing(golden
 
 def test_begin_after_end_is_refused(golden_basic):
     out = run("export", golden_basic / "store", "--begin", "2026-11-25", "--end", "2026-11-24")
-    assert out.returncode == 2 and "--begin 2026-11-25 is after --end 2026-11-24" in out.stderr
+    assert out.returncode == 2
+    assert "--begin 2026-11-25T00:00:00.000Z is after --end 2026-11-24T00:00:00.000Z" in out.stderr

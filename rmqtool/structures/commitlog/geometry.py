@@ -76,9 +76,11 @@ def missing_segment_at(segments: Sequence[Segment], size: int, offset: int) -> t
 
 def start_from_first_record(buf) -> int | None:
     """The start of a segment whose name is not an offset: its first record's physicalOffset field (a
-    record's offset is its segment's start plus its position, here 0); None when no record starts at byte 0."""
+    record's offset is its segment's start plus its position, here 0), when it is a multiple of the file's
+    size as every segment start is; None when no record starts at byte 0 or its field is no such start."""
     first = message.decode(buf, 0, verify_crc=False)
-    if isinstance(first, message.Message) and first.physical_offset >= 0:
+    if isinstance(first, message.Message) and first.physical_offset >= 0 and len(buf) \
+            and first.physical_offset % len(buf) == 0:
         return first.physical_offset
     return None
 

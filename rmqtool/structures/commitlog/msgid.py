@@ -14,6 +14,7 @@ if TYPE_CHECKING:
 _PORT_OFFSET = struct.Struct(">iq")
 IPV4_MSGID_LEN = 2 * (IPV4_LEN + _PORT_OFFSET.size)
 IPV6_MSGID_LEN = 2 * (IPV6_LEN + _PORT_OFFSET.size)
+MAX_PORT = 65535
 
 
 def create(store_host: SocketAddress, physical_offset: int) -> str:
@@ -56,11 +57,14 @@ def decode(msg_id: str) -> tuple[SocketAddress, int]:
 
 def describe(msg_id: str) -> dict:
     """What a msgId says: an offset msgId's broker and offset (`kind` "offset"), or, for 32 hex digits that
-    cannot be one (a negative offset), the fields of the client msgId (UNIQ_KEY) it is; RmqError otherwise."""
+    cannot be one (a port past 65535, a negative offset), the fields of the client msgId (UNIQ_KEY) it is;
+    RmqError otherwise."""
     from rmqtool.structures.commitlog import uniqkey
 
     try:
         host, offset = decode(msg_id)
+        if not 0 <= host.port <= MAX_PORT:
+            raise RmqError(f"bad msgId {msg_id!r}: port {host.port} is not a port")
     except RmqError:
         client = uniqkey.decode(msg_id)
         if client is None:
