@@ -138,10 +138,14 @@ def _key(name: str) -> tuple[str, int]:
 def _write_durably(path: Path, doc) -> None:
     """`doc` as JSON at `path`, whole or not at all, synced with its folder's entry."""
     tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "w") as f:
-        json.dump(doc, f)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
+    try:
+        with open(tmp, "w") as f:
+            json.dump(doc, f)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:  # an interrupt or a full disk: no half-made journal stays
+        tmp.unlink(missing_ok=True)
+        raise
     fsync_path(path.parent)
 

@@ -59,9 +59,9 @@ def transaction(store: MessageStore, command: str, *, journaled: bool = True) ->
     rolled back at once; with `journaled`, a journal synced before the first byte lets the next writer
     roll it back after a SIGKILL, and its removal once all is durable is the commit."""
     before = mark(store)
-    if journaled:
-        journal.write(store.paths, before, command)
     try:
+        if journaled:  # an interrupt while it is made: the roll back below finds nothing to undo, and removes it
+            journal.write(store.paths, before, command)
         yield before
         if journaled:
             store.flush()
@@ -76,7 +76,8 @@ def transaction(store: MessageStore, command: str, *, journaled: bool = True) ->
                               f"was") from None
         raise
     if journaled:
-        journal.clear(store.paths)
+        with uninterrupted():  # the commit: a signal now would leave a whole write that the next writer undoes
+            journal.clear(store.paths)
 
 
 def roll_back(store: MessageStore, m: WriteMark) -> None:

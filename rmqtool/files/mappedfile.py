@@ -166,19 +166,22 @@ def _create(path: Path, size: int, preallocate: bool) -> int:
     if room < size:
         raise RmqError(f"not enough free space for {path}: it needs {size} bytes, the file system has {room}")
     tmp = path.with_name(temporary_name(path.name))
+    fd = None
     try:
         fd = os.open(tmp, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o644)
-    except OSError as e:
-        raise RmqError(f"cannot create {path}: {e.strerror}") from None
-    try:
         if preallocate:
             os.posix_fallocate(fd, 0, size)
         else:
             os.ftruncate(fd, size)
         os.rename(tmp, path)
-    except OSError as e:
-        os.close(fd)
+    except BaseException as e:  # a full disk, or an interrupt (even as open returns): no file stays half made
+        if fd is not None:
+            os.close(fd)
         tmp.unlink(missing_ok=True)
+        if not isinstance(e, OSError):
+            raise
+        if fd is None:
+            raise RmqError(f"cannot create {path}: {e.strerror}") from None
         if e.errno in (errno.ENOSPC, errno.EDQUOT):
             raise RmqError(f"disk full: cannot allocate {size} bytes for {path}") from None
         raise RmqError(f"cannot allocate {path}: {e.strerror}") from None

@@ -122,3 +122,46 @@ def test_a_complete_import_leaves_no_journal(store, tmp_path):
     done = run("import", root, rows, "--config", conf)
     assert done.returncode == 0, done.stderr
     assert not (root / JOURNAL_NAME).exists()
+
+
+@pytest.mark.parametrize("when", ["its file is written", "it is in place"])
+def test_an_interrupt_while_the_journal_is_made_left_it_behind(store, monkeypatch, when):
+    """Ctrl-C landing in the journal's own write (before the transaction's first byte) escaped the roll back:
+    the journal (or its .tmp) stayed and made the store look like an interrupted write."""
+    import types
+
+    from rmqtool.engine import journal
+    from rmqtool.engine.rollback import transaction
+    from rmqtool.errors import Interrupted
+
+    root, conf = store
+    cfg, _ = StoreConfig.from_file(conf)
+    before = _digest(root)
+    calls = []
+
+    def interrupt_once(real):
+        def call(*args, **kwargs):
+            calls.append(1)
+            if len(calls) == 1:
+                raise KeyboardInterrupt
+            return real(*args, **kwargs)
+        return call
+
+    if when == "its file is written":
+        monkeypatch.setattr(journal, "json", types.SimpleNamespace(dump=interrupt_once(json.dump)))
+    else:
+        monkeypatch.setattr(journal, "fsync_path", interrupt_once(journal.fsync_path))
+    with MessageStore(root, cfg) as ms:
+        end = ms.commitlog.max_offset
+        try:
+            with transaction(ms, "append"):
+                ms.put_message(build_message("Existing", b"never"))
+        except (Interrupted, KeyboardInterrupt) as e:
+            stopped = e
+    monkeypatch.undo()
+    assert calls and isinstance(stopped, Interrupted)  # not a bare KeyboardInterrupt past the roll back
+    assert [p.name for p in root.iterdir() if "journal" in p.name] == []
+    after = _digest(root)
+    assert {k for k in after if after[k] != before.get(k)} <= {"checkpoint"}
+    with MessageStore(root, cfg) as ms:
+        assert ms.commitlog.max_offset == end
