@@ -30,6 +30,7 @@ class Column:
     least: int = 0  # elastic text: may shrink to this (0: a number, never shrunk)
     right: bool = False
     keep: int = 0  # when columns must go, the lowest `keep` goes first
+    crowds: bool = False  # elastic columns kept before it shrink (to their floor) to make room for it
 
 
 class Grid:
@@ -136,6 +137,11 @@ def _fit(columns: list[Column], width: int) -> tuple[list[Column], list[int], li
     used = -len(GAP)
     for i in order:
         room = width - used - len(GAP)
+        if need[i] > room and floor[i] > room and columns[i].crowds:  # elastic columns placed before give up room
+            spare = sum(chosen[j] - floor[j] for j in chosen)
+            if floor[i] <= room + spare:
+                room += _shrink(chosen, floor, floor[i] - room, sorted(chosen, key=lambda k: columns[k].keep))
+                used = sum(chosen.values()) + len(GAP) * (len(chosen) - 1) if chosen else -len(GAP)
         if need[i] <= room or floor[i] <= room:
             chosen[i] = need[i] if need[i] <= room else floor[i]
             used += len(GAP) + chosen[i]
@@ -150,6 +156,18 @@ def _fit(columns: list[Column], width: int) -> tuple[list[Column], list[int], li
     shown = sorted(chosen)
     hidden = sorted(set(range(len(columns))) - set(chosen), key=lambda k: columns[k].keep)
     return [columns[i] for i in shown], [chosen[i] for i in shown], [columns[i].name for i in hidden]
+
+
+def _shrink(chosen: dict[int, int], floor: list[int], wanted: int, order: list[int]) -> int:
+    """Take up to `wanted` cells from the columns `chosen` (in `order`), none below its floor; what was taken."""
+    taken = 0
+    for j in order:
+        give = min(chosen[j] - floor[j], wanted - taken)
+        chosen[j] -= give
+        taken += give
+        if taken >= wanted:
+            break
+    return taken
 
 
 def _grown(columns: list[Column], widths: list[int], width: int, asked: dict[str, int]) -> list[int]:

@@ -15,7 +15,7 @@ MESSAGE_COLUMNS = (  # `keep`: on a narrow terminal the lowest goes first; msgId
     Column("topic", 16, least=8, keep=8),
     Column("queue", 5, right=True, keep=5),
     Column("queueOffset", 11, right=True, keep=6),
-    Column("storeTimestamp", 24, keep=7),
+    Column("storeTimestamp", 24, keep=7, crowds=True),  # at 80 columns the topic shrinks for it
     Column("msgId", 32, keep=9),
     Column("sysFlag", 16, least=7, keep=0),
     Column("tags", 10, least=4, keep=2),
