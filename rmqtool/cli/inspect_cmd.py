@@ -43,12 +43,11 @@ def inspect(
 
         page = output.table(f"record at {ins.offset} in {ins.segment.path.name}",
                             ["field", "bytes", "len", "value", "raw"])
-        flags = next((s.value for s in ins.spans if s.name == "sysFlag"), 0)
         for s in ins.spans:
             raw = ins.raw[s.start : s.start + s.length]
             hexed = " ".join(f"{b:02x}" for b in raw[:32]) + (" …" if len(raw) > 32 else "")
             cell = Text(_shown(s.value, s.name))
-            note = (_body_note(s.value, flags) if s.name == "body" else None) or s.note
+            note = (_body_note(ins) if s.name == "body" else None) or s.note
             if note:
                 cell.append(f"  {output.printable(note)}", style="dim")
             page.add_row(s.name, f"{ins.offset + s.start}..{ins.offset + s.start + s.length - 1}", str(s.length),
@@ -82,14 +81,10 @@ def _shown(value: object, name: str = "") -> str:
     return output.printable(output.shown_value(name, value))
 
 
-def _body_note(body: object, flags: int) -> str | None:
+def _body_note(ins) -> str | None:
     """What a compressed body inflates to (the body a consumer gets), or why it does not."""
-    from rmqtool.structures.commitlog import compression
-
-    codec = compression.codec_of(flags) if isinstance(body, bytes) else None
-    if codec is None:
+    if ins.plain is None:
         return None
-    plain = compression.plain_body(body, flags)
-    if plain.body is None:
-        return plain.error
-    return f"decompressed ({codec}, {len(plain.body)} bytes): {_shown(plain.body)}"
+    if ins.plain.body is None:
+        return ins.plain.error
+    return f"decompressed ({ins.codec}, {len(ins.plain.body)} bytes): {_shown(ins.plain.body)}"

@@ -138,6 +138,8 @@ class Inspection:
     spans: list[FieldSpan]
     problem: str | None
     raw: bytes
+    codec: str | None = None  # a compressed body's codec
+    plain: compression.Decompressed | None = None  # that body as a consumer gets it (or why it is not)
 
 
 def inspect_record(reader: StoreReader, offset: int) -> Inspection:
@@ -150,4 +152,8 @@ def inspect_record(reader: StoreReader, offset: int) -> Inspection:
         spans, problem = record_template(buf, pos)
         length = spans[-1].start + spans[-1].length if spans else 0
         raw = bytes(buf[pos : pos + length])
-    return Inspection(offset, seg, spans, problem, raw)
+    found = {s.name: s.value for s in spans}
+    flags, body = found.get("sysFlag", 0), found.get("body")
+    codec = compression.codec_of(flags) if isinstance(body, bytes) else None
+    plain = compression.plain_body(body, flags) if codec is not None else None
+    return Inspection(offset, seg, spans, problem, raw, codec, plain)
