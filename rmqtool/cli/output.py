@@ -206,15 +206,16 @@ def note(text: str) -> None:
 
 
 def warn(text: str) -> None:
-    """A warning on stderr (held while a pager has the terminal)."""
+    """A warning on stderr, `rmqtool: warning: ...` as the layers below write theirs (`errors.warn`), held while a
+    pager has the terminal."""
     from rmqtool.cli import screen
 
     console = _console("stderr")
     if not screen.paging():
-        console.print(f"[yellow]warning:[/] {text}", markup=True)
+        console.print(f"rmqtool: [yellow]warning:[/] {text}", markup=True)
         return
     with console.capture() as captured:
-        console.print(f"[yellow]warning:[/] {text}", markup=True)
+        console.print(f"rmqtool: [yellow]warning:[/] {text}", markup=True)
     screen.write_stderr(captured.get())
 
 

@@ -8,7 +8,8 @@ from pathlib import Path
 from cli_helpers import CONF, fixture_copy, run
 from lockholder import lock_held_elsewhere
 
-WARNING = re.compile(r"^warning: process \d+ holds the store's lock \(a running broker\?\): answers may be moving$")
+WARNING = re.compile(r"^rmqtool: warning: process \d+ holds the store's lock \(a running broker\?\): "
+                     r"answers may be moving$")
 
 
 def test_verify_said_nothing_of_the_lock_holder(tmp_path: Path):

@@ -70,5 +70,5 @@ def test_truncated_index_file_is_a_finding_not_a_refusal(tmp_path):
     assert out.returncode == 0, out.stderr
     got = [m["commitLogOffset"] for m in json.loads(out.stdout)["messages"]]
     assert got == [m["commitLogOffset"] for m in before if not 55236 <= m["commitLogOffset"] < 101456]
-    warning = f"warning: {store / MIDDLE}: {reason}; the lookup skipped it"
+    warning = f"rmqtool: warning: {store / MIDDLE}: {reason}; the lookup skipped it"
     assert "".join(out.stderr.split()) == "".join(warning.split())  # as the terminal wrapped it
