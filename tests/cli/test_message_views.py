@@ -148,14 +148,16 @@ def test_a_table_with_room_for_the_whole_row_cuts_no_cell_at_200_columns():
          "TagC", "order-27 shared-2 中文键", "message 27 lorem ipsum"]]
 
 
+SHORT_FIRST_ROW = [[0], [100], ["T"], [0], [0], ["2023-11-14T22:13:20.000Z"], ["C633640700002A9F0000000000000000"],
+                   [""], [""], [""], ["x"]]  # a first row that sizes every text column small
+
+
 def test_a_later_row_is_not_cut_where_the_width_has_room():
     out = io.StringIO()
-    first = [[0], [100], ["T"], [0], [0], ["2023-11-14T22:13:20.000Z"], ["C633640700002A9F0000000000000000"], [""],
-             [""], [""], ["x"]]
     later = [[100], [200], ["PaymentTopic"], [1], [0], ["2023-11-14T22:13:20.007Z"],
              ["C633640700002A9F0000000000000064"], ["compressed(zlib)"], ["TagB"], ["order-1"],
              ["message 1 lorem ipsum lorem ipsum"]]
-    assert write_table(out, MESSAGE_COLUMNS, [first, later], width=200) == 2
+    assert write_table(out, MESSAGE_COLUMNS, [SHORT_FIRST_ROW, later], width=200) == 2
     assert "…" not in out.getvalue()
     assert table_rows(out.getvalue())[1][1] == ["100", "200", "PaymentTopic", "1", "0", "2023-11-14T22:13:20.007Z",
                                                "C633640700002A9F0000000000000064", "compressed(zlib)", "TagB",
@@ -164,12 +166,10 @@ def test_a_later_row_is_not_cut_where_the_width_has_room():
 
 def test_a_later_longer_cell_is_cut_in_a_pipe():
     out = io.StringIO()
-    first = [[0], [100], ["T"], [0], [0], ["2023-11-14T22:13:20.000Z"], ["C633640700002A9F0000000000000000"], [""],
-             [""], [""], ["x"]]
     later = [[100], [200], ["a-rather-long-topic-name-of-forty-chars!"], [1], [0], ["2023-11-14T22:13:20.007Z"],
              ["C633640700002A9F0000000000000064"], ["compressed(zlib)"], ["TagB"], ["order-1 order-2 order-3 x"],
              ["message 1 " * 20]]
-    assert write_table(out, MESSAGE_COLUMNS, [first, later], width=PIPED_WIDTH) == 2
+    assert write_table(out, MESSAGE_COLUMNS, [SHORT_FIRST_ROW, later], width=PIPED_WIDTH) == 2
     row = out.getvalue().splitlines()[-1]
     assert "…" not in out.getvalue()
     for cell in ("a-rather-long-topic-name-of-forty-chars!", "order-1 order-2 order-3 x", ("message 1 " * 20).strip()):
