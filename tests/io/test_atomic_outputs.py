@@ -60,26 +60,15 @@ def growing_temporary(proc: subprocess.Popen, target: Path) -> Path:
 
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
-@pytest.mark.parametrize("suffix", [".parquet", ".jsonl"])
-def test_an_export_interrupted_mid_write_leaves_no_file_and_says_so(big_store, tmp_path, suffix, sig):
+@pytest.mark.parametrize(("command", "suffix"), [("export", ".parquet"), ("export", ".jsonl"), ("salvage", ".jsonl")])
+def test_an_output_interrupted_mid_write_leaves_no_file_and_says_so(big_store, tmp_path, command, suffix, sig):
     target = tmp_path / f"e{suffix}"
-    proc = start("export", big_store, "--out", target)
+    proc = start(command, big_store, "--out", target)
     assert growing_temporary(proc, target).name == f".e{suffix}.rmqtool-tmp-{proc.pid}"
     proc.send_signal(sig)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 130
-    assert err == f"rmqtool: interrupted: export stopped; nothing was written to {target}\n"
-    assert list(tmp_path.iterdir()) == []
-
-
-def test_a_salvage_interrupted_mid_write_leaves_no_file_and_says_so(big_store, tmp_path):
-    target = tmp_path / "s.jsonl"
-    proc = start("salvage", big_store, "--out", target)
-    growing_temporary(proc, target)
-    proc.send_signal(signal.SIGINT)
-    _, err = proc.communicate(timeout=60)
-    assert proc.returncode == 130
-    assert err == f"rmqtool: interrupted: salvage stopped; nothing was written to {target}\n"
+    assert err == f"rmqtool: interrupted: {command} stopped; nothing was written to {target}\n"
     assert list(tmp_path.iterdir()) == []
 
 
