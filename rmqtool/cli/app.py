@@ -26,7 +26,8 @@ from rmqtool.cli import (
     verify,
 )
 from rmqtool.cli.output import printable
-from rmqtool.errors import EXIT_BAD_INPUT, Interrupted, NotFound, RmqError
+from rmqtool.errors import EXIT_BAD_INPUT, EXIT_INTERRUPTED, Interrupted, NotFound, RmqError
+from rmqtool.files.signals import INTERRUPTS
 
 app = typer.Typer(
     name="rmqtool",
@@ -80,7 +81,7 @@ def main(argv: list[str] | None = None) -> None:
         _main(argv)
     finally:
         if argv is None:  # the console script: a signal during the teardown must not turn the exit into a kill
-            for sig in (signal.SIGINT, signal.SIGTERM):
+            for sig in INTERRUPTS:
                 signal.signal(sig, signal.SIG_IGN)
         else:  # a caller passing arguments keeps its own handler
             signal.signal(signal.SIGTERM, previous if previous is not None else signal.SIG_DFL)
@@ -112,7 +113,7 @@ def _main(argv: list[str] | None) -> None:
         sys.exit(2)
     except click.exceptions.Abort:
         print("rmqtool: aborted", file=sys.stderr)
-        sys.exit(130)
+        sys.exit(EXIT_INTERRUPTED)
     except click.ClickException as e:
         ctx = getattr(e, "ctx", None)
         hint = f" (see '{ctx.command_path} --help')" if ctx is not None else ""
@@ -130,8 +131,8 @@ def _main(argv: list[str] | None) -> None:
         print(f"rmqtool: error: {printable(e.strerror or e)}{printable(where)}", file=sys.stderr)
         sys.exit(EXIT_BAD_INPUT)
     except KeyboardInterrupt:
-        code = 130
-    if code == 130:  # typer's answer to a KeyboardInterrupt (Ctrl-C) inside the command
+        code = EXIT_INTERRUPTED
+    if code == EXIT_INTERRUPTED:  # typer's answer to a KeyboardInterrupt (Ctrl-C) inside the command
         print("rmqtool: interrupted", file=sys.stderr)
     if code == 0 and _bare_group(command, args):
         sys.exit(2)

@@ -208,21 +208,14 @@ def paged() -> Iterator[TextIO]:
                 proc.wait()
 
 
-@contextmanager
-def _interrupts_left_to_the_pager() -> Iterator[None]:
+def _interrupts_left_to_the_pager():
     """Ctrl-C ignored in this block: it reaches the pager too, which handles it (less stops a search);
     a command that left while its pager runs would give the shell a terminal the pager still reads."""
     import signal
-    import threading
 
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    before = signal.signal(signal.SIGINT, signal.SIG_IGN)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, before)
+    from rmqtool.files.signals import uninterrupted
+
+    return uninterrupted((signal.SIGINT,))
 
 
 def write_table(out: TextIO, columns: Sequence[Column], parts: Iterable[Sequence[Sequence] | str],

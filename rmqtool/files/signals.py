@@ -12,12 +12,12 @@ INTERRUPTS = (signal.SIGINT, signal.SIGTERM)
 
 
 @contextmanager
-def uninterrupted() -> Iterator[None]:
+def uninterrupted(sigs: tuple[signal.Signals, ...] = INTERRUPTS) -> Iterator[None]:
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    previous = {sig: signal.getsignal(sig) for sig in INTERRUPTS}
-    for sig in INTERRUPTS:
+    previous = {sig: signal.getsignal(sig) for sig in sigs}
+    for sig in sigs:
         signal.signal(sig, signal.SIG_IGN)
     try:
         yield

@@ -25,9 +25,14 @@ from rmqtool.files.signals import uninterrupted
 TEMP_MARK = ".rmqtool-tmp-"
 
 
-def temporary_name(target: Path, pid: int | None = None) -> Path:
-    """Where the output of `target` is written until it is whole."""
-    return target.with_name(f".{target.name}{TEMP_MARK}{os.getpid() if pid is None else pid}")
+def _prefix(target: Path) -> str:
+    """The start of the name of every temporary of `target` (the writer's pid follows)."""
+    return f".{target.name}{TEMP_MARK}"
+
+
+def temporary_name(target: Path) -> Path:
+    """Where this process writes the output of `target` until it is whole."""
+    return target.with_name(f"{_prefix(target)}{os.getpid()}")
 
 
 @contextmanager
@@ -78,7 +83,7 @@ def _report(e: BaseException, target: Path, what: str) -> None:
 
 def _remove_stale(target: Path) -> None:
     """Remove temporaries of `target` left by runs that are gone (killed), and any of this process."""
-    prefix = f".{target.name}{TEMP_MARK}"
+    prefix = _prefix(target)
     try:
         names = [n for n in os.listdir(target.parent) if n.startswith(prefix)]
     except OSError:

@@ -30,11 +30,11 @@ from rmqtool.engine.commitlog import schedule
 from rmqtool.engine.config import StoreConfig
 from rmqtool.engine.producer import DEFAULT_BORN_HOST, DEFAULT_STORE_HOST, client_properties
 from rmqtool.engine.rules import (
-    INT_RANGES,
     NOT_UTF8,
     SEPARATORS,
     Refusal,
     is_utf8,
+    out_of_range,
     range_reason,
     sent_topic_refusal,
     size_refusals,
@@ -156,8 +156,7 @@ def _ints(batch, name: str, errors: RowErrors, default) -> np.ndarray:
         errors.flag(given, name, INT_MUST)
         return np.full(n, default, dtype=np.int64)
     values = pc.fill_null(col, 0).to_numpy(zero_copy_only=False)
-    low, high = INT_RANGES[name]
-    errors.flag(given & ((values < low) | (values > high)), name, range_reason(name))
+    errors.flag(given & out_of_range(name, values), name, range_reason(name))
     out = values.astype(np.int64)
     out[~given] = default
     return out

@@ -21,6 +21,7 @@ from rmqtool.files.segments import release_pages
 from rmqtool.io.rows import decompressed, message_rows, uncompressed
 from rmqtool.ops.pipeline import WORKERS, ordered_map
 from rmqtool.report import Finding
+from rmqtool.structures.commitlog.geometry import missing_segment_at
 from rmqtool.structures.commitlog.scan import RecordBatch
 
 R = TypeVar("R")
@@ -51,9 +52,7 @@ class Tally:
 
 def hole_note(reader: StoreReader, from_offset: int | None) -> str | None:
     """A note when `from_offset` falls in a hole of the log (a missing segment): reading starts after it."""
-    if not from_offset or reader.segment_for(from_offset) is not None:
-        return None
-    if not any(low <= from_offset < high for low, high in reader.holes()):
+    if not from_offset or missing_segment_at(reader.segments, reader.segment_size, from_offset) is None:
         return None
     return f"{reader.describe_absence(from_offset)}: reading from the next segment on"
 

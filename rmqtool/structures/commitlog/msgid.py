@@ -6,7 +6,7 @@ import struct
 from typing import TYPE_CHECKING
 
 from rmqtool.errors import RmqError
-from rmqtool.structures.commitlog.hosts import IPV4_LEN, IPV6_LEN, SocketAddress
+from rmqtool.structures.commitlog.hosts import IPV4_LEN, IPV6_LEN, MAX_PORT, SocketAddress
 
 if TYPE_CHECKING:
     import numpy as np
@@ -14,7 +14,6 @@ if TYPE_CHECKING:
 _PORT_OFFSET = struct.Struct(">iq")
 IPV4_MSGID_LEN = 2 * (IPV4_LEN + _PORT_OFFSET.size)
 IPV6_MSGID_LEN = 2 * (IPV6_LEN + _PORT_OFFSET.size)
-MAX_PORT = 65535
 
 
 def create(store_host: SocketAddress, physical_offset: int) -> str:
