@@ -46,6 +46,8 @@ def client_properties(*, tags: str | None = None, keys: str | Iterable[str] | No
                       born_ip: bytes = DEFAULT_BORN_HOST.address, uniq: str | None = None) -> str:
     """The properties string a producer sends: user properties plus the ones the client sets
     (a fresh UNIQ_KEY from `born_ip`, or `uniq`, unless the user gives one)."""
+    if delay_level < 0:  # said in words: the range check below would give the bounds
+        raise RmqError(f"delay level {delay_level} is negative")
     if out_of_range("delayLevel", delay_level):
         raise RmqError(f"delay level {range_reason('delayLevel', delay_level)}")
     pairs: dict[str, str] = {}
