@@ -8,7 +8,6 @@ import typer
 
 from rmqtool.cli import output
 from rmqtool.errors import EXIT_PROBLEM
-from rmqtool.files.paths import INDEX_FILE, QUEUE_FILE, SEGMENT
 
 CONFIG = typer.Option(None, "--config", help="broker.conf of the store.", show_default=False)
 ALL = typer.Option(False, "--all", help="One row per finding instead of one per group of alike findings.")
@@ -60,8 +59,9 @@ def _summary(report) -> str:
     if report.file is None:
         return (f"{report.messages} messages, {report.queue_entries} consume-queue entries, "
                 f"{report.index_entries} index entries: {found}")
-    counted = {SEGMENT: f"{report.messages} messages: ", QUEUE_FILE: f"{report.queue_entries} entries: ",
-               INDEX_FILE: f"{report.index_entries} entries: "}.get(report.file_kind, "")
+    counted = {"commitlog segment": f"{report.messages} messages: ",
+               "consume-queue file": f"{report.queue_entries} entries: ",
+               "index file": f"{report.index_entries} entries: "}.get(report.file_kind, "")
     return f"{output.terminal_text(report.file)} ({report.file_kind}): {counted}{found}"
 
 

@@ -15,7 +15,7 @@ from rmqtool.engine.config import StoreConfig
 from rmqtool.engine.opening import Store, load_config, open_store
 from rmqtool.engine.recognition import require_file
 from rmqtool.errors import RmqError
-from rmqtool.files.paths import StorePaths, offset_name, parse_offset_name, place_in_store
+from rmqtool.files.paths import StorePaths, offset_name, parse_offset_name
 from rmqtool.report import Finding
 from rmqtool.structures import checkpoint, index
 from rmqtool.structures.commitlog import message
@@ -137,6 +137,8 @@ class StoreReader:
         if self.single_file:
             require_file(p, "commitlog segment")
             self.config = load_config(config)
+            from rmqtool.structures import place_in_store
+
             placed = place_in_store(p)
             self.paths = StorePaths(placed[1] if placed is not None else p.parent)
             self.segments = [self._single_segment(p)]

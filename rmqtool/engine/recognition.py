@@ -2,27 +2,17 @@
 
 from __future__ import annotations
 
-from importlib import import_module
 from pathlib import Path
 
 from rmqtool.errors import RmqError
 
 HEAD_LEN = 64
 
-# what a file must be -> (its structure, the check in that structure's recognize module, whether it takes the size)
-_CHECKS: dict[str, tuple[str, str, bool]] = {
-    "commitlog segment": ("commitlog", "segment_refusal", False),
-    "consume-queue file": ("consumequeue", "queue_file_refusal", True),
-    "index file": ("index", "index_file_refusal", True),
-    "checkpoint": ("checkpoint", "checkpoint_refusal", False),
-}
-
-
 def _refusal(kind: str, head: bytes, size: int) -> str | None:
-    """The structure's own check, imported when a file of that kind is given."""
-    structure, name, sized = _CHECKS[kind]
-    check = getattr(import_module(f"rmqtool.structures.{structure}.recognize"), name)
-    return check(head, size) if sized else check(head)
+    """The owning structure's own check, imported when a file of that kind is given."""
+    from rmqtool.structures import file_owner
+
+    return file_owner(kind).recognise(head, size)
 
 
 def require_file(path: Path, kind: str) -> None:

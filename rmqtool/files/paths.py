@@ -27,25 +27,6 @@ def is_temporary(name: str) -> bool:
     return name.startswith(TEMP_PREFIX) and name.endswith(TEMP_SUFFIX)
 
 
-SEGMENT, QUEUE_FILE, INDEX_FILE, CHECKPOINT_PAGE = "commitlog segment", "consume-queue file", "index file", "checkpoint"
-FILE_KINDS = (SEGMENT, QUEUE_FILE, INDEX_FILE, CHECKPOINT_PAGE)  # as `engine.recognition` names them
-
-
-def place_in_store(path: Path) -> tuple[str, Path] | None:
-    """(what the file is, its store root) when its place in a store says: commitlog/<offset>,
-    consumequeue/<topic>/<queueId>/<offset>, index/<time>, checkpoint; None elsewhere."""
-    up = path.parent
-    if up.parent.parent.name == CONSUMEQUEUE_DIR:  # first: a topic may be named like a folder
-        return QUEUE_FILE, up.parent.parent.parent
-    if up.name == COMMITLOG_DIR:
-        return SEGMENT, up.parent
-    if up.name == INDEX_DIR:
-        return INDEX_FILE, up.parent
-    if path.name == CHECKPOINT_FILE:
-        return CHECKPOINT_PAGE, up
-    return None
-
-
 def offset_name(offset: int) -> str:
     """A segment's file name: its start offset, zero-padded to 20 digits."""
     return f"{offset:0{OFFSET_NAME_DIGITS}d}"

@@ -28,18 +28,10 @@ import numpy as np
 
 from rmqtool.engine.reader import IndexFiles, IndexFileView, StoreReader
 from rmqtool.errors import RmqError
-from rmqtool.files.paths import (
-    CHECKPOINT_PAGE,
-    FILE_KINDS,
-    INDEX_FILE,
-    QUEUE_FILE,
-    SEGMENT,
-    parse_offset_name,
-    place_in_store,
-)
+from rmqtool.files.paths import parse_offset_name
 from rmqtool.files.segments import SegmentFile, release_pages
 from rmqtool.report import CHECKPOINT, CONSUMEQUEUE, ERROR, INDEX, STORE, WARNING, CollectSink, Finding, Reporter
-from rmqtool.structures import REGISTRY, consumequeue, index
+from rmqtool.structures import FILE_OWNERS, REGISTRY, consumequeue, index, place_in_store
 from rmqtool.structures.commitlog import message
 from rmqtool.structures.commitlog.geometry import sequence_findings
 from rmqtool.structures.consumequeue import queue_keys, queue_of_key, rules
@@ -64,7 +56,7 @@ class VerifyReport:
     index_entries: int = 0
     collected: CollectSink = field(default_factory=lambda: CollectSink(cap=REPORT_CAP))
     file: str | None = None  # the one file checked alone (None: a store)
-    file_kind: str | None = None  # what that file is: one of FILE_KINDS
+    file_kind: str | None = None  # what that file is: the `file_kind` of a registered structure
     notes: list[str] = field(default_factory=list)  # how the file was read, for a person (stderr)
 
     def __post_init__(self) -> None:
@@ -554,9 +546,10 @@ def file_kind(path: Path) -> str:
 
     placed = place_in_store(path)
     if placed is not None:
-        return placed[0]
+        return placed[0].file_kind
+    kinds = [s.file_kind for s in FILE_OWNERS]
     fits = []
-    for kind in FILE_KINDS:
+    for kind in kinds:
         try:
             require_file(path, kind)
         except RmqError:
@@ -565,7 +558,7 @@ def file_kind(path: Path) -> str:
     if len(fits) == 1:
         return fits[0]
     if not fits:
-        raise RmqError(f"{path}: not a store root nor a store file verify reads ({_any(FILE_KINDS)})")
+        raise RmqError(f"{path}: not a store root nor a store file verify reads ({_any(kinds)})")
     raise RmqError(f"{path}: cannot tell which store file this is (it could be {_any(fits)}): give it at its place "
                    "in a store")
 
@@ -648,5 +641,5 @@ def _checkpoint_alone(path: Path, config_path, report: VerifyReport) -> None:
                                     structure=CHECKPOINT, kind="checkpoint-unreadable"))
 
 
-_FILE_CHECKS = {SEGMENT: _segment_alone, QUEUE_FILE: _queue_file_alone, INDEX_FILE: _index_file_alone,
-                CHECKPOINT_PAGE: _checkpoint_alone}
+_FILE_CHECKS = {"commitlog segment": _segment_alone, "consume-queue file": _queue_file_alone,
+                "index file": _index_file_alone, "checkpoint": _checkpoint_alone}

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pyarrow as pa
 import pytest
+from damage import corrupt
 
 from rmqtool.engine.config import StoreConfig
 from rmqtool.engine.reader import open_reader
@@ -46,26 +47,6 @@ def findings(root: Path) -> list[Finding]:
 ORIGINAL = records(FIXTURE)
 IN_MIDDLE = next(r for r in ORIGINAL if r["commitLogOffset"] > SEG + 5000)  # a record well inside segment 1
 TAIL = ORIGINAL[-1]["commitLogOffset"] + ORIGINAL[-1]["storeSize"] - 2 * SEG  # the data end in the last segment
-
-
-def corrupt(root: Path, rel: str | Path, damage: str, at: int = 0, nbytes: int = 0) -> Path:
-    """Damage one file of the store copy: flip (one bit at `at`), zero (`nbytes` from `at`), truncate
-    (to `at` bytes), delete, or garbage (`nbytes` of non-zero junk at `at`)."""
-    path = root / rel
-    data = bytearray(path.read_bytes())
-    if damage == "flip":
-        data[at] ^= 0x10
-    elif damage == "zero":
-        data[at : at + nbytes] = bytes(nbytes)
-    elif damage == "truncate":
-        del data[at:]
-    elif damage == "garbage":
-        data[at : at + nbytes] = (b"\x5a\xa5junk" * nbytes)[:nbytes]
-    if damage == "delete":
-        path.unlink()
-    else:
-        path.write_bytes(bytes(data))
-    return path
 
 
 @pytest.fixture

@@ -1,11 +1,11 @@
-"""The registry lists every structure folder once, and its hooks resolve."""
+"""The registry lists every structure folder once, by its object, and places files by the owners' rules."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import rmqtool.structures as structures
-from rmqtool.structures import REGISTRY, _hook
+from rmqtool.structures import FILE_OWNERS, REGISTRY, Structure, place_in_store
 
 FOLDER = Path(structures.__file__).parent
 
@@ -16,13 +16,22 @@ def test_every_structure_folder_is_registered_and_nothing_else():
     assert len(REGISTRY) == len({s.name for s in REGISTRY})
 
 
-def test_registry_hooks_resolve_to_callables_and_kind_lists():
+def test_each_folder_exports_its_own_structure_object():
     for s in REGISTRY:
-        if s.file_rules:
-            assert callable(_hook(s.file_rules)), s.name
-        if s.refused_at_start:
-            kinds = _hook(s.refused_at_start)
-            assert kinds and all(isinstance(k, str) for k in kinds), s.name
+        assert isinstance(s, Structure), s.name
+        assert type(s).__module__ in (f"rmqtool.structures.{s.name}.structure", "rmqtool.structures.structure")
+    assert [s.name for s in FILE_OWNERS] == ["commitlog", "consumequeue", "index", "checkpoint"]
+    for s in REGISTRY:
+        assert all(isinstance(k, str) for k in s.refused_at_start), s.name
+    assert "segment-size" in REGISTRY[0].refused_at_start
+
+
+def test_a_queue_file_of_a_topic_named_like_a_folder_is_placed_as_a_queue_file(tmp_path):
+    placed = place_in_store(tmp_path / "consumequeue" / "index" / "0" / f"{0:020d}")
+    assert placed is not None and placed[0].name == "consumequeue" and placed[1] == tmp_path
+    placed = place_in_store(tmp_path / "index" / "20231114221320001")
+    assert placed is not None and placed[0].name == "index" and placed[1] == tmp_path
+    assert place_in_store(tmp_path / "elsewhere" / "file") is None
 
 
 def test_verify_reports_what_each_structures_file_rules_find(tmp_path):

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 from cli_helpers import CONF, fixture_copy, run
-from test_corruption_matrix import corrupt
+from damage import corrupt
 
 from rmqtool.engine.config import StoreConfig
 from rmqtool.engine.staging import read_end

@@ -1,0 +1,27 @@
+"""The checkpoint as the registry lists it: one page of flush times recovery starts from."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rmqtool.structures.structure import Structure
+
+CHECKPOINT_KIND = "checkpoint"
+CHECKPOINT_NAME = "checkpoint"  # the file's name under a store root
+
+
+class CheckpointFile(Structure):
+    name = "checkpoint"
+    folder = "checkpoint"
+    file_kind = CHECKPOINT_KIND
+
+    def recognise(self, head: bytes, size: int) -> str | None:
+        from rmqtool.structures.checkpoint.recognize import checkpoint_refusal
+
+        return checkpoint_refusal(head)
+
+    def place(self, path: Path) -> Path | None:
+        return path.parent if path.name == CHECKPOINT_NAME else None
+
+
+CHECKPOINT = CheckpointFile()

@@ -1,0 +1,40 @@
+"""Consume queues as the registry lists them: per (topic, queue) files of fixed-size entries into the log."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from rmqtool.report import Finding
+from rmqtool.structures.structure import Structure
+
+QUEUE_FILE_KIND = "consume-queue file"
+
+
+class ConsumeQueues(Structure):
+    name = "consumequeue"
+    folder = "consumequeue"
+    file_kind = QUEUE_FILE_KIND
+
+    @property
+    def refused_at_start(self) -> tuple[str, ...]:
+        from rmqtool.structures.consumequeue.rules import REFUSED_AT_START
+
+        return REFUSED_AT_START
+
+    def recognise(self, head: bytes, size: int) -> str | None:
+        from rmqtool.structures.consumequeue.recognize import queue_file_refusal
+
+        return queue_file_refusal(head, size)
+
+    def place(self, path: Path) -> Path | None:
+        # consumequeue/<topic>/<queueId>/<file>; a topic may be named like another structure's folder
+        return path.parents[3] if len(path.parents) > 3 and path.parents[2].name == self.folder else None
+
+    def file_findings(self, view: Any) -> list[Finding]:
+        from rmqtool.structures.consumequeue.rules import store_findings
+
+        return store_findings(view)
+
+
+CONSUME_QUEUES = ConsumeQueues()

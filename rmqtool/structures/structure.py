@@ -1,0 +1,99 @@
+"""What every on-disk structure offers the orchestrators (`verify`, `recover`, `doctor`, `info`).
+
+A structure is an object with behaviour, as a log segment owns its files and its sanity check: it
+recognises its files, places a path in a store, checks its files alone and against the log, plans
+the repairs its findings call for and writes its `info` section. The orchestrators loop over the
+registry (`rmqtool.structures.REGISTRY`) and hold no structure's rule. A subclass imports what a
+method needs inside the method, so listing the registry loads nothing heavy.
+
+`view` below is the store being read (`engine.reader.StoreReader`); structures take it by what it
+offers, never by import, so no structure imports a layer above it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+from rmqtool.report import Finding
+
+
+class LogChecker(Protocol):
+    """A structure's check of its files against the log, fed the log's good records window by window
+    in log order (so memory holds a window, not the store)."""
+
+    def check(self, window: Any) -> None: ...
+
+    def finish(self, end: int) -> None: ...
+
+
+@dataclass(frozen=True)
+class Repair:
+    """One fix a structure plans for some of its findings: what it does, to which file or folder, why,
+    and what it costs (records and bytes it drops, and where those are kept)."""
+
+    structure: str
+    action: str  # one of ACTIONS
+    target: str  # the file or folder it changes
+    reason: str  # what it mends, in an operator's words
+    kinds: tuple[str, ...] = ()  # the finding kinds it mends
+    records_lost: int = 0
+    bytes_lost: int = 0
+    order: int = 50  # repairs run in ascending order (the log first, what points into it after)
+
+    def to_json(self) -> dict:
+        return {"structure": self.structure, "action": self.action, "target": self.target, "reason": self.reason,
+                "kinds": list(self.kinds), "recordsLost": self.records_lost, "bytesLost": self.bytes_lost}
+
+
+class Structure:
+    """The base every structure's object extends; each method's default is "nothing of this kind"."""
+
+    name: str = ""
+    folder: str = ""  # under a store root
+    file_kind: str | None = None  # the kind of single file it owns, as an operator names it
+    refused_at_start: tuple[str, ...] = ()  # finding kinds the broker will not start with
+
+    def __init__(self, name: str | None = None, folder: str | None = None) -> None:
+        """A structure with no behaviour of its own yet is named here; one with behaviour is a subclass."""
+        if name is not None:
+            self.name = name
+        if folder is not None:
+            self.folder = folder
+
+    def __repr__(self) -> str:
+        return f"<structure {self.name}>"
+
+    def recognise(self, head: bytes, size: int) -> str | None:
+        """Why a file whose first bytes are `head` cannot be one of this structure's files (None: it could)."""
+        return "no file of its own"
+
+    def place(self, path: Path) -> Path | None:
+        """The store root when `path` sits where this structure keeps its files (None elsewhere)."""
+        return None
+
+    def file_findings(self, view: Any) -> list[Finding]:
+        """What the structure's own rules find in its files, before any is read against another."""
+        return []
+
+    def log_checker(self, view: Any, report: Any) -> LogChecker | None:
+        """A checker of its files against the log's records (None: it has none)."""
+        return None
+
+    def check_file(self, path: Path, config_path: Any, report: Any) -> None:
+        """One of its files checked alone (`verify FILE`)."""
+        raise NotImplementedError(self.name)
+
+    def refusals(self, findings: Iterable[Finding]) -> list[Finding]:
+        """The findings among `findings` that make the broker refuse to start."""
+        return [f for f in findings if f.structure == self.name and f.kind in self.refused_at_start]
+
+    def repairs(self, findings: list[Finding], view: Any) -> list[Repair]:
+        """The fixes its findings call for (none: nothing of its own to mend)."""
+        return []
+
+    def info(self, view: Any, doc: dict) -> tuple[str, dict] | None:
+        """(key, section) of `info` for this structure (None: the store has none of its files)."""
+        return None
