@@ -13,6 +13,7 @@ from rmqtool.cli import (
     bench,
     consumers,
     decode,
+    doctor,
     ha,
     helptext,
     info,
@@ -50,6 +51,7 @@ app.command("verify")(verify.verify)
 app.command("salvage")(verify.salvage)
 app.command("clean")(recover.clean)
 app.command("rebuild")(rebuild.rebuild)
+app.command("doctor")(doctor.doctor)
 app.command("export")(append.export)
 app.command("consumers")(consumers.consumers)
 app.command("diff")(replicas.diff)

@@ -192,6 +192,10 @@ def import_(
     preallocate: bool = PREALLOCATE,
     skip_existing: bool = typer.Option(False, "--skip-existing", help="Skip the export's records the store "
                                        "holds already (same offset, times, properties and body) instead of refusing."),
+    repack: bool = typer.Option(False, "--repack", help="Write an export's records at the store's write position, "
+                                "one after another, queue offsets continuing (as the broker would have appended "
+                                "them here), instead of at their commitLogOffset: for a salvage with gaps. Their "
+                                "offset msgIds change."),
     as_json: bool = typer.Option(False, "--json", help="One JSON object."),
 ) -> None:
     """Replay an export, writing every record as it was stored; or load producer rows.
@@ -207,7 +211,9 @@ def import_(
     overlap, an offset going backwards) is refused. Export -> import into an empty store with
     the same config reproduces the commitlog, consume queues and index entries byte for byte.
     A refused row is an error naming its line (JSONL) or row, and the store is left as it was.
-    Records the store holds already are refused (--skip-existing: skipped and counted). SOURCE
+    Records the store holds already are refused (--skip-existing: skipped and counted). With
+    --repack the records go one after another from the write position instead (a salvage's gaps
+    closed), their queue offsets continue each queue's and their offset msgIds change. SOURCE
     may be a folder of files, such as a spark-export's Parquet parts, read in name order.
 
     Example: [bold]rmqtool import /tmp/loaded fixtures/rows.jsonl --config fixtures/broker.conf[/]
@@ -221,10 +227,15 @@ def import_(
     opts = load_options(cfg, store_timestamp, queues, queue_by)
     if str(source) == "-":
         raise RmqError("import reads a file, not stdin (use append --batch - for lines on stdin)")
+    if repack and skip_existing:
+        raise RmqError("--repack and --skip-existing exclude each other: repacked records have new offsets")
     with output.progress("import", None) as advance:
         summary = load(store, open_input(source), opts, flush=flush, register_topics=register_topics, progress=advance,
-                       skip_existing=skip_existing)
+                       skip_existing=skip_existing, repack=repack)
     output.emit(summary.to_json(), "imported", as_json)
+    if summary.repacked and not as_json:
+        output.note("import: the records were written at new offsets: their offset msgIds changed (their "
+                    "UNIQ_KEY client msgIds did not)")
 
 
 def export(

@@ -49,6 +49,13 @@ def verify(
         if found is not None:
             output.stdout.print(found)
         output.stdout.print(_summary(report))
+    if root is not None and report.file is None:
+        from rmqtool.engine.reader import open_reader
+        from rmqtool.ops.doctor import remedy_line
+
+        line = remedy_line(report, open_reader(root, config), "verify found")
+        if line is not None:
+            output.note(line)
     if report.problems:
         raise typer.Exit(EXIT_PROBLEM)
 

@@ -48,6 +48,7 @@ class LoadSummary:
     end_offset: int | None = None
     puts: int = 0  # broker batches (append --batch)
     as_stored: bool = False
+    repacked: bool = False  # an export's records written at new offsets (their offset msgIds changed)
     skipped: int = 0  # records of an export the store held already (--skip-existing)
 
     def to_json(self) -> dict:
@@ -57,6 +58,8 @@ class LoadSummary:
             doc["puts"] = self.puts
         if self.skipped:
             doc["skippedExisting"] = self.skipped
+        if self.repacked:
+            doc["repacked"] = True
         return doc
 
 
@@ -71,7 +74,7 @@ Written = Callable[[int, np.ndarray, np.ndarray], None]  # (first row, physical 
 def load(root, source: Source, opts: LoadOptions, *, flush: str | None = None, batch_size: int | None = None,
          register_topics: bool = True, progress: Progress | None = None, delayed: bool = True,
          clock: Callable[[], int] | None = None, skip_existing: bool = False,
-         on_written: Written | None = None, command: str = "import") -> LoadSummary:
+         on_written: Written | None = None, command: str = "import", repack: bool = False) -> LoadSummary:
     """Write every row of `source` into the store at `root` (created when missing). An export's
     records go back as they were stored; producer rows become a producer's messages, in broker
     batches of up to `batch_size` when given. A refused row is an RmqError naming it; the
@@ -79,7 +82,10 @@ def load(root, source: Source, opts: LoadOptions, *, flush: str | None = None, b
     `clock` names new index files (default: now). An export's records the store holds already are
     refused, or with `skip_existing` skipped and counted. `root` may be a MessageStore the caller holds
     open (a master serving slaves): it stays open. `on_written` hears of every chunk once written. The
-    write is a transaction (engine/journal.py) named `command`: interrupted, it is rolled back."""
+    write is a transaction (engine/journal.py) named `command`: interrupted, it is rolled back. With
+    `repack` an export's records are written as the broker would have appended them to this store: at the
+    write position, one after another, their queue offsets continuing each queue's (their offset msgIds
+    change); everything else of each record is kept."""
     stored = is_export(source)
     held = root if isinstance(root, MessageStore) else None
     opened = held.opened if held else root if isinstance(root, Store) else open_store(root, opts.cfg)
@@ -90,9 +96,9 @@ def load(root, source: Source, opts: LoadOptions, *, flush: str | None = None, b
         store = MessageStore(opened, flush=flush, register_topics=register_topics, clock=clock)
         if opts.store_host is None and store.store_host is not None:
             opts = replace(opts, store_host=store.store_host)
-    summary = LoadSummary(as_stored=stored)
+    summary = LoadSummary(as_stored=stored, repacked=stored and repack)
     existing = None
-    if stored and store is not None and store.commitlog.max_offset > 0:
+    if stored and not repack and store is not None and store.commitlog.max_offset > 0:
         existing = ExistingRecords(StoreReader(opened), store.commitlog.max_offset,
                                    skip_existing)
     try:
@@ -107,7 +113,7 @@ def load(root, source: Source, opts: LoadOptions, *, flush: str | None = None, b
         with transaction(store, command, journaled=held is None):
             stamp = uniqkey.load_stamp(opts.store_timestamp)
             for base, chunk in _with(first, chunks):
-                placed = _write(store, planner, chunk, base, stamp, source, batch_size, summary)
+                placed = _write(store, planner, chunk, base, stamp, source, batch_size, summary, repack)
                 if on_written is not None:
                     on_written(base, placed, chunk.cols.lengths())
                 if progress:
@@ -187,8 +193,8 @@ def describe(source: Source, base: int, errors: list[RowError]) -> str:
 
 
 def _write(store: MessageStore, planner: LoadPlanner, chunk: LoadChunk, base: int, stamp: tuple[int, int],
-           source: Source, batch_size: int | None, summary: LoadSummary) -> np.ndarray:
-    """Write one chunk; the physical offsets its records went to."""
+           source: Source, batch_size: int | None, summary: LoadSummary, repack: bool = False) -> np.ndarray:
+    """Write one chunk; the physical offsets its records went to (an export's own unless `repack`)."""
     cols = chunk.cols
     topic_names = chunk.topics.tolist()
     groups = None
@@ -198,7 +204,7 @@ def _write(store: MessageStore, planner: LoadPlanner, chunk: LoadChunk, base: in
         summary.puts += len(groups)
     try:
         plan = planner.plan(topic_names, chunk.topic_idx, chunk.queue, cols.lengths(), cols.sys_flag,
-                            stored_offset=chunk.stored_offset, groups=groups)
+                            stored_offset=None if repack else chunk.stored_offset, groups=groups)
     except PlacementError as e:
         raise RmqError(describe(source, base, [RowError(e.row, "commitLogOffset", str(e))])) from None
     chunk.finish(plan.queue_id, plan.row_base, stamp)

@@ -49,14 +49,16 @@ def export_format(out: str | Path | None, fmt: str | None) -> str:
 
 def export_store(reader: StoreReader, out: str | Path | None, fmt: str | None = None, *,
                  decompress: bool = False, overwrite: bool = True, topic: str | None = None,
-                 begin: int | None = None, end: int | None = None, what: str = "export") -> ExportSummary:
+                 begin: int | None = None, end: int | None = None, what: str = "export",
+                 from_offset: int = 0) -> ExportSummary:
     """Write every intact message of the store as JSONL (stdout when `out` is None) or Parquet.
 
     Bodies are kept as stored; with `decompress` compressed records are written as if their
     producer had not compressed them (plain body, codec bits cleared, bodyCRC and storeSize to match).
     Without `overwrite` an existing `out` is refused before the store is read. `out` appears whole or
     not at all (`io.atomic`; `what` names the command an interrupt stopped). `topic`, `begin` and
-    `end` (store time, epoch ms, both included) export a subset through the same read path.
+    `end` (store time, epoch ms, both included) export a subset through the same read path, `from_offset`
+    the records from that commitlog offset on.
     """
     fmt = export_format(out, fmt)
     summary = ExportSummary()
@@ -64,7 +66,7 @@ def export_store(reader: StoreReader, out: str | Path | None, fmt: str | None = 
         raise RmqError("--format parquet needs --out FILE")
     with _sink(out, fmt, overwrite, what) as write:
         for item in log_rows(reader, render=_RENDERERS[fmt], bodies=UNCOMPRESSED if decompress else STORED,
-                             topic=topic, begin=begin, end=end):
+                             topic=topic, begin=begin, end=end, from_offset=from_offset):
             if isinstance(item, Finding):
                 summary.findings.append(item)
                 continue

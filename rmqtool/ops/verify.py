@@ -54,6 +54,7 @@ class VerifyReport:
     messages: int = 0
     queue_entries: int = 0
     index_entries: int = 0
+    log_end: int = 0  # where the log's good records end (a store checked whole)
     collected: CollectSink = field(default_factory=lambda: CollectSink(cap=REPORT_CAP))
     file: str | None = None  # the one file checked alone (None: a store)
     file_kind: str | None = None  # what that file is: the `file_kind` of a registered structure
@@ -129,6 +130,7 @@ def verify_store(reader: StoreReader) -> VerifyReport:
         if indexes is not None:
             indexes.check(window)
         last_ts, end = max(last_ts, window.last_store_ts), window.end
+    report.log_end = end
     queues.finish(end)
     structures = {s.name: s.file_findings(reader) for s in REGISTRY}  # after the walk: queues are read
     for found in structures.values():

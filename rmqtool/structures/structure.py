@@ -29,23 +29,35 @@ class LogChecker(Protocol):
     def finish(self, end: int) -> None: ...
 
 
+# What a repair does; the doctor carries them out in this order (the log first, what points into it after).
+CUT_AND_REPACK = "cut-and-repack"  # cut the log at a damaged record, append the intact records after it again
+RECOVER = "recover"  # the broker's recovery: the log cut where its records end, queues and index cut to it
+REBUILD_QUEUES = "rebuild-queues"  # consume queues dispatched again from the log
+REBUILD_INDEX = "rebuild-index"  # the index dispatched again from the log
+RESET_CHECKPOINT = "reset-checkpoint"  # the checkpoint's times lowered to what the files hold
+CANNOT_MEND = "cannot-mend"  # damage no repair in place undoes (the store is left as it is)
+ACTIONS = (CANNOT_MEND, CUT_AND_REPACK, RECOVER, REBUILD_QUEUES, REBUILD_INDEX, RESET_CHECKPOINT)
+
+
 @dataclass(frozen=True)
 class Repair:
     """One fix a structure plans for some of its findings: what it does, to which file or folder, why,
-    and what it costs (records and bytes it drops, and where those are kept)."""
+    and which finding kinds it mends (how many, what it costs, is the doctor's to count)."""
 
     structure: str
     action: str  # one of ACTIONS
     target: str  # the file or folder it changes
     reason: str  # what it mends, in an operator's words
     kinds: tuple[str, ...] = ()  # the finding kinds it mends
-    records_lost: int = 0
-    bytes_lost: int = 0
-    order: int = 50  # repairs run in ascending order (the log first, what points into it after)
+    at: int | None = None  # CUT_AND_REPACK: the commitlog offset of the first damaged record
+
+    @property
+    def order(self) -> int:
+        return ACTIONS.index(self.action)
 
     def to_json(self) -> dict:
         return {"structure": self.structure, "action": self.action, "target": self.target, "reason": self.reason,
-                "kinds": list(self.kinds), "recordsLost": self.records_lost, "bytesLost": self.bytes_lost}
+                "kinds": list(self.kinds), "at": self.at}
 
 
 class Structure:
@@ -90,8 +102,9 @@ class Structure:
         """The findings among `findings` that make the broker refuse to start."""
         return [f for f in findings if f.structure == self.name and f.kind in self.refused_at_start]
 
-    def repairs(self, findings: list[Finding], view: Any) -> list[Repair]:
-        """The fixes its findings call for (none: nothing of its own to mend)."""
+    def repairs(self, report: Any, view: Any) -> list[Repair]:
+        """The fixes the findings of a store's check (`report.findings`, every structure's; `report.log_end`
+        where the log's good records end) call for in this structure (none: nothing of its own to mend)."""
         return []
 
     def info(self, view: Any, doc: dict) -> tuple[str, dict] | None:

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
-from rmqtool.structures.structure import Structure
+from rmqtool.structures.structure import Repair, Structure
 
 CHECKPOINT_KIND = "checkpoint"
 CHECKPOINT_NAME = "checkpoint"  # the file's name under a store root
@@ -19,6 +20,11 @@ class CheckpointFile(Structure):
         from rmqtool.structures.checkpoint.recognize import checkpoint_refusal
 
         return checkpoint_refusal(head)
+
+    def repairs(self, report: Any, view: Any) -> list[Repair]:
+        from rmqtool.structures.checkpoint.repairs import repairs
+
+        return repairs(report.findings, str(view.paths.checkpoint))
 
     def place(self, path: Path) -> Path | None:
         return path.parent if path.name == CHECKPOINT_NAME else None

@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from rmqtool.report import Finding
-from rmqtool.structures.structure import Structure
+from rmqtool.structures.structure import Repair, Structure
 
 SEGMENT_KIND = "commitlog segment"
 
@@ -34,6 +34,12 @@ class CommitLog(Structure):
         from rmqtool.structures.commitlog.geometry import store_findings
 
         return store_findings(view)
+
+    def repairs(self, report: Any, view: Any) -> list[Repair]:
+        from rmqtool.structures.commitlog.repairs import repairs
+
+        return repairs(report.findings, [s.path for s in view.segments], view.config.mappedFileSizeCommitLog,
+                       report.log_end)
 
 
 COMMITLOG = CommitLog()

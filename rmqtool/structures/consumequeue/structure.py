@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from rmqtool.report import Finding
-from rmqtool.structures.structure import Structure
+from rmqtool.structures.structure import Repair, Structure
 
 QUEUE_FILE_KIND = "consume-queue file"
 
@@ -35,6 +35,11 @@ class ConsumeQueues(Structure):
         from rmqtool.structures.consumequeue.rules import store_findings
 
         return store_findings(view)
+
+    def repairs(self, report: Any, view: Any) -> list[Repair]:
+        from rmqtool.structures.consumequeue.repairs import repairs
+
+        return repairs(report.findings, str(view.paths.consumequeue))
 
 
 CONSUME_QUEUES = ConsumeQueues()

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
-from rmqtool.structures.structure import Structure
+from rmqtool.structures.structure import Repair, Structure
 
 INDEX_FILE_KIND = "index file"
 
@@ -18,6 +19,11 @@ class Index(Structure):
         from rmqtool.structures.index.recognize import index_file_refusal
 
         return index_file_refusal(head, size)
+
+    def repairs(self, report: Any, view: Any) -> list[Repair]:
+        from rmqtool.structures.index.repairs import repairs
+
+        return repairs(report.findings, str(view.paths.index))
 
     def place(self, path: Path) -> Path | None:
         return path.parent.parent if path.parent.name == self.folder else None
