@@ -82,6 +82,7 @@ def recover(
         output.note(_salvage_hint(plan, store, None if dry_run else doc["lostDir"]))
     if plan.refused:
         raise typer.Exit(2)
+    _left_behind(store, config, dry_run, quiet=bool(plan.salvageable))
 
 
 def _salvage_hint(plan: RecoveryPlan, store: Path, lost: str | None) -> str:
@@ -91,9 +92,27 @@ def _salvage_hint(plan: RecoveryPlan, store: Path, lost: str | None) -> str:
            f"damaged record at commitlog offset {plan.end} ({plan.stop_reason})")
     salvage = f"`rmqtool salvage {store} --out FILE`"
     if lost is None:
-        return f"recover: would cut {cut}; run {salvage} first to keep them"
+        return (f"recover: would cut {cut}; `rmqtool doctor {store} --apply` cuts there and appends them again "
+                f"(or run {salvage} first to keep them)")
     kept = Path(lost).relative_to(store) if Path(lost).is_relative_to(store) else lost  # made printable by note
     return f"recover: cut {cut}; their bytes are in {kept}/, and {salvage} run before recover keeps them as messages"
+
+
+def _left_behind(store: Path, config: Path | None, dry_run: bool, quiet: bool) -> None:
+    """The doctor's one line when the store (after a dry run: as it is; after recovery: as recovery left it)
+    has problems a check finds; exit 1 when a recovery done left problems."""
+    from rmqtool.engine.reader import open_reader
+    from rmqtool.errors import EXIT_PROBLEM
+    from rmqtool.ops.doctor import remedy_line
+    from rmqtool.ops.verify import verify_store
+
+    reader = open_reader(store, config)
+    report = verify_store(reader)
+    line = None if quiet else remedy_line(report, reader, "the store has" if dry_run else "recover left")
+    if line is not None:
+        output.note(line)
+    if report.problems and not dry_run:
+        raise typer.Exit(EXIT_PROBLEM)
 
 
 def _say(lines: list[str]) -> None:

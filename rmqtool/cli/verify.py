@@ -74,32 +74,55 @@ def _summary(report) -> str:
 
 def salvage(
     store: Path = typer.Argument(..., help="Store root.", show_default=False),
-    out: Path = typer.Option(..., "--out", help="JSONL file for every intact message.", show_default=False),
-    force: bool = typer.Option(False, "--force", help="Overwrite an existing output file."),
+    out: Path | None = typer.Option(None, "--out", help="JSONL file for every intact message.", show_default=False),
+    into: Path | None = typer.Option(None, "--into", help="A new store for every intact message, written as the "
+                                     "broker would have appended them there (new offsets).", show_default=False),
+    force: bool = typer.Option(False, "--force", help="Overwrite an existing output file (--out)."),
     as_json: bool = typer.Option(False, "--json", help="A JSON summary (with every finding) on stdout."),
     show_all: bool = ALL,
     config: Path | None = CONFIG,
 ) -> None:
     """Export every intact message of a damaged store, reading past corrupt regions.
 
-    Each record names its own offset, so the scan resynchronizes on the next one. The corrupt
-    regions skipped are listed on stderr; exit 1 when there were any, 0 when the store was clean.
+    Each record names its own offset, so the scan resynchronizes on the next one. With --out the
+    messages go to a JSONL file (`import` puts them back at their offsets, `import --repack` one
+    after another); with --into they go into a new store, one after another from offset 0, with
+    the damaged store's geometry: queue offsets are counted again per queue, consume queues, index
+    and checkpoint are written, and offset msgIds change (client msgIds do not). The corrupt regions
+    skipped are listed on stderr; exit 1 when there were any, 0 when the store was clean.
 
     Example: [bold]rmqtool salvage fixtures/store --out /tmp/salvaged.jsonl --force[/]
+    Example: [bold]rmqtool salvage fixtures/store --into /tmp/salvaged-store --config fixtures/broker.conf[/]
     """
     from rmqtool.engine.reader import open_reader
-    from rmqtool.ops.export import export_store
+    from rmqtool.errors import RmqError
     from rmqtool.report import group_findings
 
-    summary = export_store(open_reader(store, config), out, "jsonl", overwrite=force, what="salvage")
-    if as_json:
-        output.emit_json({**summary.to_json(), "out": str(out),
-                          "groups": [g.to_json() for g in group_findings(summary.findings)]})
+    if (out is None) == (into is None):
+        raise RmqError("salvage writes to one place: give --out FILE or --into NEW_STORE")
+    reader = open_reader(store, config)
+    if into is not None:
+        from rmqtool.ops.salvage import salvage_into
+
+        with output.progress("salvage", None) as advance:
+            done = salvage_into(reader, into, progress=advance)
+        findings, messages, corrupt = done.findings, done.written.messages, done.corrupt_regions
+        doc, where = done.to_json(), f"the new store {output.terminal_text(str(into))}"
     else:
-        found = output.findings_table(summary.findings, show_all)
+        from rmqtool.ops.export import export_store
+
+        summary = export_store(reader, out, "jsonl", overwrite=force, what="salvage")
+        findings, messages, corrupt = summary.findings, summary.messages, summary.corrupt_regions
+        doc, where = {**summary.to_json(), "out": str(out)}, output.terminal_text(str(out))
+    if as_json:
+        output.emit_json({**doc, "groups": [g.to_json() for g in group_findings(findings)]})
+    else:
+        found = output.findings_table(findings, show_all)
         if found is not None:
             output.stderr.print(found)
-        output.stderr.print(f"{summary.messages} intact messages written to {out}; "
-                            f"{summary.corrupt_regions} corrupt regions skipped")
-    if summary.corrupt_regions:
+        output.stderr.print(f"{messages} intact messages written to {where}; {corrupt} corrupt regions skipped")
+        if into is not None:
+            output.note("salvage: the messages have new offsets in the new store: their offset msgIds changed (their "
+                        "UNIQ_KEY client msgIds did not)")
+    if corrupt:
         raise typer.Exit(EXIT_PROBLEM)

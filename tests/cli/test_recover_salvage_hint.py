@@ -35,8 +35,8 @@ def test_recover_cuts_intact_records_after_a_bad_crc_without_naming_salvage(tmp_
     for args in ((), ("--json",)):
         out = run("recover", store, "--config", CONF, "--dry-run", *args)
         assert out.returncode == 0, out.stderr
-        assert out.stderr == (f"recover: would cut {cut}; run `rmqtool salvage {store} --out FILE` first to keep "
-                              "them\n")
+        assert out.stderr == (f"recover: would cut {cut}; `rmqtool doctor {store} --apply` cuts there and appends "
+                              f"them again (or run `rmqtool salvage {store} --out FILE` first to keep them)\n")
     out = run("recover", store, "--config", CONF, "--json")
     assert out.returncode == 0, out.stderr
     lost = Path(json.loads(out.stdout)["lostDir"]).relative_to(store)
