@@ -100,7 +100,8 @@ def _salvage_hint(plan: RecoveryPlan, store: Path, lost: str | None) -> str:
 
 def _left_behind(store: Path, config: Path | None, dry_run: bool, quiet: bool) -> None:
     """The doctor's one line when the store (after a dry run: as it is; after recovery: as recovery left it)
-    has problems a check finds; exit 1 when a recovery done left problems."""
+    has problems a check finds (warnings alone, such as the stale index entries the broker's recovery leaves,
+    are not named); exit 1 when a recovery done left problems."""
     from rmqtool.engine.reader import open_reader
     from rmqtool.errors import EXIT_PROBLEM
     from rmqtool.ops.doctor import remedy_line
@@ -108,7 +109,8 @@ def _left_behind(store: Path, config: Path | None, dry_run: bool, quiet: bool) -
 
     reader = open_reader(store, config)
     report = verify_store(reader)
-    line = None if quiet else remedy_line(report, reader, "the store has" if dry_run else "recover left")
+    line = None if quiet or not report.problems else remedy_line(report, reader,
+                                                                 "the store has" if dry_run else "recover left")
     if line is not None:
         output.note(line)
     if report.problems and not dry_run:

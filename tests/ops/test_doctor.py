@@ -1,0 +1,138 @@
+"""`doctor` on the damage matrix: each known damage gets its plan, `--apply` leaves a store verify finds clean,
+nothing the broker's own recovery keeps is lost, and lost/ plus the store give back every original byte."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from cli_helpers import CONF, fixture_copy, run
+from damage import SEG, corrupt, damaged_stores, restored_from_lost
+
+from rmqtool.engine.reader import open_reader
+from rmqtool.ops.log_rows import log_rows
+from rmqtool.ops.verify import verify_path
+
+QUEUE = f"consumequeue/OrderTopic/0/{0:020d}"
+
+
+def messages(root: Path) -> set[tuple]:
+    """Every intact message, by what stays when it moves to a new offset."""
+    out = set()
+    for item in log_rows(open_reader(root, CONF)):
+        if isinstance(item, pa.RecordBatch):
+            for r in item.select(["topic", "queueId", "bornTimestamp", "storeTimestamp", "body",
+                                  "propertiesString"]).to_pylist():
+                out.add(tuple(r.values()))
+    return out
+
+
+def files(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*"))
+            if p.is_file() and p.parts[len(root.parts)] != "lost" and p.name != "lock"}
+
+
+def doctor(store: Path, *args: str) -> tuple[int, dict]:
+    out = run("doctor", store, "--config", CONF, "--json", *args)
+    assert out.stderr == "", out.stderr
+    return out.returncode, json.loads(out.stdout)
+
+
+# damage -> (the plan's actions in order, verify's problems before)
+PLANS = {
+    "no-queue-folder": (["rebuild-queues"], 33),
+    "queue-tail-zeroed": (["rebuild-queues"], 13),
+    "queue-truncated": (["rebuild-queues"], 19),
+    "index-deleted": (["rebuild-index"], 728),
+    "crc-mid": (["cut-and-repack", "rebuild-queues", "rebuild-index"], 3),
+    "last-zeroed": (["recover", "rebuild-index", "reset-checkpoint"], 43),
+    "torn-tail": (["cut-and-repack", "rebuild-queues", "rebuild-index"], 6),
+}
+
+
+@pytest.mark.parametrize("damage", sorted(PLANS))
+def test_doctor_apply_mends_each_known_damage_and_keeps_every_byte_in_lost(tmp_path, damage):
+    store = damaged_stores(tmp_path, [damage])[damage]
+    before, original = files(store), None
+    keeps = tmp_path / "broker"  # what the broker's own recovery keeps of the same damage
+    shutil.copytree(store, keeps)
+    run("recover", keeps, "--config", CONF)
+    kept_by_broker = messages(keeps)
+    actions, problems = PLANS[damage]
+    code, plan = doctor(store)
+    assert (code, plan["status"], plan["problems"]) == (1, "plan", problems)
+    assert [s["action"] for s in plan["steps"]] == actions
+    assert files(store) == before  # the plan alone writes nothing
+    code, done = doctor(store, "--apply")
+    assert code == 0 and done["after"] == {"problems": 0, "warnings": 0, "byKind": {}}
+    assert verify_path(store, CONF).problems == 0
+    assert kept_by_broker <= messages(store)
+    original = restored_from_lost(store, before)
+    assert original == before
+
+
+def test_doctor_on_a_healthy_store_says_healthy_and_exits_0(tmp_path):
+    store = fixture_copy(tmp_path)
+    out = run("doctor", store, "--config", CONF)
+    assert out.returncode == 0
+    assert out.stdout == (f"doctor {store}: healthy (420 messages, 400 consume-queue entries, 728 index entries "
+                          "checked)\n")
+
+
+def test_doctor_names_a_missing_middle_segment_it_cannot_mend_and_changes_nothing(tmp_path):
+    store = fixture_copy(tmp_path)
+    corrupt(store, f"commitlog/{SEG:020d}", "delete")
+    before = files(store)
+    for args in ((), ("--apply",)):
+        code, doc = doctor(store, *args)
+        assert code == 2 and doc["status"] == "unmendable"
+        assert [(s["action"], Path(s["target"]).name) for s in doc["steps"]] == [("cannot-mend", f"{SEG:020d}")]
+        assert "is missing" in doc["recoveryRefused"]
+    assert files(store) == before and not (store / "lost").exists()
+
+
+def test_doctor_cut_at_a_mid_log_crc_error_keeps_the_intact_records_after_it(tmp_path):
+    """The broker's recovery would cut 211 intact records after the damaged one; the doctor appends them again."""
+    store = damaged_stores(tmp_path, ["crc-mid"])["crc-mid"]
+    intact = messages(store)
+    code, plan = doctor(store)
+    cut = plan["steps"][0]
+    assert code == 1
+    assert (cut["at"], cut["recordsLost"], cut["bytesLost"], cut["recordsKept"], cut["bytesKept"]) == (
+        70747, 1, 172, 211, 80721)
+    doctor(store, "--apply")
+    assert messages(store) == intact  # every intact message, at new offsets
+    salvaged = list((store / "lost").glob("*/salvaged.parquet"))
+    assert len(salvaged) == 1 and pq.read_table(salvaged[0]).num_rows == 211
+
+
+def test_verify_names_the_doctor_when_it_finds_a_problem_a_rebuild_mends(tmp_path):
+    """verify found 33 problems on a missing queue folder and never named what mends them."""
+    store = damaged_stores(tmp_path, ["no-queue-folder"])["no-queue-folder"]
+    out = run("verify", store, "--config", CONF)
+    assert out.returncode == 1
+    assert out.stderr == (f"verify found 33 problems, 0 warnings that `rmqtool doctor {store} --apply` mends "
+                          "(rebuild-queues)\n")
+
+
+def test_recover_says_what_it_left_behind_instead_of_nothing_lost(tmp_path):
+    """recover printed "would lose nothing" and exited 0 on a deleted index, leaving 728 problems."""
+    store = damaged_stores(tmp_path, ["index-deleted"])["index-deleted"]
+    dry = run("recover", store, "--config", CONF, "--dry-run")
+    assert dry.returncode == 0
+    assert dry.stderr == (f"the store has 728 problems, 0 warnings that `rmqtool doctor {store} --apply` mends "
+                          "(rebuild-index)\n")
+    done = run("recover", store, "--config", CONF)
+    assert done.returncode == 1
+    assert done.stderr == (f"recover left 728 problems, 0 warnings that `rmqtool doctor {store} --apply` mends "
+                           "(rebuild-index)\n")
+
+
+def test_doctor_refuses_a_file_and_a_missing_path_in_one_line(tmp_path):
+    for target in (tmp_path / "nothing", Path(CONF)):
+        out = run("doctor", target)
+        assert out.returncode == 2 and out.stdout == "" and len(out.stderr.splitlines()) == 1, out.stderr
