@@ -33,13 +33,17 @@ class Finding:
     severity: str = ERROR
     structure: str = ""
     kind: str = UNCLASSIFIED
+    count: int = 1  # the findings this one stands for: 1, or N for an "N more like" row of a capped list
 
     def __post_init__(self) -> None:
         if not self.structure:
             object.__setattr__(self, "structure", structure_of(self.file))
 
     def to_json(self) -> dict:
-        return asdict(self)
+        doc = asdict(self)
+        if self.count == 1:
+            del doc["count"]
+        return doc
 
 
 def structure_of(path: str) -> str:
@@ -72,7 +76,7 @@ class FindingGroup:
 
     @classmethod
     def of(cls, f: Finding) -> FindingGroup:
-        return cls(f.structure, f.file, f.kind, f.severity, f.offset, f.offset, 1, f.bytes, f.reason)
+        return cls(f.structure, f.file, f.kind, f.severity, f.offset, f.offset, f.count, f.bytes, f.reason)
 
     def takes(self, f: Finding) -> bool:
         return f.kind != UNCLASSIFIED and \
@@ -81,7 +85,7 @@ class FindingGroup:
     def add(self, f: Finding) -> None:
         self.first_offset = min(self.first_offset, f.offset)
         self.last_offset = max(self.last_offset, f.offset)
-        self.count += 1
+        self.count += f.count
         self.bytes += f.bytes
 
     def to_json(self) -> dict:
@@ -120,13 +124,16 @@ class Sink(Protocol):
 @dataclass
 class CollectSink:
     """Keeps findings, at most `cap` of one kind per file (None: all); the others are counted, and
-    `close` adds one "N more like" finding per (file, kind) that stands for them."""
+    `close` adds one "N more like" finding per (file, kind) that stands for them (its `count` is N, its
+    offset the last listed one's, its bytes theirs), so a count over the list is a count of everything."""
 
     cap: int | None = None
     findings: list[Finding] = field(default_factory=list)
     unlisted: Counter[tuple[str, str]] = field(default_factory=Counter)  # (kind, severity) not kept
     _seen: dict[tuple[str, str], int] = field(default_factory=dict, repr=False)
     _first: dict[tuple[str, str], Finding] = field(default_factory=dict, repr=False)
+    _last: dict[tuple[str, str], int] = field(default_factory=dict, repr=False)  # the last listed one's offset
+    _more_bytes: Counter[tuple[str, str]] = field(default_factory=Counter, repr=False)
 
     def add(self, finding: Finding) -> None:
         key = (finding.file, finding.kind)
@@ -134,9 +141,11 @@ class CollectSink:
         self._seen[key] = n + 1
         if self.cap is None or n < self.cap:
             self._first.setdefault(key, finding)
+            self._last[key] = finding.offset
             self.findings.append(finding)
         else:
             self.unlisted[(finding.kind, finding.severity)] += 1
+            self._more_bytes[key] += finding.bytes
 
     def add_each(self, file: str, kind: str, rows: Sequence[int], make: Callable[[int], Finding]) -> None:
         """`make(row)` for each of `rows` as far as the cap for (file, kind) allows; the rest are counted
@@ -150,15 +159,17 @@ class CollectSink:
             first = self._first[key]
             self._seen[key] += rest
             self.unlisted[(first.kind, first.severity)] += rest
+            self._more_bytes[key] += rest * first.bytes  # the findings of one kind on one file are alike in size
 
     def close(self) -> None:
-        """One "N more like" finding per (file, kind) past the cap; it stands for one of the unlisted."""
+        """One "N more like" finding per (file, kind) past the cap, standing for all N."""
         for key, n in self._seen.items():
             if self.cap is not None and n > self.cap:
-                first = self._first[key]
-                self.findings.append(Finding(first.file, 0, f"{n - self.cap} more like: {first.reason}", 0,
-                                             first.severity, first.structure, first.kind))
-                self.unlisted[(first.kind, first.severity)] -= 1
+                first, more = self._first[key], n - self.cap
+                self.findings.append(Finding(first.file, self._last[key], f"{more} more like: {first.reason}",
+                                             self._more_bytes[key], first.severity, first.structure, first.kind,
+                                             more))
+                self.unlisted[(first.kind, first.severity)] -= more
 
 
 @dataclass

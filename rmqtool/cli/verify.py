@@ -10,7 +10,8 @@ from rmqtool.cli import output
 from rmqtool.errors import EXIT_PROBLEM
 
 CONFIG = typer.Option(None, "--config", help="broker.conf of the store.", show_default=False)
-ALL = typer.Option(False, "--all", help="One row per finding instead of one per group of alike findings.")
+ALL = typer.Option(False, "--all", help="Every finding, one row each, instead of one row per group of alike findings "
+                   "(a long list is otherwise cut to 100 of one kind per file and one \"N more like\" row).")
 
 
 def verify(
@@ -39,7 +40,7 @@ def verify(
     root = store_root_of(store)
     if root is not None:
         output.warn_if_locked(StorePaths(root))
-    report = verify_path(store, config)
+    report = verify_path(store, config, every=show_all)
     for text in report.notes:
         output.note(text)
     if as_json:

@@ -75,8 +75,11 @@ class VerifyReport:
         return self.collected.unlisted
 
     def totals(self) -> Counter[tuple[str, str]]:
-        """Every finding found, listed or not, per (kind, severity)."""
-        return Counter((f.kind, f.severity) for f in self.findings) + self.unlisted
+        """Every finding found, listed or not, per (kind, severity): an "N more like" row counts N."""
+        out: Counter[tuple[str, str]] = Counter()
+        for f in self.findings:
+            out[(f.kind, f.severity)] += f.count
+        return out + self.unlisted
 
     @property
     def problems(self) -> int:
@@ -116,8 +119,10 @@ class Window:
     last_store_ts: int
 
 
-def verify_store(reader: StoreReader) -> VerifyReport:
-    report = VerifyReport()
+def verify_store(reader: StoreReader, *, every: bool = False) -> VerifyReport:
+    """Every structure checked, alone and against the log; `every` lists every finding (else REPORT_CAP of one
+    kind per file, then one "N more like" row)."""
+    report = VerifyReport(collected=CollectSink(cap=None if every else REPORT_CAP))
     sink = report.collected
     cfg = reader.config
     log_min = reader.segments[0].start if reader.segments else 0
@@ -523,13 +528,13 @@ def _check_checkpoint(reader: StoreReader, report: VerifyReport, last_ts: int | 
                                        f"record ({last_ts})", 8, WARNING, CHECKPOINT, "checkpoint-ahead"))
 
 
-def verify_path(path: str | os.PathLike, config_path=None) -> VerifyReport:
+def verify_path(path: str | os.PathLike, config_path=None, *, every: bool = False) -> VerifyReport:
     """A store root verified whole, or one store file alone (`verify_file`)."""
     from rmqtool.engine.reader import open_reader
 
     if Path(path).is_file():
-        return verify_file(Path(path), config_path)
-    return verify_store(open_reader(path, config_path))
+        return verify_file(Path(path), config_path, every=every)
+    return verify_store(open_reader(path, config_path), every=every)
 
 
 # -- one file alone --------------------------------------------------------------------------------------
@@ -571,13 +576,13 @@ def _any(kinds: tuple[str, ...] | list[str]) -> str:
     return named[0] if len(named) == 1 else ", ".join(named[:-1]) + " or " + named[-1]
 
 
-def verify_file(path: Path, config_path=None) -> VerifyReport:
+def verify_file(path: Path, config_path=None, *, every: bool = False) -> VerifyReport:
     """One store file checked alone, by what verify knows of its structure: a commitlog segment's records
     (length, magic, body CRC, physicalOffset, blank marker, garbage tail) and size; a consume-queue file's
     name and size and, at its place in a store, its entries against the records they point at; an index
     file's size, header and chains; a checkpoint's page. Nothing else of the store is read."""
     kind = file_kind(path)
-    report = VerifyReport(file=str(path), file_kind=kind)
+    report = VerifyReport(file=str(path), file_kind=kind, collected=CollectSink(cap=None if every else REPORT_CAP))
     _FILE_CHECKS[kind](path, config_path, report)
     report.collected.close()
     report.findings.sort(key=lambda f: (f.file, f.offset))

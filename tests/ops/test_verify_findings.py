@@ -138,3 +138,19 @@ def test_a_missing_key_is_found_when_its_hash_shares_the_low_bits_of_another_key
     out = run("verify", store, "--json")
     kinds = json.loads(out.stdout)["byKind"]
     assert out.returncode == 1 and kinds.get("key-not-indexed") == 1, kinds
+
+
+def test_verify_summary_rows_json_and_all_count_the_same_findings(tmp_path):
+    """The summary said 121 problems where the grouped row said 101 and --all showed 100 rows and "21 more like"."""
+    from damage import damaged_stores
+
+    store = damaged_stores(tmp_path, ["middle-missing"])["middle-missing"]
+    doc = json.loads(run("verify", store, "--config", CONF, "--json").stdout)
+    every = json.loads(run("verify", store, "--config", CONF, "--json", "--all").stdout)
+    assert doc["problems"] == every["problems"] == 506
+    assert sum(g["count"] for g in doc["groups"]) == sum(f.get("count", 1) for f in doc["findings"]) == 506
+    assert len(every["findings"]) == 506 and not any("more like" in f["reason"] for f in every["findings"])
+    capped = [g for g in doc["groups"] if g["file"].endswith("20231114221320001")]
+    assert [(g["count"], g["firstOffset"], g["lastOffset"]) for g in capped] == [(185, 1716, 3696)]
+    table = run("verify", store, "--config", CONF, "--all").stdout
+    assert table.count("│ error") == 506 and table.rstrip().endswith("506 problems, 0 warnings")
