@@ -36,9 +36,9 @@ class SalvageInto:
         return sum(1 for f in self.findings if f.severity == "error")
 
     def to_json(self) -> dict:
-        return {"into": str(self.into), "messages": self.written.messages if self.written else 0,
-                "corruptRegions": self.corrupt_regions, "offsetMsgIdsChanged": True,
-                "written": self.written.to_json() if self.written else None,
+        written = self.written or LoadSummary()
+        return {"into": str(self.into), "messages": written.messages, "bytes": written.bytes,
+                "endOffset": written.end_offset, "corruptRegions": self.corrupt_regions, "offsetMsgIdsChanged": True,
                 "findings": [f.to_json() for f in self.findings]}
 
 

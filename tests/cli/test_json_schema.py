@@ -233,6 +233,13 @@ def _cases() -> list[Case]:
     add("verify --json", "bad CRC", lambda s: ["verify", s.damaged(), "--config", C, "--json"], (1,))
     add("salvage --json", "bad CRC", lambda s: ["salvage", s.damaged(), "--config", C, "--out",
                                                 s.tmp("salvaged.jsonl"), "--json"], (1,))
+    add("salvage --json", "into a new store", lambda s: ["salvage", s.damaged(), "--config", C, "--into",
+                                                         s.tmp("salvaged"), "--json"], (1,))
+    add("doctor --json", "healthy", lambda s: ["doctor", F, "--config", C, "--json"])
+    add("doctor --json", "bad CRC", lambda s: ["doctor", s.damaged(), "--config", C, "--json"], (1,))
+    add("doctor --json", "applied", lambda s: ["doctor", s.damaged(), "--config", C, "--apply", "--json"])
+    add("doctor --json", "missing segment", lambda s: ["doctor", _without_segment(s.copy(F)), "--config", C,
+                                                       "--json"], (2,))
     add("consumers --json", "offsets", lambda s: ["consumers", s.consumed(), "--config", C, "--json"], (1,))
     add("consumers --reset --json", "dry run", lambda s: ["consumers", s.consumed(), "--config", C, "--reset",
                                                           "billing", "--topic", "OrderTopic", "--to-earliest",
@@ -267,6 +274,8 @@ def _cases() -> list[Case]:
     add("import --json", "producer rows", lambda s: ["import", s.tmp("new"), ROOT / "fixtures" / "rows.jsonl",
                                                      "--config", C, "--json"])
     add("import --json", "export", lambda s: ["import", s.tmp("new"), s.export_file(), "--config", C, "--json"])
+    add("import --json", "repack", lambda s: ["import", s.tmp("new"), s.export_file(), "--config", C, "--repack",
+                                              "--json"])
     add("import --json", "skip existing", lambda s: ["import", s.copy(F), s.export_file(), "--config", C,
                                                      "--skip-existing", "--json"])
     add("spark-load --json", "in process", lambda s: ["spark-load", ROOT / "fixtures" / "rows.jsonl", "--store",
@@ -283,6 +292,11 @@ def _ha_pair(s: Stores, name: str) -> list:
 
 def _without_queue(store: Path) -> Path:
     shutil.rmtree(store / "consumequeue" / "OrderTopic" / "1")
+    return store
+
+
+def _without_segment(store: Path) -> Path:
+    (store / "commitlog" / f"{65536:020d}").unlink()
     return store
 
 
