@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from rmqtool.structures.structure import Structure
 
@@ -22,6 +23,16 @@ class CheckpointFile(Structure):
 
     def place(self, path: Path) -> Path | None:
         return path.parent if path.name == CHECKPOINT_NAME else None
+
+    def log_checker(self, view: Any, report: Any) -> Any:
+        from rmqtool.structures.checkpoint.check import CheckpointChecker
+
+        return CheckpointChecker(view, report)
+
+    def check_file(self, path: Path, opener: Any, report: Any) -> None:
+        from rmqtool.structures.checkpoint.check import check_file
+
+        check_file(path, report)
 
 
 CHECKPOINT = CheckpointFile()
