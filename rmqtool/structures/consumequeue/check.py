@@ -5,7 +5,8 @@ every record that belongs in a queue must have its entry. Entries are written in
 queue is read through a cursor that takes, window by window, its entries pointing below the window's
 end. An entry out of that order (one whose commitLogOffset was damaged) must not hold back the
 healthy entries after it: an entry at or past the window's end whose next entry points below it is
-taken with the window, and judged once the log's end is known (past it, or where no record starts).
+taken with the window, and judged once the log's end is known: past it, or against the record it
+points at (read alone).
 
 Duck-typed inputs (no structure imports the layers above it):
 - `reader`: `topics()`, `queue_ids(topic)`, `consume_queue(topic, qid)` (chunks of (queue offsets,
@@ -131,8 +132,8 @@ class QueueChecker:
             (np.concatenate([held[0], qoffs]), np.concatenate([held[1], entries]))
 
     def finish(self, end: int) -> None:
-        """Entries left after the last window, and those out of log order, point past the end of the log
-        or where no record starts."""
+        """Entries left after the last window point past the end of the log; those out of log order too,
+        or else are read against the record they point at."""
         for cursor in self.cursors.values():
             qoffs, entries = cursor.take(None)
             self.report.queue_entries += len(entries)
@@ -143,9 +144,8 @@ class QueueChecker:
             self.sink.add_each(path, "entry-past-log-end", np.flatnonzero(past), lambda i, q=qoffs, t=target, p=path:
                                rules.entry_finding(p, int(q[i]), f"entry {int(q[i])} points at {int(t[i])}, past "
                                                   f"the end of the log ({end})", "entry-past-log-end"))
-            self.sink.add_each(path, "entry-without-record", np.flatnonzero(~past), lambda i, q=qoffs, t=target, p=path:
-                               rules.entry_finding(p, int(q[i]), f"entry {int(q[i])} points at {int(t[i])}, where no "
-                                                  "record starts", "entry-without-record"))
+            entries_against_records(self.reader, Path(path), qoffs[~past], entries[~past], self.sink,
+                                    levels=self.reader.config.delay_levels_ms)
         self.stray = {}
         for f in rules.store_findings(self.reader):
             if f.kind == rules.FILE_PAST_END:
