@@ -82,14 +82,14 @@ class QueueChecker:
         log_min = reader.segments[0].start if reader.segments else 0
         self.cursors = {(t, q): QueueCursor(reader, t, q, log_min) for t in reader.topics()
                         for q in reader.queue_ids(t)}
-        self.stray: dict[str, tuple[np.ndarray, np.ndarray]] = {}  # queue folder: entries out of log order
+        self.stray: dict[tuple[str, int], tuple[np.ndarray, np.ndarray]] = {}  # entries out of log order
 
     def check(self, w: Any) -> None:
         seen = np.zeros(len(w.offset), dtype=bool)
-        for (topic, qid), cursor in self.cursors.items():
+        for tq, cursor in self.cursors.items():
             qoffs, entries = cursor.take(w.end)
             if len(entries):
-                self._match(w, self.keys.get((topic, qid), -1), cursor.path, qoffs, entries, seen)
+                self._match(w, tq, cursor.path, qoffs, entries, seen)
         names = {k: tq for tq, k in self.keys.items()}
         missing = np.flatnonzero(w.in_cq & ~seen)
         for qkey in np.unique(w.qkey[missing]).tolist():
@@ -100,16 +100,18 @@ class QueueChecker:
                 rules.entry_finding(path, int(w.qoffset[i]), f"record at {int(w.offset[i])} (queue offset "
                                     f"{int(w.qoffset[i])}) has no consume-queue entry", "record-without-entry")))
 
-    def _match(self, w: Any, key: int, path: str, qoffs: np.ndarray, entries: np.ndarray, seen: np.ndarray) -> None:
+    def _match(self, w: Any, tq: tuple[str, int], path: str, qoffs: np.ndarray, entries: np.ndarray,
+               seen: np.ndarray) -> None:
         """Entries against the window's records; marks in `seen` the records they rightly point at, and
         the records whose entry points where no record starts (that entry is the one finding)."""
         self.report.queue_entries += len(entries)
+        key = self.keys.get(tq, -1)
         target = entries["commitLogOffset"]
         where = np.minimum(np.searchsorted(w.offset, target), max(len(w.offset) - 1, 0))
         found = (w.offset[where] == target) if len(w.offset) else np.zeros(len(entries), dtype=bool)
         stray = ~found & (target >= w.end)  # out of log order: judged when the log's end is known
         if stray.any():
-            self._keep_stray(path, qoffs[stray], entries[stray])
+            self._keep_stray(tq, qoffs[stray], entries[stray])
         nowhere = np.flatnonzero(~found & ~stray)
         self.sink.add_each(path, "entry-without-record", nowhere, lambda i: rules.entry_finding(
             path, int(qoffs[i]), f"entry {int(qoffs[i])} points at {int(target[i])}, where no record starts",
@@ -126,26 +128,27 @@ class QueueChecker:
             f"{int(w.tags[rec[i]])})", "entry-mismatch"))
         seen[j[~bad]] = True
 
-    def _keep_stray(self, path: str, qoffs: np.ndarray, entries: np.ndarray) -> None:
-        held = self.stray.get(path)
-        self.stray[path] = (qoffs, entries) if held is None else \
+    def _keep_stray(self, tq: tuple[str, int], qoffs: np.ndarray, entries: np.ndarray) -> None:
+        held = self.stray.get(tq)
+        self.stray[tq] = (qoffs, entries) if held is None else \
             (np.concatenate([held[0], qoffs]), np.concatenate([held[1], entries]))
 
     def finish(self, end: int) -> None:
         """Entries left after the last window point past the end of the log; those out of log order too,
         or else are read against the record they point at."""
-        for cursor in self.cursors.values():
+        for tq, cursor in self.cursors.items():
             qoffs, entries = cursor.take(None)
             self.report.queue_entries += len(entries)
-            self._keep_stray(cursor.path, qoffs, entries)
-        for path, (qoffs, entries) in self.stray.items():
+            self._keep_stray(tq, qoffs, entries)
+        for tq, (qoffs, entries) in self.stray.items():
+            path = self.cursors[tq].path
             target = entries["commitLogOffset"]
             past = target >= end
             self.sink.add_each(path, "entry-past-log-end", np.flatnonzero(past), lambda i, q=qoffs, t=target, p=path:
                                rules.entry_finding(p, int(q[i]), f"entry {int(q[i])} points at {int(t[i])}, past "
                                                   f"the end of the log ({end})", "entry-past-log-end"))
-            entries_against_records(self.reader, Path(path), qoffs[~past], entries[~past], self.sink,
-                                    levels=self.reader.config.delay_levels_ms)
+            entries_against_records(self.reader, path, qoffs[~past], entries[~past], self.sink,
+                                    levels=self.reader.config.delay_levels_ms, queue=tq)
         self.stray = {}
         for f in rules.store_findings(self.reader):
             if f.kind == rules.FILE_PAST_END:
@@ -162,12 +165,14 @@ def past_end_entries(reader: Any, path: Path, sink: Any) -> None:
     entries_against_records(reader, path.parent, qoffs, entries, sink, " (past the queue's end)")
 
 
-def entries_against_records(reader: Any, folder: Path, qoffs: np.ndarray, entries: np.ndarray,
-                            sink: Any, where: str = "", levels: list[int] | None = None) -> None:
-    """Entries of the queue at `folder` (consumequeue/<topic>/<queueId>) against the records they point at,
-    one record read each: each must be the record of its own topic, queue and queue offset, of its size
-    (and, given the delay `levels`, of its tagsCode). `where` says which entries they are, in each reason."""
-    topic, qid = folder.parent.name, int(folder.name)
+def entries_against_records(reader: Any, folder: str | Path, qoffs: np.ndarray, entries: np.ndarray, sink: Any,
+                            where: str = "", levels: list[int] | None = None,
+                            queue: tuple[str, int] | None = None) -> None:
+    """Entries of the queue at `folder` (consumequeue/<topic>/<queueId>, or where another form keeps `queue`,
+    its (topic, queue id)) against the records they point at, one record read each: each must be the record
+    of its own topic, queue and queue offset, of its size (and, given the delay `levels`, of its tagsCode).
+    `where` says which entries they are, in each reason."""
+    topic, qid = queue or (Path(folder).parent.name, int(Path(folder).name))
     maps = MapCache()
     wrong: dict[str, dict[int, str]] = {"entry-without-record": {}, "entry-mismatch": {}}  # kind: row: reason
     try:
