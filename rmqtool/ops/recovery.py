@@ -223,7 +223,7 @@ def plan_recovery(root: str | os.PathLike | Store, cfg: StoreConfig | None = Non
         plan.refused = (f"{f.file}: {f.reason} (mappedFileSizeCommitLog={cfg.mappedFileSizeCommitLog}): the broker "
                         "refuses to start (pass the store's broker.conf with --config)")
     queues = structure("consumequeue")
-    plan.queues, refused = queue_plans(reader, cfg.mappedFileSizeConsumeQueue, queues.refused_at_start)
+    plan.queues, refused = queue_plans(reader, cfg.mappedFileSizeConsumeQueue, queues.refused_at_start, thorough)
     plan.refused = refused or plan.refused
     for directory in (paths.commitlog, paths.consumequeue, paths.index):
         if directory.is_dir():
@@ -274,6 +274,7 @@ def _plan_rebuilds(reader: StoreReader, plan: RecoveryPlan) -> None:
     report = verify_store(reader)
     queue_dirs = {str(reader.paths.queue_dir(q.topic, q.queue_id)): q for q in plan.queues}
     broken_queues = {f.file for f in report.findings if f.file in queue_dirs and f.severity == "error"}
+    broken_queues |= {d for d, q in queue_dirs.items() if q.cut_short}
     for d in sorted(broken_queues):
         q = queue_dirs[d]
         for f in q.files:

@@ -1,19 +1,16 @@
 """fsck for a store, read-only, in both directions, in memory bounded by a window of the log.
 
-Commitlog: every record of every segment (length, magic, body CRC, physicalOffset field),
-blank markers, the segment sequence and sizes, and a garbage tail after the end of the log.
-Consume queues: every entry points at a record of its topic and queue with the same queue
-offset, size and tagsCode; every record that belongs in a queue has its entry; the queue files'
-names and sizes (`consumequeue.rules`, which recovery refuses by), and the entries of a file past
-its queue's end, which a read by queue offset still serves. Index: every
-entry resolves to a record carrying that key, and every key of every indexed record is
-reachable from its slot. Checkpoint times against the data; `abort` is a warning.
+The rules are the structures': each registered structure's log checker (`Structure.log_checker`: the
+consume queues' entries against the records and back, the checkpoint's times against the newest
+record) is fed the log's good records window by window, then each structure's own file rules run
+(`Structure.file_findings`); one file alone is its owner's `check_file`. This module walks the log
+(the scanner's findings are the commitlog's: length, magic, body CRC, physicalOffset, blank markers,
+a garbage tail), collects, caps and sorts the findings. `abort` is a warning.
 
-The log is read window by window (a segment, or at most `WINDOW_RECORDS` records of one);
-consume-queue entries and index entries are read through cursors that advance in step with
-the log, since both are written in log order. So memory holds one window of records, one
-consume-queue file per queue, one index file and the window's index entries (copied out of
-however many files they span, and checked together), whatever the store's size.
+The log is read window by window (a segment, or at most `WINDOW_RECORDS` records of one); checkers
+read their entries through cursors that advance in step with the log, since queues and index are
+written in log order. So memory holds one window of records, one consume-queue file per queue, one
+index file and the window's index entries, whatever the store's size.
 """
 
 from __future__ import annotations

@@ -35,34 +35,46 @@ class QueuePlan:
     max_physical_end: int
     dropped: int = 0
     added: int = 0
+    cut_short: bool = False  # a file of it is shorter than the store's queue files: rebuilt from the log
 
 
-def queue_plans(reader: Any, file_size: int, refused_at_start: tuple[str, ...]) -> tuple[list[QueuePlan], str | None]:
+def queue_plans(reader: Any, file_size: int, refused_at_start: tuple[str, ...],
+                thorough: bool = False) -> tuple[list[QueuePlan], str | None]:
     """Each queue's valid end, and why the plan is refused (None: it is not): the last queue file the
-    queue-file rules find in error of a kind in `refused_at_start`."""
+    queue-file rules find in error of a kind in `refused_at_start`. A file cut short, when another queue
+    file of the store has the size, is mended by a rebuild of its queue: with `thorough` its queue is
+    marked `cut_short` instead of refusing the plan."""
     plans: list[QueuePlan] = []
-    bad: Finding | None = None
+    bad: list[Finding] = []
     sized = False  # some queue file of the store is of the queue file size: it is the store's
     for topic in reader.topics():
         for qid in reader.queue_ids(topic):
             directory = reader.paths.queue_dir(topic, qid)
-            bad = next((f for f in rules.file_findings(directory, file_size) if f.kind in refused_at_start), bad)
+            bad += [f for f in rules.file_findings(directory, file_size) if f.kind in refused_at_start][:1]
             segments = list_segments(directory)
             sized = sized or any(s.size == file_size for s in segments)
             files = [s.path for s in segments]
             if files:
                 plans.append(_queue_plan(topic, qid, files, file_size))
-    return plans, None if bad is None else _refusal(bad, file_size, sized, reader.paths.root)
+    short = {f.file for f in bad if sized and _cut_short(f, file_size)}
+    for q in plans:
+        q.cut_short = thorough and any(str(f) in short for f in q.files)
+    left = [f for f in bad if not (thorough and f.file in short)]
+    return plans, None if not left else _refusal(left[-1], file_size, left[-1].file in short, reader.paths.root)
 
 
-def _refusal(bad: Finding, file_size: int, sized: bool, root: Path) -> str:
-    """What the broker refuses to start on, and what mends it: a file cut short, when the store's other queue
-    files show the size, is rebuilt from the log; a size that may be the settings' is for --config."""
-    size = Path(bad.file).stat().st_size if bad.kind == rules.FILE_SIZE and Path(bad.file).is_file() else None
-    if size is not None and size < file_size and sized:
-        return (f"{bad.file}: cut short: {size} bytes, the store's queue files are {file_size} bytes; the broker "
-                f"refuses to start on it: `rmqtool rebuild {root} --queues --apply` rebuilds the consume queues from "
-                "the commitlog")
+def _cut_short(f: Finding, file_size: int) -> bool:
+    """Whether the file of a queue-file-size finding is shorter than `file_size`."""
+    return f.kind == rules.FILE_SIZE and Path(f.file).is_file() and Path(f.file).stat().st_size < file_size
+
+
+def _refusal(bad: Finding, file_size: int, short: bool, root: Path) -> str:
+    """What the broker refuses to start on, and what mends it: a file cut short (the store's other queue
+    files show the size) by a rebuild of its queue; a size that may be the settings' by --config."""
+    if short:
+        return (f"{bad.file}: cut short: {Path(bad.file).stat().st_size} bytes, the store's queue files are "
+                f"{file_size} bytes; the broker refuses to start on it: `rmqtool recover {root} --thorough` rebuilds "
+                "its queue from the commitlog (the file is kept in lost/)")
     return f"{bad.file}: {bad.reason}" + (" (pass the store's broker.conf with --config)"
                                          if bad.kind in rules.GEOMETRY_KINDS else "")
 

@@ -79,3 +79,54 @@ def test_cli_counts_one_problem_for_one_raised_entry(store):
     set_entry_offset(store, ENTRY, entry_offset(ENTRY) + (1 << 32))
     out = run("verify", str(store), "--config", str(CONF))
     assert out.returncode == 1 and "1 problems" in out.stdout
+
+
+class _Queues:
+    """A reader of one queue whose files hold `files` (lists of commitLogOffsets), for the cursor alone."""
+
+    def __init__(self, files: list[list[int]]) -> None:
+        self.files = files
+        self.queues = self
+
+    def location(self, topic: str, queue_id: int) -> str:
+        return f"cq/{topic}/{queue_id}"
+
+    def consume_queue(self, topic: str, queue_id: int):
+        import numpy as np
+
+        first = 0
+        for offsets in self.files:
+            entries = np.zeros(len(offsets), dtype=consumequeue.entry_dtype())
+            entries["commitLogOffset"] = offsets
+            yield np.arange(first, first + len(offsets), dtype=np.int64), entries
+            first += len(offsets)
+
+
+def taken(cursor, end) -> list[int]:
+    return cursor.take(end)[1]["commitLogOffset"].tolist()
+
+
+def test_cursor_takes_an_entry_raised_past_the_window_with_its_healthy_successor():
+    from rmqtool.structures.consumequeue.check import QueueCursor
+
+    cursor = QueueCursor(_Queues([[10, 20, 1 << 40, 40], [50, 60]]), "T", 0, 0)
+    assert taken(cursor, 30) == [10, 20]
+    assert taken(cursor, 55) == [1 << 40, 40, 50]  # the raised entry does not hold back 40 and 50
+    assert taken(cursor, None) == [60]
+
+
+def test_cursor_takes_a_raised_last_entry_of_a_file_with_the_next_files_first():
+    from rmqtool.structures.consumequeue.check import QueueCursor
+
+    cursor = QueueCursor(_Queues([[10, 1 << 40], [30, 40]]), "T", 0, 0)
+    assert taken(cursor, 35) == [10, 1 << 40, 30]
+    assert taken(cursor, 45) == [40]
+
+
+def test_cursor_holds_back_entries_past_the_window_in_log_order():
+    from rmqtool.structures.consumequeue.check import QueueCursor
+
+    cursor = QueueCursor(_Queues([[10, 20, 30]]), "T", 0, 0)
+    assert taken(cursor, 15) == [10]
+    assert taken(cursor, 15) == []
+    assert taken(cursor, None) == [20, 30]
