@@ -6,11 +6,12 @@ checkMessageAndReturnSize accepts them and the log ends at the first one that is
 later segments go and the tail of the last one is cut; `--truncate-to` ends it at a record boundary
 before. A missing middle segment is refused, or with --thorough written back as one blank marker.
 
-Duck-typed inputs: a store reader offering `config`, `segments`, `segment_for(offset)`, `scan(...)`,
-`sequence_findings()` and `paths.root`; a recovery plan offering the fields these functions set
-(`start_segment`, `start_offset`, `end`, `end_segment`, `end_segment_start`, `last_store_timestamp`,
-`stop_reason`, `truncate_to`, `refused`, `filled`, `cuts`, `deleted`, `data_end`, `bytes_lost`, and the
-dropped records' `dropped_count`, `dropped_bytes`, `intact_count`, `intact_bytes`, `dropped_messages`).
+Duck-typed inputs: a checkpoint offering `min_timestamp(index_safe)`; a store reader offering `config`,
+`segments`, `segment_for(offset)`, `scan(...)`, `sequence_findings()` and `paths.root`; a recovery plan
+offering the fields these functions set (`start_segment`, `start_offset`, `end`, `end_segment`,
+`end_segment_start`, `last_store_timestamp`, `stop_reason`, `truncate_to`, `refused`, `filled`, `cuts`,
+`deleted`, `data_end`, `bytes_lost`, and the dropped records' `dropped_count`, `dropped_bytes`,
+`intact_count`, `intact_bytes`, `dropped_messages`).
 """
 
 from __future__ import annotations
@@ -24,7 +25,6 @@ import numpy as np
 
 from rmqtool.files.paths import temporary_name
 from rmqtool.files.segments import SegmentFile, nonzero_end, open_read_only
-from rmqtool.structures import checkpoint
 from rmqtool.structures.commitlog import message, msgid
 from rmqtool.structures.cuts import cut
 
@@ -40,7 +40,7 @@ def _unmap(buf, start: int, end: int) -> None:
         buf.madvise(mmap.MADV_DONTNEED, start, end - start)
 
 
-def record_start(seg: SegmentFile, cp: checkpoint.Checkpoint, index_safe: bool) -> bool:
+def record_start(seg: SegmentFile, cp: Any, index_safe: bool) -> bool:
     """isMappedFileMatchedRecover: the segment's first record was stored before the checkpoint's time."""
     with open_read_only(seg.path) as buf:
         found = message.decode(buf, 0, verify_crc=False)  # a file too short for a record decodes as Corrupt
@@ -49,7 +49,7 @@ def record_start(seg: SegmentFile, cp: checkpoint.Checkpoint, index_safe: bool) 
         return found.store_timestamp <= cp.min_timestamp(index_safe)
 
 
-def plan_walk(reader: Any, plan: Any, cp: checkpoint.Checkpoint, thorough: bool) -> None:
+def plan_walk(reader: Any, plan: Any, cp: Any, thorough: bool) -> None:
     """Where the log's recovery starts (the third-last segment after a clean shutdown, after a crash the
     newest whose first record is older than the checkpoint, every segment with --thorough) and where the
     broker's walk from there ends: the recovery point, the last intact record's store time, why it stopped."""
