@@ -116,7 +116,8 @@ class QueueChecker:
         self.sink.add_each(path, "entry-without-record", nowhere, lambda i: rules.entry_finding(
             path, int(qoffs[i]), f"entry {int(qoffs[i])} points at {int(target[i])}, where no record starts",
             "entry-without-record"))
-        seen[(w.qkey == key) & np.isin(w.qoffset, qoffs[~found])] = True
+        if not found.all():  # their records are named by these entries' findings
+            seen[(w.qkey == key) & np.isin(w.qoffset, qoffs[~found])] = True
         ok = np.flatnonzero(found)
         j = where[ok]
         bad = ((w.qkey[j] != key) | (w.qoffset[j] != qoffs[ok]) | (w.size[j] != entries["size"][ok])
