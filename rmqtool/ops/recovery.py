@@ -23,7 +23,6 @@ entries dropped and what the re-dispatch adds back, and the files removed.
 
 from __future__ import annotations
 
-import mmap
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,52 +34,30 @@ from rmqtool.engine.config import StoreConfig
 from rmqtool.engine.opening import Store, open_store
 from rmqtool.engine.reader import StoreReader
 from rmqtool.errors import Interrupted, RmqError
-from rmqtool.files.lock import StoreLock, create_abort, fsync_path
+from rmqtool.files.lock import StoreLock, create_abort
 from rmqtool.files.paths import StorePaths, is_temporary, temporary_name
-from rmqtool.files.segments import SegmentFile, list_segments, nonzero_end, open_read_only, zero_range
+from rmqtool.files.segments import zero_range
 from rmqtool.report import Finding
 from rmqtool.structures import checkpoint, consumequeue, index, structure
-from rmqtool.structures.commitlog import message, msgid
+from rmqtool.structures.checkpoint.file import lower_to
+from rmqtool.structures.commitlog import recovery as commitlog
+from rmqtool.structures.consumequeue.recovery import (
+    QUEUE_FILE_PAST_END,
+    QueuePlan,
+    plan_queue_cuts,
+    queue_cut,
+    queue_plans,
+    queued_past,
+)
+from rmqtool.structures.cuts import cut_range
 
-RECOVER_FROM_LAST = 3  # clean recovery starts at the third-last file
-MAX_LISTED_MESSAGES = 10_000
-
-
-SEGMENT_PAST_END = "segment after the end of the recovered log"
-QUEUE_FILE_PAST_END = "consume-queue file past the recovered end"
 INDEX_NEWER = "index file newer than the checkpoint's index time"
 INDEX_PAST_END = "index file holding keys of records past the new end"
 UNFINISHED = "unfinished file creation (the writer stopped while allocating it)"
 
-CUT = "cut"  # the finding kind of bytes recovery zeroes: a commitlog tail, consume-queue entries past the end
-
-
-def cut(file: Path, start: int, end: int, reason: str) -> Finding:
-    """A cut of bytes [start, end) of `file` (a commitlog segment or consume-queue file, named by the
-    offset of its first byte) as a finding: its offset is the physical / logical one."""
-    return Finding(str(file), int(file.name) + start, reason, end - start, kind=CUT)
-
-
-def cut_range(f: Finding) -> tuple[int, int]:
-    """[start, end) of a cut within its file."""
-    start = f.offset - int(Path(f.file).name)
-    return start, start + f.bytes
-
-
 def cut_to_json(f: Finding) -> dict:
     start, end = cut_range(f)
     return {"file": f.file, "from": start, "to": end, "bytes": f.bytes, "reason": f.reason}
-
-
-@dataclass
-class QueuePlan:
-    topic: str
-    queue_id: int
-    files: list[Path]
-    end: int  # logical byte end of the valid entries
-    max_physical_end: int
-    dropped: int = 0
-    added: int = 0
 
 
 @dataclass
@@ -224,56 +201,6 @@ class RecoveryPlan:
         }
 
 
-_WALK_WINDOW = 64 << 20
-
-
-def _unmap(buf, start: int, end: int) -> None:
-    start -= start % mmap.PAGESIZE
-    if hasattr(buf, "madvise") and end > start:
-        buf.madvise(mmap.MADV_DONTNEED, start, end - start)
-
-
-def _queue_plans(reader: StoreReader, cfg: StoreConfig, plan: RecoveryPlan) -> None:
-    """Each queue's valid end; a queue file the consume-queue rules find in error refuses the plan."""
-    from rmqtool.structures.consumequeue import rules
-
-    queues = structure("consumequeue")
-    file_size = cfg.mappedFileSizeConsumeQueue
-    for topic in reader.topics():
-        for qid in reader.queue_ids(topic):
-            directory = reader.paths.queue_dir(topic, qid)
-            bad = next(iter(queues.refusals(rules.file_findings(directory, file_size))), None)
-            if bad is not None:
-                plan.refused = f"{bad.file}: {bad.reason}" + (" (pass the store's broker.conf with --config)" if
-                                                             bad.kind in rules.GEOMETRY_KINDS else "")
-            files = [s.path for s in list_segments(directory)]
-            if not files:
-                continue
-            first = max(len(files) - RECOVER_FROM_LAST, 0)
-            end = int(files[first].name)
-            max_end = 0
-            for f in files[first:]:
-                with open_read_only(f) as buf:
-                    entries = consumequeue.decode_entries(buf)
-                    n = consumequeue.written_count(entries)
-                    if n:
-                        max_end = int(entries["commitLogOffset"][n - 1]) + int(entries["size"][n - 1])
-                    del entries
-                end = int(f.name) + consumequeue.byte_of(n)
-                if consumequeue.byte_of(n) < file_size:
-                    break
-            plan.queues.append(QueuePlan(topic, qid, files, end, max_end))
-
-
-def _record_start(seg: SegmentFile, cp: checkpoint.Checkpoint, index_safe: bool) -> bool:
-    """isMappedFileMatchedRecover: the segment's first record was stored before the checkpoint's time."""
-    with open_read_only(seg.path) as buf:
-        found = message.decode(buf, 0, verify_crc=False)  # a file too short for a record decodes as Corrupt
-        if not isinstance(found, message.Message) or found.magic != message.MAGIC_V1 or found.store_timestamp == 0:
-            return False
-        return found.store_timestamp <= cp.min_timestamp(index_safe)
-
-
 def plan_recovery(root: str | os.PathLike | Store, cfg: StoreConfig | None = None, *, count_dispatch: bool = True,
                   thorough: bool = False, truncate_to: int | None = None) -> RecoveryPlan:
     """What recovery would do to the store at `root`, nothing changed.
@@ -284,15 +211,6 @@ def plan_recovery(root: str | os.PathLike | Store, cfg: StoreConfig | None = Non
     when it is not one, or lies past that end): queues, index and checkpoint are then what the
     broker's recovery leaves for a log that ends there.
     """
-    from rmqtool.structures.commitlog.kernels import (
-        POLICY_BROKER,
-        STOP_BLANK,
-        STOP_REASONS,
-        STOP_WINDOW,
-        walk_on,
-        walk_rows,
-    )
-
     store = root if isinstance(root, Store) else open_store(root, cfg)
     store.require_writable("recover")
     reader = StoreReader(store)
@@ -304,49 +222,20 @@ def plan_recovery(root: str | os.PathLike | Store, cfg: StoreConfig | None = Non
     for f in log.refusals(log.file_findings(reader)):
         plan.refused = (f"{f.file}: {f.reason} (mappedFileSizeCommitLog={cfg.mappedFileSizeCommitLog}): the broker "
                         "refuses to start (pass the store's broker.conf with --config)")
-    _queue_plans(reader, cfg, plan)
+    queues = structure("consumequeue")
+    plan.queues, refused = queue_plans(reader, cfg.mappedFileSizeConsumeQueue, queues.refused_at_start, thorough)
+    plan.refused = refused or plan.refused
     for directory in (paths.commitlog, paths.consumequeue, paths.index):
         if directory.is_dir():
             plan.deleted += [(str(p), UNFINISHED)
                              for p in sorted(directory.rglob(temporary_name("*"))) if is_temporary(p.name)]
-    _plan_holes(reader, plan, thorough)
+    commitlog.plan_holes(reader, plan, thorough)
     if plan.refused or not segments:
         return plan
     cp = reader.checkpoint() if paths.checkpoint.exists() else checkpoint.Checkpoint()
-    index_safe = cfg.messageIndexEnable and cfg.messageIndexSafe
-    if thorough:
-        k = 0  # beyond the broker: every segment is checked
-    elif plan.mode == "clean":
-        k = max(len(segments) - RECOVER_FROM_LAST, 0)
-    else:
-        k = next((i for i in range(len(segments) - 1, -1, -1)
-                  if _record_start(segments[i], cp, index_safe)), 0)
-    plan.start_segment, plan.start_offset = segments[k].path.name, segments[k].start
-    end = segments[k].start
-    rows = walk_rows(_WALK_WINDOW)  # the broker's walk keeps no rows; the walker writes them anyway
-    last_ts = -1
-    while True:
-        seg = segments[k]
-        with open_read_only(seg.path) as buf:
-            arr = np.frombuffer(buf, dtype=np.uint8) if len(buf) else np.zeros(0, dtype=np.uint8)
-            pos = 0 if seg.start != end else end - seg.start
-            for start, _, stop, why, ts in walk_on(arr, pos, None, seg.start, rows, POLICY_BROKER,
-                                                   cfg.checkCRCOnRecover, _WALK_WINDOW):
-                last_ts = int(ts) if ts >= 0 else last_ts
-                if why == STOP_WINDOW:
-                    _unmap(buf, start, stop)  # a window at a time, unmapping what was read: memory stays bounded
-            del arr
-        end = seg.start + stop
-        if why == STOP_BLANK and k + 1 < len(segments):
-            k += 1
-            end = segments[k].start
-            continue
-        plan.stop_reason = STOP_REASONS[why]
-        break
-    plan.end, plan.end_segment, plan.end_segment_start = end, seg.path.name, seg.start
-    plan.last_store_timestamp = last_ts if last_ts >= 0 else None
+    commitlog.plan_walk(reader, plan, cp, thorough)
     if truncate_to is not None:
-        _plan_truncation(reader, plan, truncate_to)
+        commitlog.plan_truncation(reader, plan, truncate_to)
         if plan.refused:
             return plan
     _plan_cuts(reader, cfg, plan)
@@ -360,52 +249,6 @@ def plan_recovery(root: str | os.PathLike | Store, cfg: StoreConfig | None = Non
     if count_dispatch:
         _plan_dispatch(reader, cfg, plan)
     return plan
-
-
-def _plan_truncation(reader: StoreReader, plan: RecoveryPlan, offset: int) -> None:
-    """End the log at `offset`: a record boundary at or before where the walk ended (refused, naming the
-    nearest boundaries, when it is not one)."""
-    first = reader.segments[0].start
-    if offset > plan.end or offset < first:
-        plan.refused = (f"--truncate-to {offset} is outside the log: it starts at {first} and recovery ends it at "
-                        f"{plan.end}; nothing to cut")
-        return
-    seg = reader.segment_for(offset)
-    before, after, last_ts = boundaries_around(reader, seg, offset)
-    if before != offset:
-        plan.refused = (f"--truncate-to {offset} is not a record boundary: the nearest are {before} and {after} "
-                        f"(`rmqtool inspect {reader.paths.root} --phy-offset {before}` shows the record there)")
-        return
-    plan.truncate_to = offset
-    plan.end, plan.end_segment, plan.end_segment_start = offset, seg.path.name, seg.start
-    plan.last_store_timestamp = last_ts
-    plan.stop_reason = f"--truncate-to {offset}"
-
-
-def boundaries_around(reader: StoreReader, seg: SegmentFile, offset: int) -> tuple[int, int, int | None]:
-    """The record boundaries of `seg` nearest to `offset`: (the last at or before it, the first after it,
-    the store time of the record ending at the first one). A boundary is a record's start, the segment's
-    start, or where its last record ends."""
-    before, after, before_ts = seg.start, seg.start + seg.size, None
-    for chunk in reader.scan(seg.start, verify_crc=False, until=seg.start + seg.size):
-        b = chunk.batch
-        if b is None or not len(b):
-            continue
-        starts = b.offsets.astype(np.int64)
-        ends = starts + b.cols["totalSize"].astype(np.int64)
-        stamps = b.cols["storeTimestamp"]
-        at_or_before = np.flatnonzero(ends <= offset)
-        if len(at_or_before):
-            i = int(at_or_before[-1])
-            before, before_ts = int(ends[i]), int(stamps[i])
-        past = np.flatnonzero(starts > offset)
-        if len(past):
-            after = int(starts[past[0]])
-            break
-        if int(ends[-1]) > offset:
-            after = int(ends[-1])
-            break
-    return before, after, before_ts
 
 
 def _plan_index_past(reader: StoreReader, plan: RecoveryPlan) -> None:
@@ -423,37 +266,6 @@ def _plan_index_past(reader: StoreReader, plan: RecoveryPlan) -> None:
         plan.index_from = begin if plan.index_from is None else min(plan.index_from, begin)
 
 
-def _plan_holes(reader: StoreReader, plan: RecoveryPlan, thorough: bool) -> None:
-    """Missing middle segments. The broker loads such a store (its recovery steps from the segment
-    before the hole to the one after it) and keeps the consume-queue entries that point into the
-    hole, which then serve nothing. rmqtool does not write a store with a hole: it refuses, and
-    --thorough fills each hole with a segment holding one blank marker (readers step over it, as
-    over the end of any segment) and rebuilds queues and index from the log."""
-    holes = [f for f in reader.sequence_findings() if f.kind == "missing-segment"]
-    if not holes:
-        return
-    names = ", ".join(Path(f.file).name for f in holes)
-    if not thorough:
-        plan.refused = (f"commitlog segment {names} is missing: a broker would load this store and keep the "
-                        "consume-queue entries that point into the hole; run `rmqtool recover --thorough` to fill the "
-                        "hole with a blank segment (its messages stay lost) and rebuild the queues and index")
-        return
-    plan.filled = [f.file for f in holes]
-
-
-def _fill_holes(plan: RecoveryPlan, segment_size: int) -> None:
-    """Write each missing segment back as one blank marker spanning it (sparse: zeros after it)."""
-    for file in plan.filled:
-        path = Path(file)
-        tmp = path.with_name(temporary_name(path.name))
-        with open(tmp, "wb") as f:
-            f.write(message.encode_blank(segment_size))
-            f.truncate(segment_size)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-
-
 def _plan_rebuilds(reader: StoreReader, plan: RecoveryPlan) -> None:
     """--thorough: queues missing entries, and an index missing keys, are rebuilt from the log."""
     from rmqtool.ops.verify import verify_store
@@ -462,6 +274,7 @@ def _plan_rebuilds(reader: StoreReader, plan: RecoveryPlan) -> None:
     report = verify_store(reader)
     queue_dirs = {str(reader.paths.queue_dir(q.topic, q.queue_id)): q for q in plan.queues}
     broken_queues = {f.file for f in report.findings if f.file in queue_dirs and f.severity == "error"}
+    broken_queues |= {d for d, q in queue_dirs.items() if q.cut_short}
     for d in sorted(broken_queues):
         q = queue_dirs[d]
         for f in q.files:
@@ -479,153 +292,12 @@ def _plan_rebuilds(reader: StoreReader, plan: RecoveryPlan) -> None:
 
 
 def _plan_cuts(reader: StoreReader, cfg: StoreConfig, plan: RecoveryPlan) -> None:
-    cut_points = {id(q): _queue_cut(q, plan.end) for q in plan.queues}
-    queued = _queued_past(cfg, plan, cut_points)
-    plan.torn_messages = len(queued) - _plan_log_cuts(reader, plan, queued)
-    _plan_queue_cuts(cfg, plan, cut_points)
-
-
-def _plan_log_cuts(reader: StoreReader, plan: RecoveryPlan, queued: np.ndarray) -> int:
-    """The commitlog past the recovery point: later segments go (the broker deletes files past the end
-    and keeps, emptied, the one starting at it), the tail of the segment holding the end is cut; the
-    records there are lost, and so is every other byte of data there (`plan.bytes_lost`). Returns how
-    many of the `queued` offsets (sorted, distinct) hold a record that still parses."""
-    end = plan.end
-    intact = 0
-    tails: dict[SegmentFile, list[int]] = {}  # segment -> [from, end of its data] within it, past the point
-    for seg in reader.segments:
-        if seg.start + seg.size <= end:
-            plan.data_end = max(plan.data_end, seg.start + seg.size)
-            continue
-        start = max(end - seg.start, 0)
-        tails[seg] = [start, nonzero_end(seg.path, start)]
-    plan.data_end = max([plan.data_end] + [seg.start + t[1] for seg, t in tails.items()])
-    if plan.data_end > end:
-        record_ends, intact = _plan_dropped(reader, plan, queued)
-        for seg, t in tails.items():  # a record may end in zero bytes: it still counts whole
-            t[1] = max(t[1], record_ends.get(str(seg.path), 0))
-        plan.data_end = max([plan.data_end] + [seg.start + t[1] for seg, t in tails.items()])
-    for seg, (start, stop) in tails.items():
-        if seg.start > end:
-            plan.deleted.append((str(seg.path), SEGMENT_PAST_END))
-            plan.bytes_lost += stop
-            continue
-        blank_only = plan.stop_reason == "blank marker" and stop <= message.reach(start)
-        if stop > start and not blank_only:
-            plan.cuts.append(cut(seg.path, start, stop, f"commitlog ends here ({plan.stop_reason})"))
-            plan.bytes_lost += stop - start
-    return intact
-
-
-def _plan_dropped(reader: StoreReader, plan: RecoveryPlan, queued: np.ndarray) -> tuple[dict[str, int], int]:
-    """Count (and list, up to MAX_LISTED_MESSAGES) the records past the recovery point and their bytes, and
-    those whose body CRC holds; returns the end of the last of them within each segment file, and how many
-    of them sit at one of the `queued` offsets."""
-    ends: dict[str, int] = {}
-    intact = 0
-    for chunk in reader.scan(plan.end, verify_crc=False):
-        b = chunk.batch
-        if b is None or not len(b):
-            continue
-        sizes = b.cols["totalSize"].astype(np.int64)
-        plan.dropped_count += len(b)
-        plan.dropped_bytes += int(sizes.sum())
-        crc_ok = b.body_crcs() == b.cols["bodyCRC"]
-        plan.intact_count += int(crc_ok.sum())
-        plan.intact_bytes += int(sizes[crc_ok].sum())
-        if len(queued):
-            intact += int(np.isin(b.offsets, queued, assume_unique=True).sum())
-        ends[b.file] = max(ends.get(b.file, 0), int((b.pos + sizes).max()))
-        room = MAX_LISTED_MESSAGES - len(plan.dropped_messages)
-        if room > 0:
-            offsets, topics = b.offsets[:room].tolist(), b.topic_names()[:room]
-            for i, (off, topic) in enumerate(zip(offsets, topics, strict=False)):
-                m = b.message(i)
-                plan.dropped_messages.append({"commitLogOffset": off, "msgId": msgid.create(m.store_host, off),
-                                              "topic": topic, "queueId": m.queue_id})
-    return ends, intact
-
-
-def _queued_past(cfg: StoreConfig, plan: RecoveryPlan, cut_points: dict[int, int]) -> np.ndarray:
-    """The commitlog offsets, sorted and distinct, that the consume-queue entries dropped at `cut_points`
-    point to past the recovery point: messages a consumer could have been given, lost whether or not
-    their records still parse."""
-    found = [_entry_offsets(q, cut_points[id(q)], cfg.mappedFileSizeConsumeQueue) for q in plan.queues
-             if cut_points[id(q)] < q.end]
-    offsets = np.concatenate(found) if found else np.zeros(0, dtype=np.int64)
-    return np.unique(offsets[offsets >= plan.end])
-
-
-def _plan_queue_cuts(cfg: StoreConfig, plan: RecoveryPlan, cut_points: dict[int, int]) -> None:
-    """Consume-queue entries pointing at or past the recovery point: dropped (cut, or their files deleted)."""
-    file_size = cfg.mappedFileSizeConsumeQueue
-    for q in plan.queues:
-        cut_at = cut_points[id(q)]
-        q.dropped = consumequeue.whole_entries(q.end - cut_at)
-        if q.dropped:
-            q.max_physical_end = _entry_end(q, cut_at, file_size)
-        for f in q.files:
-            start = int(f.name)
-            if start >= cut_at:
-                plan.deleted.append((str(f), QUEUE_FILE_PAST_END))
-            elif cut_at < start + file_size:
-                data = _whole_entries(nonzero_end(f, cut_at - start), cut_at - start, file_size)
-                if data > cut_at - start:
-                    plan.cuts.append(cut(f, cut_at - start, data, "consume-queue entries past the recovered end"))
-        q.end = cut_at
-
-
-def _entry_offsets(q: QueuePlan, start: int, file_size: int) -> np.ndarray:
-    """The commitLogOffset of every entry of `q` from logical position `start` to its end."""
-    out = []
-    for f in q.files:
-        lo = int(f.name)
-        a, b = max(start, lo), min(q.end, lo + file_size)
-        if a < b:
-            first, last = consumequeue.whole_entries(a - lo), consumequeue.whole_entries(b - lo)
-            with open_read_only(f) as buf:
-                entries = consumequeue.decode_entries(buf)[first:last]
-                out.append(entries["commitLogOffset"].astype(np.int64))
-                del entries
-    return np.concatenate(out) if out else np.zeros(0, dtype=np.int64)
-
-
-def _whole_entries(data: int, start: int, file_size: int) -> int:
-    """`data` (where a queue file's non-zero bytes end) moved up to the end of its entry: an entry may
-    end in zero bytes (a tagsCode of 0), and its cut covers it whole."""
-    return min(start + consumequeue.round_up_to_entry(data - start), file_size)
-
-
-def _entry_end(q: QueuePlan, end: int, file_size: int) -> int:
-    """offset + size of the entry just before logical position `end` (0 when there is none)."""
-    for f in q.files:
-        before = consumequeue.whole_entries(end - int(f.name))  # entries of f before `end`
-        if 0 < before <= consumequeue.whole_entries(file_size):
-            with open_read_only(f) as buf:
-                offset, size, _tags = consumequeue.entry_at(buf, before - 1)
-                return offset + size
-    return 0
-
-
-def _queue_cut(q: QueuePlan, log_end: int) -> int:
-    """The queue's end after dropping entries that point at or past the commitlog end."""
-    cut = q.end
-    for f in reversed(q.files):
-        start = int(f.name)
-        if start >= q.end:
-            continue
-        with open_read_only(f) as buf:
-            entries = consumequeue.decode_entries(buf)
-            n = min(consumequeue.whole_entries(q.end - start), len(entries))
-            offs = entries["commitLogOffset"][:n]
-            past = np.flatnonzero(offs >= log_end)
-            del entries
-        if len(past) == 0:
-            return cut
-        cut = start + consumequeue.byte_of(int(past[0]))
-        if past[0] > 0:
-            return cut
-    return cut
+    """Past the recovery point: the log's tail and the queue entries pointing there; the messages queued
+    there whose records no longer parse are the torn ones."""
+    cut_points = {id(q): queue_cut(q, plan.end) for q in plan.queues}
+    queued = queued_past(plan.queues, plan.end, cfg.mappedFileSizeConsumeQueue, cut_points)
+    plan.torn_messages = len(queued) - commitlog.plan_log_cuts(reader, plan, queued)
+    plan_queue_cuts(plan, cfg.mappedFileSizeConsumeQueue, cut_points)
 
 
 def _plan_index(reader: StoreReader, cfg: StoreConfig, cp: checkpoint.Checkpoint, plan: RecoveryPlan) -> None:
@@ -745,9 +417,9 @@ def apply_recovery(root: str | os.PathLike | Store, cfg: StoreConfig | None, pla
     try:
         create_abort(store.paths.abort)  # until the re-dispatch is done no writer takes the store
         lost = _keep_and_cut(store.paths, plan)
-        _fill_holes(plan, store.config.mappedFileSizeCommitLog)
+        commitlog.fill_holes(plan.filled, store.config.mappedFileSizeCommitLog)
         if plan.truncate_to is not None:
-            _lower_checkpoint(store.paths, plan, lost)
+            lower_to(store.paths.checkpoint, plan.last_store_timestamp or 0, lost)
         recovered = MessageStore(store, recovering=True, lock=lock,  # the files as cut
                                  dispatch_from=plan.dispatch_from)
     except KeyboardInterrupt:
@@ -787,23 +459,6 @@ def _keep_and_cut(paths: StorePaths, plan: RecoveryPlan) -> Path | None:
     for file in removed:
         lost.keep_file(file)
     return lost.directory
-
-
-def _lower_checkpoint(paths: StorePaths, plan: RecoveryPlan, lost: Path | None) -> None:
-    """Truncation: no checkpoint time may name data past the new end (the index time of a dropped index
-    file would keep a later crash recovery from rebuilding its successor), so each is lowered to the last
-    kept record's store time; the old checkpoint is kept in lost/ beside what was cut."""
-    from rmqtool.structures.checkpoint.file import CheckpointFile
-
-    if not paths.checkpoint.is_file():
-        return
-    if lost is not None:
-        (lost / paths.checkpoint.name).write_bytes(paths.checkpoint.read_bytes())
-        fsync_path(lost / paths.checkpoint.name)
-    cp = CheckpointFile(paths.checkpoint)
-    ceiling = plan.last_store_timestamp or 0
-    cp.physic, cp.logics, cp.index = min(cp.physic, ceiling), min(cp.logics, ceiling), min(cp.index, ceiling)
-    cp.flush()
 
 
 def _count_added(store, plan: RecoveryPlan) -> None:

@@ -1,19 +1,16 @@
 """fsck for a store, read-only, in both directions, in memory bounded by a window of the log.
 
-Commitlog: every record of every segment (length, magic, body CRC, physicalOffset field),
-blank markers, the segment sequence and sizes, and a garbage tail after the end of the log.
-Consume queues: every entry points at a record of its topic and queue with the same queue
-offset, size and tagsCode; every record that belongs in a queue has its entry; the queue files'
-names and sizes (`consumequeue.rules`, which recovery refuses by), and the entries of a file past
-its queue's end, which a read by queue offset still serves. Index: every
-entry resolves to a record carrying that key, and every key of every indexed record is
-reachable from its slot. Checkpoint times against the data; `abort` is a warning.
+The rules are the structures': each registered structure's log checker (`Structure.log_checker`: the
+consume queues' entries against the records and back, the checkpoint's times against the newest
+record) is fed the log's good records window by window, then each structure's own file rules run
+(`Structure.file_findings`); one file alone is its owner's `check_file`. This module walks the log
+(the scanner's findings are the commitlog's: length, magic, body CRC, physicalOffset, blank markers,
+a garbage tail), collects, caps and sorts the findings. `abort` is a warning.
 
-The log is read window by window (a segment, or at most `WINDOW_RECORDS` records of one);
-consume-queue entries and index entries are read through cursors that advance in step with
-the log, since both are written in log order. So memory holds one window of records, one
-consume-queue file per queue, one index file and the window's index entries (copied out of
-however many files they span, and checked together), whatever the store's size.
+The log is read window by window (a segment, or at most `WINDOW_RECORDS` records of one); checkers
+read their entries through cursors that advance in step with the log, since queues and index are
+written in log order. So memory holds one window of records, one consume-queue file per queue, one
+index file and the window's index entries, whatever the store's size.
 """
 
 from __future__ import annotations
@@ -28,15 +25,12 @@ import numpy as np
 
 from rmqtool.engine.reader import IndexFiles, IndexFileView, StoreReader
 from rmqtool.errors import RmqError
-from rmqtool.files.paths import parse_offset_name
-from rmqtool.files.segments import SegmentFile, release_pages
-from rmqtool.report import CHECKPOINT, CONSUMEQUEUE, ERROR, INDEX, STORE, WARNING, CollectSink, Finding, Reporter
-from rmqtool.structures import FILE_OWNERS, REGISTRY, consumequeue, index, place_in_store
-from rmqtool.structures.commitlog import message
-from rmqtool.structures.commitlog.geometry import sequence_findings
-from rmqtool.structures.consumequeue import queue_keys, queue_of_key, rules
-from rmqtool.structures.consumequeue.queues import MapCache, queue_file_entries
+from rmqtool.files.segments import release_pages
+from rmqtool.report import ERROR, INDEX, STORE, WARNING, CollectSink, Finding, Reporter
+from rmqtool.structures import FILE_OWNERS, REGISTRY, file_owner, index, place_in_store
+from rmqtool.structures.consumequeue import queue_keys, queue_of_key
 from rmqtool.structures.index.check import entry_finding
+from rmqtool.structures.index.structure import INDEX_FILE_KIND
 
 WINDOW_RECORDS = 1 << 19  # records held at once
 REPORT_CAP = 100  # findings of one kind for one file before they are summed up in one more
@@ -59,6 +53,7 @@ class VerifyReport:
     file: str | None = None  # the one file checked alone (None: a store)
     file_kind: str | None = None  # what that file is: the `file_kind` of a registered structure
     notes: list[str] = field(default_factory=list)  # how the file was read, for a person (stderr)
+    queue_keys: dict[tuple[str, int], int] = field(default_factory=dict)  # (topic, queue): its number in windows
 
     def __post_init__(self) -> None:
         self.reporter = Reporter(self.collected)
@@ -120,33 +115,25 @@ class Window:
 
 
 def verify_store(reader: StoreReader, *, every: bool = False) -> VerifyReport:
-    """Every structure checked, alone and against the log; `every` lists every finding (else REPORT_CAP of one
-    kind per file, then one "N more like" row)."""
+    """Every structure's checks: each registered checker fed the log's windows, then each one's file rules.
+    `every` lists every finding (else REPORT_CAP of one kind per file, then one "N more like" row)."""
     report = VerifyReport(collected=CollectSink(cap=None if every else REPORT_CAP))
     sink = report.collected
-    cfg = reader.config
-    log_min = reader.segments[0].start if reader.segments else 0
-    keys: dict[tuple[str, int], int] = {}
-    queues = _Queues(reader, keys, log_min, report, sink)
-    indexes = _IndexCursor(reader, log_min, report, sink) if cfg.messageIndexEnable else None
-    last_ts, end = 0, log_min
-    for window in record_windows(reader, report, keys):
-        queues.check(window)
-        if indexes is not None:
-            indexes.check(window)
-        last_ts, end = max(last_ts, window.last_store_ts), window.end
+    checkers = [c for s in REGISTRY if (c := s.log_checker(reader, report))]
+    if reader.config.messageIndexEnable:  # the index's checker, until the index structure offers it
+        log_min = reader.segments[0].start if reader.segments else 0
+        checkers.append(_IndexCursor(reader, log_min, report, sink))
+    end = reader.segments[0].start if reader.segments else 0
+    for window in record_windows(reader, report, report.queue_keys):
+        for checker in checkers:
+            checker.check(window)
+        end = window.end
     report.log_end = end
-    queues.finish(end)
-    structures = {s.name: s.file_findings(reader) for s in REGISTRY}  # after the walk: queues are read
-    for found in structures.values():
-        report.reporter.extend(found)
-    for f in structures["consumequeue"]:
-        if f.kind == rules.FILE_PAST_END:
-            _past_end_entries(reader, Path(f.file), sink)
-    if indexes is not None:
-        indexes.finish(end)
+    for checker in checkers:
+        checker.finish(end)
+    for s in REGISTRY:  # after the walk: queues are read
+        report.reporter.extend(s.file_findings(reader))
     sink.close()
-    _check_checkpoint(reader, report, last_ts if report.messages else None)
     if reader.abort_present():
         report.reporter.add(Finding(str(reader.paths.abort), 0, "abort file present: the last writer did not shut "
                                        "down cleanly (recovery will run)", 0, WARNING, STORE, "abort-present"))
@@ -199,140 +186,6 @@ def record_windows(reader: StoreReader, report: VerifyReport, keys: dict[tuple[s
 def _window(parts: list[tuple]) -> Window:
     cols = [np.concatenate([p[k] for p in parts]) for k in range(8)]
     return Window(int(cols[0][-1] + cols[1][-1]), *cols, max(p[8] for p in parts))
-
-
-class _QueueCursor:
-    """One consume queue's entries (by the broker's reading rule), taken in log order."""
-
-    def __init__(self, reader: StoreReader, topic: str, queue_id: int, log_min: int) -> None:
-        self.files = reader.consume_queue(topic, queue_id)
-        self.path = reader.queues.location(topic, queue_id)
-        self.log_min = log_min
-        self.qoffs = np.zeros(0, dtype=np.int64)
-        self.entries = np.zeros(0, dtype=consumequeue.entry_dtype())
-        self.at = 0
-        self.done = False
-
-    def take(self, end: int | None) -> tuple[np.ndarray, np.ndarray]:
-        """(queue offsets, entries) of the next entries pointing below `end` (all that are left: None)."""
-        got_q, got_e = [], []
-        while True:
-            if self.at >= len(self.entries) and (self.done or not self._next_file()):
-                break
-            offs = self.entries["commitLogOffset"][self.at :]
-            stop = len(offs) if end is None else int(np.argmax(offs >= end)) if (offs >= end).any() else len(offs)
-            got_q.append(self.qoffs[self.at : self.at + stop])
-            got_e.append(self.entries[self.at : self.at + stop])
-            self.at += stop
-            if self.at < len(self.entries):
-                break
-        if not got_q:
-            return self.qoffs[:0], self.entries[:0]
-        q, e = np.concatenate(got_q), np.concatenate(got_e)
-        live = e["commitLogOffset"] >= self.log_min  # entries below the log's start expired with it
-        return q[live], e[live]
-
-    def _next_file(self) -> bool:
-        for qoffs, entries in self.files:
-            if len(entries):
-                self.qoffs, self.entries, self.at = qoffs, entries, 0
-                return True
-        self.done = True
-        return False
-
-
-class _Queues:
-    """Every consume queue checked against the windows of the log, in both directions."""
-
-    def __init__(self, reader: StoreReader, keys: dict, log_min: int, report: VerifyReport, sink: CollectSink) -> None:
-        self.keys, self.report, self.sink = keys, report, sink
-        self.cursors = {(t, q): _QueueCursor(reader, t, q, log_min) for t in reader.topics()
-                        for q in reader.queue_ids(t)}
-        self.dirs = {tq: c.path for tq, c in self.cursors.items()}
-        self.reader = reader
-
-    def check(self, w: Window) -> None:
-        seen = np.zeros(len(w.offset), dtype=bool)
-        for (topic, qid), cursor in self.cursors.items():
-            qoffs, entries = cursor.take(w.end)
-            if len(entries):
-                self._match(w, self.keys.get((topic, qid), -1), cursor.path, qoffs, entries, seen)
-        names = {k: tq for tq, k in self.keys.items()}
-        missing = np.flatnonzero(w.in_cq & ~seen)
-        for qkey in np.unique(w.qkey[missing]).tolist():
-            topic, qid = names[qkey]
-            path = self.dirs.get((topic, qid)) or self.reader.queues.location(topic, qid)
-            self.sink.add_each(path, "record-without-entry", missing[w.qkey[missing] == qkey], lambda i, path=path: (
-                rules.entry_finding(path, int(w.qoffset[i]), f"record at {int(w.offset[i])} (queue offset "
-                                    f"{int(w.qoffset[i])}) has no consume-queue entry", "record-without-entry")))
-
-    def _match(self, w: Window, key: int, path: str, qoffs: np.ndarray, entries: np.ndarray,
-               seen: np.ndarray) -> None:
-        """Entries against the window's records; marks in `seen` the records they rightly point at."""
-        self.report.queue_entries += len(entries)
-        target = entries["commitLogOffset"]
-        where = np.minimum(np.searchsorted(w.offset, target), max(len(w.offset) - 1, 0))
-        found = (w.offset[where] == target) if len(w.offset) else np.zeros(len(entries), dtype=bool)
-        self.sink.add_each(path, "entry-without-record", np.flatnonzero(~found), lambda i: rules.entry_finding(
-            path, int(qoffs[i]), f"entry {int(qoffs[i])} points at {int(target[i])}, where no record starts",
-            "entry-without-record"))
-        ok = np.flatnonzero(found)
-        j = where[ok]
-        bad = ((w.qkey[j] != key) | (w.qoffset[j] != qoffs[ok]) | (w.size[j] != entries["size"][ok])
-               | (w.tags[j] != entries["tagsCode"][ok]))
-        rec = dict(zip(ok[bad].tolist(), j[bad].tolist(), strict=True))
-        self.sink.add_each(path, "entry-mismatch", ok[bad], lambda i: rules.entry_finding(
-            path, int(qoffs[i]), f"entry {int(qoffs[i])} does not match the record at "
-            f"{int(w.offset[rec[i]])} (queue offset {int(w.qoffset[rec[i]])}, size {int(w.size[rec[i]])}, tagsCode "
-            f"{int(w.tags[rec[i]])})", "entry-mismatch"))
-        seen[j[~bad]] = True
-
-    def finish(self, end: int) -> None:
-        """Entries left after the last window point past the end of the log."""
-        for cursor in self.cursors.values():
-            qoffs, entries = cursor.take(None)
-            self.report.queue_entries += len(entries)
-            self.sink.add_each(cursor.path, "entry-past-log-end", np.arange(len(entries)), lambda i, c=cursor, q=qoffs,
-                               e=entries: rules.entry_finding(c.path, int(q[i]), f"entry {int(q[i])} points at "
-                                                              f"{int(e['commitLogOffset'][i])}, past the end of the "
-                                                              f"log ({end})", "entry-past-log-end"))
-
-
-def _past_end_entries(reader: StoreReader, path: Path, sink: CollectSink) -> None:
-    """The entries of a queue file past its queue's end (`rules.FILE_PAST_END`), which a read by queue
-    offset still serves, against the records they point at: each must be the record of its own topic,
-    queue and queue offset, of its size (a file copied to another name is not)."""
-    qoffs, entries = queue_file_entries(SegmentFile(path, int(path.name), path.stat().st_size))
-    _entries_against_records(reader, path.parent, qoffs, entries, sink, " (past the queue's end)")
-
-
-def _entries_against_records(reader: StoreReader, folder: Path, qoffs: np.ndarray, entries: np.ndarray,
-                             sink: CollectSink, where: str = "", levels: list[int] | None = None) -> None:
-    """Entries of the queue at `folder` (consumequeue/<topic>/<queueId>) against the records they point at,
-    one record read each: each must be the record of its own topic, queue and queue offset, of its size
-    (and, given the delay `levels`, of its tagsCode). `where` says which entries they are, in each reason."""
-    topic, qid = folder.parent.name, int(folder.name)
-    maps = MapCache()
-    wrong: dict[str, dict[int, str]] = {"entry-without-record": {}, "entry-mismatch": {}}  # kind: row: reason
-    try:
-        for i, (q, e) in enumerate(zip(qoffs.tolist(), entries.tolist(), strict=True)):
-            seg = reader.segment_for(e[0])
-            rec = None if seg is None else message.decode(maps.get(seg.path), e[0] - seg.start, verify_crc=False,
-                                                          expected_offset=e[0])
-            if not isinstance(rec, message.Message):
-                wrong["entry-without-record"][i] = f"entry {q}{where} points at {e[0]}, where no record starts"
-                continue
-            tags = None if levels is None else consumequeue.record_tags_code(rec, levels)
-            if (rec.topic, rec.queue_id, rec.queue_offset, rec.store_size) != (topic, qid, q, e[1]) or \
-                    (levels is not None and tags != e[2]):
-                wrong["entry-mismatch"][i] = (f"entry {q}{where} does not match the record at {e[0]} ({rec.topic}/"
-                                              f"{rec.queue_id} queue offset {rec.queue_offset}, size {rec.store_size}"
-                                              + ("" if levels is None else f", tagsCode {tags}") + ")")
-    finally:
-        maps.close()
-    for kind, reasons in wrong.items():
-        sink.add_each(str(folder), kind, np.array(list(reasons), dtype=np.int64), lambda i, kind=kind,
-                      reasons=reasons: rules.entry_finding(folder, int(qoffs[i]), reasons[i], kind))
 
 
 @dataclass
@@ -514,20 +367,6 @@ def _member(values: np.ndarray, among: np.ndarray) -> np.ndarray:
     return ordered[at] == values
 
 
-def _check_checkpoint(reader: StoreReader, report: VerifyReport, last_ts: int | None) -> None:
-    if not reader.paths.checkpoint.exists() or last_ts is None:
-        return
-    cp = reader.checkpoint()
-    path = str(reader.paths.checkpoint)
-    if cp.physicMsgTimestamp > last_ts:
-        report.reporter.add(Finding(path, 0, f"physicMsgTimestamp {cp.physicMsgTimestamp} is after the newest "
-                                       f"record ({last_ts}): records flushed before the checkpoint are gone (or "
-                                       "recovery cut them)", 8, WARNING, CHECKPOINT, "checkpoint-ahead"))
-    if cp.logicsMsgTimestamp > last_ts:
-        report.reporter.add(Finding(path, 8, f"logicsMsgTimestamp {cp.logicsMsgTimestamp} is after the newest "
-                                       f"record ({last_ts})", 8, WARNING, CHECKPOINT, "checkpoint-ahead"))
-
-
 def verify_path(path: str | os.PathLike, config_path=None, *, every: bool = False) -> VerifyReport:
     """A store root verified whole, or one store file alone (`verify_file`)."""
     from rmqtool.engine.reader import open_reader
@@ -583,49 +422,13 @@ def verify_file(path: Path, config_path=None, *, every: bool = False) -> VerifyR
     file's size, header and chains; a checkpoint's page. Nothing else of the store is read."""
     kind = file_kind(path)
     report = VerifyReport(file=str(path), file_kind=kind, collected=CollectSink(cap=None if every else REPORT_CAP))
-    _FILE_CHECKS[kind](path, config_path, report)
+    if kind == INDEX_FILE_KIND:  # the index's file check, until the index structure offers it
+        _index_file_alone(path, config_path, report)
+    else:
+        file_owner(kind).check_file(path, _Opener(config_path), report)
     report.collected.close()
     report.findings.sort(key=lambda f: (f.file, f.offset))
     return report
-
-
-def _segment_alone(path: Path, config_path, report: VerifyReport) -> None:
-    reader = StoreReader(path, config_path)
-    if reader.start_note is not None:
-        report.notes.append(reader.start_note)
-    report.reporter.extend(sequence_findings(reader.segments, reader.segment_size))  # its size, when configured
-    for chunk in reader.scan(verify_crc=True):
-        report.reporter.extend(chunk.findings)
-        if chunk.batch is not None:
-            report.messages += len(chunk.batch)
-
-
-def _queue_file_alone(path: Path, config_path, report: VerifyReport) -> None:
-    from rmqtool.engine.opening import load_config
-    from rmqtool.engine.reader import open_reader
-
-    cfg = load_config(config_path)
-    size = path.stat().st_size
-    file_size = cfg.mappedFileSizeConsumeQueue if "mappedFileSizeConsumeQueue" in cfg.given else size
-    placed = place_in_store(path)
-    if placed is None:  # a copy: no name or place to hold it to
-        if size != file_size:
-            report.reporter.add(Finding(str(path), 0, f"{size} bytes, not mappedFileSizeConsumeQueue={file_size}",
-                                        abs(size - file_size), structure=CONSUMEQUEUE, kind=rules.FILE_SIZE))
-    else:
-        report.reporter.extend(f for f in rules.file_findings(path.parent, file_size) if f.file == str(path))
-    start = parse_offset_name(path.name)
-    qoffs, entries = queue_file_entries(SegmentFile(path, start or 0, size))
-    report.queue_entries += len(entries)
-    if placed is None or start is None or not rules.is_queue_id(path.parent.name):
-        report.notes.append(f"{path}: not at its place in a store (consumequeue/<topic>/<queueId>/<offset>): its "
-                            "entries are not checked against the records they point at")
-        return
-    reader = open_reader(placed[1], config_path)
-    log_start = reader.segments[0].start if reader.segments else 0
-    live = entries["commitLogOffset"] >= log_start  # entries below the log's start expired with it
-    _entries_against_records(reader, path.parent, qoffs[live], entries[live], report.collected,
-                             levels=reader.config.delay_levels_ms)
 
 
 def _index_file_alone(path: Path, config_path, report: VerifyReport) -> None:
@@ -637,16 +440,17 @@ def _index_file_alone(path: Path, config_path, report: VerifyReport) -> None:
         _index_file_rules(view, report)
 
 
-def _checkpoint_alone(path: Path, config_path, report: VerifyReport) -> None:
-    from rmqtool.files.segments import read_file
-    from rmqtool.structures.checkpoint.recognize import checkpoint_refusal
+class _Opener:
+    """What a structure opens a lone file with (`Structure.check_file`): the settings, and store readers."""
 
-    buf = read_file(path)
-    reason = checkpoint_refusal(buf)
-    if reason is not None:
-        report.reporter.add(Finding(str(path), 0, f"not a checkpoint the broker can read: {reason}", len(buf),
-                                    structure=CHECKPOINT, kind="checkpoint-unreadable"))
+    def __init__(self, config_path) -> None:
+        self.config_path = config_path
 
+    @property
+    def config(self):
+        from rmqtool.engine.opening import load_config
 
-_FILE_CHECKS = {"commitlog segment": _segment_alone, "consume-queue file": _queue_file_alone,
-                "index file": _index_file_alone, "checkpoint": _checkpoint_alone}
+        return load_config(self.config_path)
+
+    def reader(self, path: Path) -> StoreReader:
+        return StoreReader(path, self.config_path)

@@ -7,7 +7,12 @@ registry (`rmqtool.structures.REGISTRY`) and hold no structure's rule. A subclas
 method needs inside the method, so listing the registry loads nothing heavy.
 
 `view` below is the store being read (`engine.reader.StoreReader`); structures take it by what it
-offers, never by import, so no structure imports a layer above it.
+offers, never by import, so no structure imports a layer above it. So is `opener`, what `verify FILE`
+opens a lone file with: `config` (the store settings, `--config` or the broker's defaults) and
+`reader(path)` (a store reader of a store root, or of one commitlog segment, with those settings).
+A `report` offers `reporter.add/extend(findings)`, `collected` (a capped sink: `add_each`), `notes`
+(lines for a person), the counts `messages`, `queue_entries`, `index_entries`, and `queue_keys`
+((topic, queue id) -> the number the log's windows give the queue).
 """
 
 from __future__ import annotations
@@ -94,7 +99,7 @@ class Structure:
         """A checker of its files against the log's records (None: it has none)."""
         return None
 
-    def check_file(self, path: Path, config_path: Any, report: Any) -> None:
+    def check_file(self, path: Path, opener: Any, report: Any) -> None:
         """One of its files checked alone (`verify FILE`)."""
         raise NotImplementedError(self.name)
 

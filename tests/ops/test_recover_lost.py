@@ -138,7 +138,7 @@ def test_recover_holds_lock_from_plan_to_redispatch(store, monkeypatch, capsys):
     monkeypatch.setattr(StoreLock, "__init__", taking)
     monkeypatch.setattr(StoreLock, "release", releasing)
     monkeypatch.setattr(recovery, "plan_recovery", observed("planned", recovery.plan_recovery))
-    monkeypatch.setattr(recovery, "_fill_holes", observed("cut", recovery._fill_holes))
+    monkeypatch.setattr(recovery, "_keep_and_cut", observed("cut", recovery._keep_and_cut))
     monkeypatch.setattr(recovery, "_count_added", observed("re-dispatched", recovery._count_added))
     with pytest.raises(SystemExit) as done:
         main(["recover", str(store), "--config", str(CONF)])

@@ -7,11 +7,13 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from rmqtool.errors import RmqError
+from rmqtool.structures.layout import Layout
 
 FILE_LEN = 4096
 FIELDS_49 = ("physicMsgTimestamp", "logicsMsgTimestamp", "indexMsgTimestamp")
 FIELDS_5X = ("masterFlushedOffset", "confirmPhyOffset")
-_LONGS_49 = struct.Struct(">qqq")
+LAYOUT = Layout.of(*((name, ">i8") for name in FIELDS_49))  # the 4.9 page's longs, at the offsets verify names
+_LONGS_49 = LAYOUT.codec
 _LONGS_5X = struct.Struct(">qqqqq")
 MIN_LEN = _LONGS_49.size  # 24: a shorter file cannot hold the three 4.9 longs
 RECOVERY_MARGIN_MS = 3000  # the broker's min timestamp backs off 3 s

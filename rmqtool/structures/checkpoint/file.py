@@ -25,3 +25,19 @@ class CheckpointFile:
             os.fdatasync(fd)
         finally:
             os.close(fd)
+
+
+def lower_to(path: Path, ceiling: int, keep_in: Path | None) -> None:
+    """Truncation: no flush time may name data past the new end (the index time of a dropped index file
+    would keep a later crash recovery from rebuilding its successor), so each is lowered to `ceiling`, the
+    last kept record's store time; the old page is kept first in `keep_in` (lost/), when given."""
+    from rmqtool.files.lock import fsync_path
+
+    if not path.is_file():
+        return
+    if keep_in is not None:
+        (keep_in / path.name).write_bytes(path.read_bytes())
+        fsync_path(keep_in / path.name)
+    cp = CheckpointFile(path)
+    cp.physic, cp.logics, cp.index = min(cp.physic, ceiling), min(cp.logics, ceiling), min(cp.index, ceiling)
+    cp.flush()

@@ -29,5 +29,15 @@ class CheckpointFile(Structure):
     def place(self, path: Path) -> Path | None:
         return path.parent if path.name == CHECKPOINT_NAME else None
 
+    def log_checker(self, view: Any, report: Any) -> Any:
+        from rmqtool.structures.checkpoint.check import CheckpointChecker
+
+        return CheckpointChecker(view, report)
+
+    def check_file(self, path: Path, opener: Any, report: Any) -> None:
+        from rmqtool.structures.checkpoint.check import check_file
+
+        check_file(path, report)
+
 
 CHECKPOINT = CheckpointFile()

@@ -41,5 +41,19 @@ class CommitLog(Structure):
         return repairs(report.findings, [s.path for s in view.segments], view.config.mappedFileSizeCommitLog,
                        report.log_end)
 
+    def check_file(self, path: Path, opener: Any, report: Any) -> None:
+        """A segment alone: its records (length, magic, body CRC, physicalOffset, blank marker, garbage
+        tail) and its size, when configured."""
+        from rmqtool.structures.commitlog.geometry import sequence_findings
+
+        reader = opener.reader(path)
+        if reader.start_note is not None:
+            report.notes.append(reader.start_note)
+        report.reporter.extend(sequence_findings(reader.segments, reader.segment_size))
+        for chunk in reader.scan(verify_crc=True):
+            report.reporter.extend(chunk.findings)
+            if chunk.batch is not None:
+                report.messages += len(chunk.batch)
+
 
 COMMITLOG = CommitLog()

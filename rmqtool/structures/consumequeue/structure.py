@@ -41,5 +41,15 @@ class ConsumeQueues(Structure):
 
         return repairs(report.findings, str(view.paths.consumequeue))
 
+    def log_checker(self, view: Any, report: Any) -> Any:
+        from rmqtool.structures.consumequeue.check import QueueChecker
+
+        return QueueChecker(view, report)
+
+    def check_file(self, path: Path, opener: Any, report: Any) -> None:
+        from rmqtool.structures.consumequeue.check import check_file
+
+        check_file(path, opener, report, self.place(path))
+
 
 CONSUME_QUEUES = ConsumeQueues()

@@ -1,0 +1,63 @@
+"""The checkpoint checked: its page alone (`verify FILE`), and its flush times against the newest record.
+
+Duck-typed inputs: a store reader offering `paths.checkpoint` and `checkpoint()`; a window offering
+`last_store_ts` (the newest store time of its records) and `offset` (its records); a report offering
+`reporter.add(finding)`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from rmqtool.report import CHECKPOINT, WARNING, Finding
+from rmqtool.structures import checkpoint
+
+
+class CheckpointChecker:
+    """Flush times after the newest record of the log: what they name was cut or is gone (warnings)."""
+
+    def __init__(self, reader: Any, report: Any) -> None:
+        self.reader, self.report = reader, report
+        self.last_ts: int | None = None  # None: no record was read
+
+    def check(self, window: Any) -> None:
+        if len(window.offset):
+            self.last_ts = max(self.last_ts or 0, int(window.last_store_ts))
+
+    def finish(self, end: int) -> None:
+        path = self.reader.paths.checkpoint
+        if self.last_ts is None or not path.exists():
+            return
+        for f in ahead_findings(str(path), self.reader.checkpoint(), self.last_ts):
+            self.report.reporter.add(f)
+
+
+def ahead_findings(path: str, cp: checkpoint.Checkpoint, last_ts: int) -> list[Finding]:
+    """One warning per 4.9 flush time of the commitlog and the queues after `last_ts`, at its long."""
+    physic, logics = cp.physicMsgTimestamp, cp.logicsMsgTimestamp
+    out = []
+    if physic > last_ts:
+        out.append(_ahead(path, "physicMsgTimestamp", f"physicMsgTimestamp {physic} is after the newest record "
+                          f"({last_ts}): records flushed before the checkpoint are gone (or recovery cut them)"))
+    if logics > last_ts:
+        out.append(_ahead(path, "logicsMsgTimestamp", f"logicsMsgTimestamp {logics} is after the newest record "
+                          f"({last_ts})"))
+    return out
+
+
+def _ahead(path: str, name: str, reason: str) -> Finding:
+    return Finding(path, checkpoint.LAYOUT.offset(name), reason, checkpoint.LAYOUT.width(name), WARNING, CHECKPOINT,
+                   "checkpoint-ahead")
+
+
+def check_file(path: Path, report: Any) -> None:
+    """The page alone: a checkpoint the broker can read (its size, its flush times epoch milliseconds)."""
+    from rmqtool.files.segments import read_file
+    from rmqtool.structures.checkpoint.recognize import checkpoint_refusal
+
+    buf = read_file(path)
+    reason = checkpoint_refusal(buf)
+    if reason is not None:
+        report.reporter.add(Finding(str(path), 0, f"not a checkpoint the broker can read: {reason}", len(buf),
+                                    structure=CHECKPOINT, kind="checkpoint-unreadable"))
