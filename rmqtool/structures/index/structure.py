@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
-from rmqtool.structures.structure import Structure
+from rmqtool.structures.structure import LogChecker, Structure
 
 INDEX_FILE_KIND = "index file"
 
@@ -21,6 +22,22 @@ class Index(Structure):
 
     def place(self, path: Path) -> Path | None:
         return path.parent.parent if path.parent.name == self.folder else None
+
+    def log_checker(self, view: Any, report: Any) -> LogChecker | None:
+        """Entries against the records they point at, keys against the entries (`logcheck`); None when the
+        store's config turns the index off."""
+        if not view.config.messageIndexEnable:
+            return None
+        from rmqtool.structures.index.logcheck import IndexChecker
+
+        return IndexChecker(view, report)
+
+    def check_file(self, path: Path, config_path: Any, report: Any) -> None:
+        """One index file alone: its size, header and chains. `config_path` is the store's settings, loaded by
+        the caller (`maxHashSlotNum`, `maxIndexNum`, `given`): a structure reads no broker.conf."""
+        from rmqtool.structures.index.logcheck import check_file
+
+        check_file(path, config_path, report)
 
 
 INDEX = Index()
