@@ -39,5 +39,10 @@ class Index(Structure):
 
         check_file(path, config_path, report)
 
+    def info(self, view: Any, doc: dict) -> tuple[str, dict] | None:
+        from rmqtool.structures.index.summary import section
+
+        return "index", section(view, doc.get("commitlog", {}).get("endOffset"))
+
 
 INDEX = Index()
