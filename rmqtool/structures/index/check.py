@@ -78,7 +78,11 @@ def header_findings(path: str, header: Mapping[str, int], entries: np.ndarray, i
         return found, n
     first, last = entries[0], entries[n - 1]
     begin, end = int(header["beginTimestamp"]), int(header["endTimestamp"])
-    if n == 1 and begin != end:
+    if begin <= 0 or end < begin:
+        why = f"is after endTimestamp {end}" if begin > 0 else f"is not a time, but the file holds {n} entries"
+        found.append(_finding(path, BEGIN_TIMESTAMP_AT, f"beginTimestamp {begin} {why} (its first key's store time "
+                              "begins it, its last key's ends it)", 16, TIME_RANGE))
+    elif n == 1 and begin != end:
         found.append(_finding(path, BEGIN_TIMESTAMP_AT, f"beginTimestamp {begin} and endTimestamp {end} differ, but "
                               "the file holds one entry (both are its store time)", 16, TIME_RANGE))
     elif n > 1 and int(last["timeDiff"]) != time_diff(end, begin):
