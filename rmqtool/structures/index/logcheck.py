@@ -61,6 +61,7 @@ class _Slice:
 
     path: str
     hash_slots: int  # of its file: where its entries sit
+    bounds: tuple[int, int, int]  # its file's beginPhyOffset, endPhyOffset and entries held
     first: int  # position of the first (0 = entry 1)
     key_hash: np.ndarray  # int64
     phy_offset: np.ndarray  # int64
@@ -128,6 +129,7 @@ class IndexChecker:
         self.reach = np.zeros(0, dtype=bool)
         self.stops = _Stops(np.zeros(0, dtype=np.int64), 0)
         self.hash_slots = 0
+        self.bounds = (0, 0, 0)
         self.path = ""
         self.at = 0
         self.empty: list[tuple[str, int]] = []  # (path, beginPhyOffset) of each file holding no entry
@@ -139,7 +141,8 @@ class IndexChecker:
             if path is None:
                 return False
             view = open_index(self.files, path, self.report)
-        self.entries, self.reach = file_rules(view, self.report)
+        self.entries, self.reach = file_rules(view, self.report, self.log_limit)
+        self.bounds = (int(view.header["beginPhyOffset"]), int(view.header["endPhyOffset"]), len(self.entries))
         if not len(self.entries):
             self.empty.append((str(path), int(view.header["beginPhyOffset"])))
         self.buf, self.hash_slots = view.buf, view.hash_slots
@@ -158,7 +161,7 @@ class IndexChecker:
                 return
             stop = self.stops.stop(self.at, end)
             part = self.entries[self.at : stop]
-            yield _Slice(self.path, self.hash_slots, self.at, part["keyHash"].astype(np.int64),
+            yield _Slice(self.path, self.hash_slots, self.bounds, self.at, part["keyHash"].astype(np.int64),
                          part["phyOffset"].astype(np.int64), self.reach[self.at : stop])
             release_pages(self.buf, self._at(self.at), self._at(stop))
             self.at = stop
@@ -188,14 +191,21 @@ class IndexChecker:
             structure=INDEX, kind="key-not-indexed"))
 
     def _wrong_key(self, s: _Slice, bad: np.ndarray, known: np.ndarray, w: Any, lost: np.ndarray) -> None:
-        """Entries naming no key of their record. One pointing past every segment, between two good entries,
-        whose hash is a key not indexed of a record between them, is that key's entry with its phyOffset
-        damaged: one finding names both (and the key is not reported again)."""
+        """Entries naming no key of their record. One pointing past every segment, between two good entries
+        (the header's begin or end for the first or last of its file), whose hash is a key not indexed of a
+        record between them, is that key's entry with its phyOffset damaged: one finding names both (and
+        the key is not reported again)."""
         owner: dict[int, int] = {}
+        begin_phy, end_phy, count = s.bounds
         for i in bad.tolist():
-            if 0 < i < len(known) - 1 and known[i - 1] and known[i + 1] and s.phy_offset[i] >= self.log_limit:
-                lo = int(np.searchsorted(w.key_offset, s.phy_offset[i - 1], "left"))
-                hi = int(np.searchsorted(w.key_offset, s.phy_offset[i + 1], "right"))
+            if s.phy_offset[i] < self.log_limit:
+                continue
+            lower = int(s.phy_offset[i - 1]) if i > 0 and known[i - 1] else begin_phy if s.first + i == 0 else None
+            upper = int(s.phy_offset[i + 1]) if i < len(known) - 1 and known[i + 1] else \
+                end_phy if s.first + i == count - 1 else None
+            if lower is not None and upper is not None:
+                lo = int(np.searchsorted(w.key_offset, lower, "left"))
+                hi = int(np.searchsorted(w.key_offset, upper, "right"))
                 near = np.flatnonzero(lost[lo:hi] & (w.key_hash[lo:hi] == s.key_hash[i]))
                 if near.size:
                     owner[i] = int(w.key_offset[lo + near[0]])
@@ -236,14 +246,15 @@ def open_index(files: IndexFiles, path: Path, report: Any) -> IndexFileView | No
         return None
 
 
-def file_rules(view: IndexFileView, report: Any) -> tuple[np.ndarray, np.ndarray]:
-    """An index file's own rules: its header against its entries, and every entry reachable from its slot.
-    Returns the entries it holds (a count past them adds no empty ones) and which of them are reachable."""
+def file_rules(view: IndexFileView, report: Any, log_limit: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """An index file's own rules: its header against its entries, and every entry reachable from its slot
+    (`log_limit`: see `check.header_findings`). Returns the entries it holds (a count past them adds no
+    empty ones) and which of them are reachable."""
     from rmqtool.structures.index.check import header_findings
 
     path = str(view.path)
     entries = view.entries()
-    found, held = header_findings(path, view.header, entries, view.index_num)
+    found, held = header_findings(path, view.header, entries, view.index_num, log_limit)
     report.reporter.extend(found)
     report.index_entries += held
     reach = _reachable(view)[:held]

@@ -8,6 +8,7 @@ import json
 import struct
 from pathlib import Path
 
+import pytest
 from cli_helpers import CONF, fixture_copy, run
 from damage import corrupt
 
@@ -32,18 +33,20 @@ def _phy_offset(path: Path, n: int) -> int:
     return struct.unpack_from(">q", path.read_bytes(), at)[0]
 
 
-def test_one_flipped_bit_in_an_entry_offset_is_one_finding_not_every_later_entry_stale(tmp_path):
+@pytest.mark.parametrize(("rel", "n"), [(OLDEST, 1), (OLDEST, 5), (OLDEST, 255), (NEWEST, 218)],
+                         ids=["first entry", "middle entry", "last entry", "last entry of the newest file"])
+def test_one_flipped_bit_in_an_entry_offset_is_one_finding_not_every_later_entry_stale(tmp_path, rel, n):
     store = fixture_copy(tmp_path)
-    right = _phy_offset(store / OLDEST, 5)
-    corrupt(store, OLDEST, "flip", index.entry_position(SLOTS, 5) + index.PHY_OFFSET_AT)  # the top byte: +2^60
+    right = _phy_offset(store / rel, n)
+    corrupt(store, rel, "flip", index.entry_position(SLOTS, n) + index.PHY_OFFSET_AT)  # the top byte: +2^60
     wrong = right + (1 << 60)
-    assert _phy_offset(store / OLDEST, 5) == wrong
+    assert _phy_offset(store / rel, n) == wrong
 
     code, doc = _verify(store)
     assert code == 1
     assert doc["findings"] == [{
-        "file": str(store / OLDEST), "offset": index.entry_position(SLOTS, 5),
-        "reason": f"entry 5 (hash {_key_hash(store / OLDEST, 5)}) points at {wrong}, past the end of the log's "
+        "file": str(store / rel), "offset": index.entry_position(SLOTS, n),
+        "reason": f"entry {n} (hash {_key_hash(store / rel, n)}) points at {wrong}, past the end of the log's "
                   f"segments ({SEGMENTS_END}): its phyOffset is damaged (its neighbours say it indexes the record at "
                   f"{right})",
         "bytes": index.ENTRY_LEN, "severity": "error", "structure": "index", "kind": "index-entry-wrong-key"}]
