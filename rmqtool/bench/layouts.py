@@ -73,11 +73,13 @@ def _move_index(reader: StoreReader, dst: Path, moved: dict[int, int]) -> None:
     """The reader's index files with every physical offset (entries, header begin/end) re-pointed."""
     import numpy as np
 
+    from rmqtool.structures.index.chain import entry_bound
+
     dst.mkdir()
     for path in reader.index_paths():
-        slots, _ = reader.index_geometry(path)
+        slots, num = reader.index_geometry(path)
         buf = bytearray(path.read_bytes())
-        count = int(index.decode_header(buf)["indexCount"])
+        count = entry_bound(index.decode_header(buf)["indexCount"], num)
         at = index.HEADER_LEN + slots * index.SLOT_LEN
         entries = np.frombuffer(buf, dtype=index.ENTRY.dtype(), count=count, offset=at).copy()
         live = entries["phyOffset"][index.FIRST_INDEX :]

@@ -192,8 +192,8 @@ def timerlog_cmd(
 
 def _file_reader(path: Path, config: Path | None):
     from rmqtool.engine.config import StoreConfig
-    from rmqtool.engine.reader import IndexFiles
     from rmqtool.engine.recognition import require_file
+    from rmqtool.structures.index.files import IndexFiles
 
     require_file(path, "index file")
     cfg, given = StoreConfig.from_file(config) if config else (StoreConfig(), set())

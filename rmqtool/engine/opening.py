@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -23,7 +22,7 @@ from rmqtool.structures import index
 from rmqtool.structures.commitlog.geometry import segment_size_of
 from rmqtool.structures.consumequeue.geometry import file_size_of, first_file_sizes
 from rmqtool.structures.dledger import DATA_DIR
-from rmqtool.structures.index.geometry import geometry_of_size
+from rmqtool.structures.index.geometry import store_geometry
 
 if TYPE_CHECKING:
     from rmqtool.engine.kind import StoreKind
@@ -120,21 +119,10 @@ def resolve_geometry(paths: StorePaths, cfg: StoreConfig, segments: tuple[Segmen
                            queue_sizes)
     elif queue_size is not None:
         changes["mappedFileSizeConsumeQueue"] = queue_size
-    index_sizes = _index_file_sizes(paths.index)
-    if index_sizes:
-        said = index.file_len(cfg.maxHashSlotNum, cfg.maxIndexNum)
-        common, times = Counter(index_sizes).most_common(1)[0]
-        if said not in index_sizes and {"maxHashSlotNum", "maxIndexNum"} & given:
-            if times > 1:  # files that agree with each other: a lone odd file is damage, which verify reports
-                _contradiction(f"maxHashSlotNum={cfg.maxHashSlotNum}, maxIndexNum={cfg.maxIndexNum} "
-                               f"({said}-byte files)", "index files", index_sizes)
-        elif said not in index_sizes:
-            geometry = geometry_of_size(common)
-            if geometry is None and times > 1:
-                raise RmqError(f"the index files are {common} bytes, which no default slot/entry ratio gives: "
-                               "pass the store's broker.conf with --config (maxHashSlotNum, maxIndexNum)")
-            if geometry is not None:
-                changes["maxHashSlotNum"], changes["maxIndexNum"] = geometry
+    geometry = store_geometry(_index_file_sizes(paths.index), cfg.maxHashSlotNum, cfg.maxIndexNum,
+                              bool({"maxHashSlotNum", "maxIndexNum"} & given))
+    if geometry is not None:
+        changes["maxHashSlotNum"], changes["maxIndexNum"] = geometry
     return dataclasses.replace(cfg, **changes) if changes else cfg
 
 

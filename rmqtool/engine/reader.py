@@ -21,7 +21,7 @@ from rmqtool.structures import checkpoint, index
 from rmqtool.structures.commitlog import message
 from rmqtool.structures.commitlog.geometry import holes, missing_segment_at, start_from_first_record, store_findings
 from rmqtool.structures.consumequeue.queues import QueueStore, open_queues
-from rmqtool.structures.index.geometry import geometry_of_size
+from rmqtool.structures.index.files import IndexFiles, IndexFileView
 
 if TYPE_CHECKING:  # numpy and the scanner load on first use: lookups start faster without them
     import numpy as np
@@ -31,7 +31,6 @@ if TYPE_CHECKING:  # numpy and the scanner load on first use: lookups start fast
 from rmqtool.files.segments import (
     SegmentFile,
     data_end,
-    map_file,
     nonzero_end,
     open_read_only,
     read_file,
@@ -46,23 +45,6 @@ class ScanChunk:
 
     batch: RecordBatch | None
     findings: list[Finding] = field(default_factory=list)
-
-
-@dataclass
-class IndexFileView:
-    path: Path
-    header: dict
-    hash_slots: int
-    index_num: int
-    buf: bytes
-
-    def slots(self) -> np.ndarray:
-        return index.decode_slots(self.buf, self.hash_slots)
-
-    def entries(self) -> np.ndarray:
-        """Entries 1 .. indexCount-1 (the used ones), with their entry numbers."""
-        count = min(self.header["indexCount"], self.index_num)
-        return index.decode_entries(self.buf, self.hash_slots, max(count, index.FIRST_INDEX))[index.FIRST_INDEX :]
 
 
 _observers: list[Callable[[int, int], None]] = []  # told (bytes scanned, bytes to scan) as scans go
@@ -92,34 +74,6 @@ def _scan_teller(base: int, end: int) -> Callable[[int | None], None]:
         _tell(total if at is None else min(max(at - base, 0), total), total)
 
     return tell
-
-
-class IndexFiles:
-    """Index files read with a store's settings: the geometry from the config or, where the config
-    does not set it, from each file's size."""
-
-    def __init__(self, config: StoreConfig, given: set[str]) -> None:
-        self.config = config
-        self.given = given
-
-    def index_file(self, path: Path) -> IndexFileView:
-        buf = map_file(path)
-        head = index.header_of(buf)
-        if head is None:
-            raise RmqError(f"{path}: {len(buf)} bytes is too small for an index file")
-        header = index.header_to_json(head)
-        return IndexFileView(path, header, *self.index_geometry(path, len(buf)), buf)
-
-    def index_geometry(self, path: Path, size: int | None = None) -> tuple[int, int]:
-        """(hash slots, index entries) of an index file: from the config, or inferred from its size."""
-        size = path.stat().st_size if size is None else size
-        slots, num = self.config.maxHashSlotNum, self.config.maxIndexNum
-        if index.file_len(slots, num) != size and not {"maxHashSlotNum", "maxIndexNum"} & self.given:
-            slots, num = geometry_of_size(size) or (slots, num)
-        if index.file_len(slots, num) != size:
-            raise RmqError(f"{path}: {size} bytes does not match maxHashSlotNum={slots}, maxIndexNum={num};"
-                           " pass --config broker.conf")
-        return slots, num
 
 
 class StoreReader:
@@ -339,11 +293,15 @@ class StoreReader:
     def index_names(self) -> list[str]:
         return index.file_names(self.paths.index)
 
+    def index_files(self) -> IndexFiles:
+        """The store's index files read with its settings (`structures.index.files`)."""
+        return IndexFiles(self.config, self.given)
+
     def index_file(self, path: Path) -> IndexFileView:
-        return IndexFiles(self.config, self.given).index_file(path)
+        return self.index_files().index_file(path)
 
     def index_geometry(self, path: Path, size: int | None = None) -> tuple[int, int]:
-        return IndexFiles(self.config, self.given).index_geometry(path, size)
+        return self.index_files().index_geometry(path, size)
 
     # -- checkpoint ----------------------------------------------------------------------------
     def checkpoint(self) -> checkpoint.Checkpoint:

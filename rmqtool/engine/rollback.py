@@ -22,6 +22,7 @@ from rmqtool.engine.message_store import MessageStore
 from rmqtool.errors import Interrupted
 from rmqtool.files.signals import uninterrupted
 from rmqtool.structures import index
+from rmqtool.structures.index.chain import entry_bound
 from rmqtool.structures.index.check import held
 
 
@@ -126,10 +127,10 @@ def _undo_index(store: MessageStore, m: WriteMark) -> None:
         return
     f = svc.files[-1]
     buf = f.mf.map
-    before = int(index.header_of(m.index_header)["indexCount"])
+    before = entry_bound(index.header_of(m.index_header)["indexCount"], f.index_num)
     # a writer killed inside a batch has written entries its header does not count yet
     capacity = index.decode_entries(buf, f.hash_slots, f.index_num)
-    now = max(int(index.decode_header(buf)["indexCount"]), index.FIRST_INDEX + held(capacity[index.FIRST_INDEX:]))
+    now = index.FIRST_INDEX + max(f.held, held(capacity[index.FIRST_INDEX:]))
     del capacity
     if now > before:
         entries = index.decode_entries(buf, f.hash_slots, now)[before:]

@@ -22,7 +22,7 @@ from rmqtool.structures import consumequeue, index
 from rmqtool.structures.commitlog import message, msgid, properties, sysflag, uniqkey
 from rmqtool.structures.commitlog.delay import SCHEDULE_TOPIC
 from rmqtool.structures.consumequeue.queues import MapCache
-from rmqtool.structures.index import chain
+from rmqtool.structures.index import lookup
 from rmqtool.text import iso_time
 
 if TYPE_CHECKING:
@@ -130,48 +130,13 @@ class StoreQuery:
                       max_hits: int = 64) -> list[int]:
         """The broker's raw index hits for topic#key: newest file first, at most `max_hits`.
 
-        Each file is read with a few `pread`s (header, slot, the chain's entries), not mapped: a store
-        with tens of thousands of small index files would otherwise keep a map of each.
+        The lookup's rule is the index's (`structures.index.lookup`).
         """
         files = self._index_files()
         if not files:
             raise RmqError(f"{self.reader.paths.root} has no index files: use --scan")
-        full_key = index.index_key(topic, key)
-        key_hash = index.key_hash(full_key)
-        hits: list[int] = []
-        for path in reversed(files):
-            try:
-                fd = os.open(path, os.O_RDONLY)
-            except OSError as e:
-                raise RmqError(f"cannot open {path}: {e.strerror}") from None
-            try:
-                geometry = self._geometry(path, os.fstat(fd).st_size)
-                if geometry is None:
-                    continue
-                begin_ts, end_ts, _, _, _, count = chain.header_fields(chain.pread_reader(fd))
-                overlaps = (begin < begin_ts and end > end_ts) or begin_ts <= begin <= end_ts or \
-                    begin_ts <= end <= end_ts
-                if overlaps:
-                    self._chain(fd, geometry, count, begin_ts, key_hash, begin, end, max_hits, hits)
-            finally:
-                os.close(fd)
-            if begin_ts < begin or len(hits) >= max_hits:
-                break
-        return hits
-
-    @staticmethod
-    def _chain(fd: int, geometry: tuple[int, int], count: int, begin_ts: int, key_hash: int, begin: int, end: int,
-               max_hits: int, hits: list[int]) -> None:
-        """The hits of one file: its bucket's chain walked by the broker's rule (`chain.walk`), keeping
-        entries of this hash timed within [begin, end]."""
-        slots, num = geometry
-        walk = chain.walk(chain.pread_reader(fd), slots, chain.entry_bound(count, num), begin_ts,
-                          index.slot_of(key_hash, slots), begin)
-        for link in walk:
-            if link.key_hash == key_hash and begin <= link.timestamp <= end:
-                hits.append(link.phy_offset)
-                if len(hits) >= max_hits:
-                    return
+        key_hash = index.key_hash(index.index_key(topic, key))
+        return lookup.offsets(files, self._geometry, key_hash, begin, end, max_hits)
 
     def by_key(self, topic: str, key: str, *, unique: bool = False, begin: int = 0, end: int = LONG_MAX,
                max_hits: int = 64, real_topic: bool = False) -> list[Hit]:

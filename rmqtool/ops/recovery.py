@@ -38,7 +38,7 @@ from rmqtool.files.lock import StoreLock, create_abort
 from rmqtool.files.paths import StorePaths, is_temporary, temporary_name
 from rmqtool.files.segments import zero_range
 from rmqtool.report import Finding
-from rmqtool.structures import checkpoint, consumequeue, index, structure
+from rmqtool.structures import checkpoint, consumequeue, structure
 from rmqtool.structures.checkpoint.file import lower_to
 from rmqtool.structures.commitlog import recovery as commitlog
 from rmqtool.structures.consumequeue.recovery import (
@@ -50,9 +50,8 @@ from rmqtool.structures.consumequeue.recovery import (
     queued_past,
 )
 from rmqtool.structures.cuts import cut_range
+from rmqtool.structures.index import recovery as index_recovery
 
-INDEX_NEWER = "index file newer than the checkpoint's index time"
-INDEX_PAST_END = "index file holding keys of records past the new end"
 UNFINISHED = "unfinished file creation (the writer stopped while allocating it)"
 
 def cut_to_json(f: Finding) -> dict:
@@ -109,11 +108,6 @@ class RecoveryPlan:
     def torn_bytes(self) -> int:
         """Bytes lost that belong to no intact record: a torn record, garbage, end-of-segment markers."""
         return self.bytes_lost - self.dropped_bytes
-
-    def kept_index(self, paths: list[Path]) -> list[Path]:
-        """The index files of `paths` this plan keeps."""
-        dropped = set(self.index_dropped)
-        return [p for p in paths if str(p) not in dropped]
 
     @property
     def salvageable(self) -> int:
@@ -240,10 +234,10 @@ def plan_recovery(root: str | os.PathLike | Store, cfg: StoreConfig | None = Non
             return plan
     _plan_cuts(reader, cfg, plan)
     if plan.mode == "crash":
-        _plan_index(reader, cfg, cp, plan)
+        index_recovery.plan_newer(reader, cp.indexMsgTimestamp, plan)
     if truncate_to is not None:
-        _plan_index_past(reader, plan)
-    plan.index_keys_before = sum(_index_entries(p) for p in plan.kept_index(reader.index_paths()))
+        index_recovery.plan_past(reader, plan)
+    plan.index_keys_before = index_recovery.keys_kept(reader, plan)
     if thorough:
         _plan_rebuilds(reader, plan)
     if count_dispatch:
@@ -251,19 +245,6 @@ def plan_recovery(root: str | os.PathLike | Store, cfg: StoreConfig | None = Non
     return plan
 
 
-def _plan_index_past(reader: StoreReader, plan: RecoveryPlan) -> None:
-    """Truncation: index files holding keys of records at or past the new end go whole (a key cannot be
-    taken out of a hash chain), and the re-dispatch puts back the keys of their records before the end."""
-    dropped = set(plan.index_dropped)
-    for path in reader.index_paths():
-        head = index.read_header(path)
-        if head is None or int(head["endPhyOffset"]) < plan.end or str(path) in dropped:
-            continue
-        plan.index_dropped.append(str(path))
-        plan.index_entries_dropped += _index_entries(path)
-        plan.deleted.append((str(path), INDEX_PAST_END))
-        begin = int(head["beginPhyOffset"])
-        plan.index_from = begin if plan.index_from is None else min(plan.index_from, begin)
 
 
 def _plan_rebuilds(reader: StoreReader, plan: RecoveryPlan) -> None:
@@ -284,11 +265,7 @@ def _plan_rebuilds(reader: StoreReader, plan: RecoveryPlan) -> None:
         plan.cuts = [c for c in plan.cuts if not c.file.startswith(d + os.sep)]
     index_dir = str(reader.paths.index)
     if any(f.file.startswith(index_dir) and f.severity == "error" for f in report.findings):
-        for path in plan.kept_index(reader.index_paths()):
-            plan.index_dropped.append(str(path))
-            plan.index_entries_dropped += _index_entries(path)
-            plan.deleted.append((str(path), "rebuilt from the commitlog (keys missing or unreachable)"))
-        plan.index_keys_before = 0
+        index_recovery.plan_rebuild(reader, plan)
 
 
 def _plan_cuts(reader: StoreReader, cfg: StoreConfig, plan: RecoveryPlan) -> None:
@@ -300,23 +277,6 @@ def _plan_cuts(reader: StoreReader, cfg: StoreConfig, plan: RecoveryPlan) -> Non
     plan_queue_cuts(plan, cfg.mappedFileSizeConsumeQueue, cut_points)
 
 
-def _plan_index(reader: StoreReader, cfg: StoreConfig, cp: checkpoint.Checkpoint, plan: RecoveryPlan) -> None:
-    for path in reader.index_paths():
-        head = index.read_header(path)
-        end_ts = int(head["endTimestamp"]) if head is not None else 0
-        if end_ts > cp.indexMsgTimestamp:
-            plan.index_dropped.append(str(path))
-            plan.index_entries_dropped += _index_entries(path)
-            plan.deleted.append((str(path), INDEX_NEWER))
-
-
-def _index_entries(path: Path) -> int:
-    """Entries an index file holds (its header's indexCount, less the unused entry 0)."""
-    head = index.read_header(path)
-    count = int(head["indexCount"]) if head is not None else 1
-    return max(count - index.FIRST_INDEX, 0)
-
-
 def _plan_dispatch(reader: StoreReader, cfg: StoreConfig, plan: RecoveryPlan) -> None:
     """Count the queue entries and index keys the re-dispatch after recovery adds."""
     from rmqtool.structures.commitlog.dispatchkernel import D_IN_CQ, D_OFFSET, D_QUEUE_ID, D_SIZE, dispatch_records
@@ -325,7 +285,7 @@ def _plan_dispatch(reader: StoreReader, cfg: StoreConfig, plan: RecoveryPlan) ->
     reput = max([q.max_physical_end for q in plan.queues] + [0])
     start = plan.dispatch_from if plan.dispatch_from is not None else reput
     start = max(start, reader.segments[0].start)
-    index_from = _kept_index_end(reader, plan)
+    index_from = index_recovery.kept_end(reader, plan)
     levels = np.asarray(cfg.delay_levels_ms, dtype=np.int64)
     for chunk in reader.scan(start, verify_crc=False):
         b = chunk.batch
@@ -350,14 +310,6 @@ def _plan_dispatch(reader: StoreReader, cfg: StoreConfig, plan: RecoveryPlan) ->
         if cfg.messageIndexEnable:
             key_offsets = fields[found.key_rec, D_OFFSET]
             plan.index_keys_added += int((key_offsets >= index_from).sum())
-
-
-def _kept_index_end(reader: StoreReader, plan: RecoveryPlan) -> int:
-    kept = plan.kept_index(reader.index_paths())
-    if not kept:
-        return 0
-    head = index.read_header(kept[-1])
-    return int(head["endPhyOffset"]) if head is not None else 0
 
 
 def recover_store(root: str | os.PathLike | Store, cfg: StoreConfig | None = None, *,
@@ -472,5 +424,5 @@ def _count_added(store, plan: RecoveryPlan) -> None:
         q.added = max(q.added, cq.max_offset_in_queue - consumequeue.queue_offset_of(q.end))
     if store.index is not None:
         store.dispatch()
-        now = sum(int(f.header["indexCount"]) - index.FIRST_INDEX for f in store.index.files)
+        now = sum(f.held for f in store.index.files)
         plan.index_keys_added = now - plan.index_keys_before

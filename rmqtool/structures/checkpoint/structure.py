@@ -39,5 +39,16 @@ class CheckpointFile(Structure):
 
         check_file(path, report)
 
+    def info(self, view: Any, doc: dict) -> tuple[str, dict] | None:
+        """Its times, and how far the physic time lags the log's newest record (`doc`'s commitlog section)."""
+        if not view.paths.checkpoint.is_file():
+            return "checkpoint", {"present": False}
+        cp = view.checkpoint()
+        out = {"present": True, **cp.to_json()}
+        last_ts = doc.get("commitlog", {}).get("lastStoreTimestamp")
+        if last_ts is not None:
+            out["physicBehindDataMs"] = last_ts - cp.physicMsgTimestamp  # > 0: records newer than the checkpoint
+        return "checkpoint", out
+
 
 CHECKPOINT = CheckpointFile()

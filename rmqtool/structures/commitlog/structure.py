@@ -30,6 +30,11 @@ class CommitLog(Structure):
     def place(self, path: Path) -> Path | None:
         return path.parent.parent if path.parent.name == self.folder else None
 
+    def info(self, view: Any, doc: dict) -> tuple[str, dict] | None:
+        from rmqtool.structures.commitlog.summary import section
+
+        return "commitlog", section(view)
+
     def file_findings(self, view: Any) -> list[Finding]:
         from rmqtool.structures.commitlog.geometry import store_findings
 

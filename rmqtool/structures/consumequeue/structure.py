@@ -31,6 +31,11 @@ class ConsumeQueues(Structure):
         # consumequeue/<topic>/<queueId>/<file>; a topic may be named like another structure's folder
         return path.parents[3] if len(path.parents) > 3 and path.parents[2].name == self.folder else None
 
+    def info(self, view: Any, doc: dict) -> tuple[str, dict] | None:
+        from rmqtool.structures.consumequeue.summary import section
+
+        return "consumeQueues", section(view)
+
     def file_findings(self, view: Any) -> list[Finding]:
         from rmqtool.structures.consumequeue.rules import store_findings
 

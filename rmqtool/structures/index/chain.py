@@ -56,6 +56,12 @@ def entry_bound(index_count: int, index_num: int) -> int:
     return max(min(int(index_count), int(index_num)), FIRST_INDEX)
 
 
+def entries_held(index_count: int, index_num: int) -> int:
+    """How many entries a header of `index_count` says its file holds (entry 0 is never one): the one rule
+    every count of a store's index entries takes."""
+    return entry_bound(index_count, index_num) - FIRST_INDEX
+
+
 def pread_reader(fd: int) -> Reader:
     return lambda at, n: os.pread(fd, n, at)
 

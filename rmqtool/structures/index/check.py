@@ -63,10 +63,12 @@ def held(entries: np.ndarray) -> int:
     return 0
 
 
-def header_findings(path: str, header: Mapping[str, int], entries: np.ndarray, index_num: int) \
-        -> tuple[list[Finding], int]:
+def header_findings(path: str, header: Mapping[str, int], entries: np.ndarray, index_num: int,
+                    log_limit: int | None = None) -> tuple[list[Finding], int]:
     """What `header` says that the file's `entries` (1 .. indexCount-1, at most the file's) contradict,
-    and how many of them it holds."""
+    and how many of them it holds. Given `log_limit` (where the log's last segment ends), a first or last
+    entry pointing past it while the header's offset does not is the entry's damage (the log check reports
+    it), not the header's."""
     count, n = int(header["indexCount"]), held(entries)
     found = []
     if count > index_num or n < len(entries):
@@ -78,7 +80,11 @@ def header_findings(path: str, header: Mapping[str, int], entries: np.ndarray, i
         return found, n
     first, last = entries[0], entries[n - 1]
     begin, end = int(header["beginTimestamp"]), int(header["endTimestamp"])
-    if n == 1 and begin != end:
+    if begin <= 0 or end < begin:
+        why = f"is after endTimestamp {end}" if begin > 0 else f"is not a time, but the file holds {n} entries"
+        found.append(_finding(path, BEGIN_TIMESTAMP_AT, f"beginTimestamp {begin} {why} (its first key's store time "
+                              "begins it, its last key's ends it)", 16, TIME_RANGE))
+    elif n == 1 and begin != end:
         found.append(_finding(path, BEGIN_TIMESTAMP_AT, f"beginTimestamp {begin} and endTimestamp {end} differ, but "
                               "the file holds one entry (both are its store time)", 16, TIME_RANGE))
     elif n > 1 and int(last["timeDiff"]) != time_diff(end, begin):
@@ -86,7 +92,10 @@ def header_findings(path: str, header: Mapping[str, int], entries: np.ndarray, i
                               f"{time_diff(end, begin)} s, but the last entry ({n}) is {int(last['timeDiff'])} s "
                               "after the begin", 16, TIME_RANGE))
     low, high = int(header["beginPhyOffset"]), int(header["endPhyOffset"])
-    if (low, high) != (int(first["phyOffset"]), int(last["phyOffset"])):
+    ends = [int(first["phyOffset"]), int(last["phyOffset"])]
+    if log_limit is not None:
+        ends = [said if phy >= log_limit > said else phy for phy, said in zip(ends, (low, high), strict=True)]
+    if (low, high) != tuple(ends):
         found.append(_finding(path, BEGIN_PHY_AT, f"beginPhyOffset {low} to endPhyOffset {high}, but the entries run "
                               f"from {int(first['phyOffset'])} (entry 1) to {int(last['phyOffset'])} (entry {n})",
                               16, PHY_RANGE))

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from rmqtool.structures.structure import Repair, Structure
+from rmqtool.structures.structure import LogChecker, Repair, Structure
 
 INDEX_FILE_KIND = "index file"
 
@@ -27,6 +27,27 @@ class Index(Structure):
 
     def place(self, path: Path) -> Path | None:
         return path.parent.parent if path.parent.name == self.folder else None
+
+    def log_checker(self, view: Any, report: Any) -> LogChecker | None:
+        """Entries against the records they point at, keys against the entries (`logcheck`); None when the
+        store's config turns the index off."""
+        if not view.config.messageIndexEnable:
+            return None
+        from rmqtool.structures.index.logcheck import IndexChecker
+
+        return IndexChecker(view, report)
+
+    def check_file(self, path: Path, opener: Any, report: Any) -> None:
+        """One index file alone: its size, header and chains, by the settings `opener.config` holds
+        (`maxHashSlotNum`, `maxIndexNum`, `given`): a structure reads no broker.conf."""
+        from rmqtool.structures.index.logcheck import check_file
+
+        check_file(path, opener.config, report)
+
+    def info(self, view: Any, doc: dict) -> tuple[str, dict] | None:
+        from rmqtool.structures.index.summary import section
+
+        return "index", section(view, doc.get("commitlog", {}).get("endOffset"))
 
 
 INDEX = Index()

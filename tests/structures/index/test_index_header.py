@@ -30,6 +30,13 @@ HEADER_DAMAGE = {  # header field, format, value; the finding's offset, bytes, k
     "time range wrong": (index.END_TIMESTAMP_AT, ">q", 1700003602933, index.BEGIN_TIMESTAMP_AT, 16, "index-time-range",
                          "beginTimestamp 1700000002058 to endTimestamp 1700003602933 is 3600 s, but the last entry "
                          "(218) is 0 s after the begin"),
+    "endTimestamp zero": (index.END_TIMESTAMP_AT, ">q", 0, index.BEGIN_TIMESTAMP_AT, 16, "index-time-range",
+                          "beginTimestamp 1700000002058 is after endTimestamp 0 (its first key's store time begins it, "
+                          "its last key's ends it)"),
+    "beginTimestamp after endTimestamp": (index.BEGIN_TIMESTAMP_AT, ">q", 1700000003000, index.BEGIN_TIMESTAMP_AT, 16,
+                                          "index-time-range", "beginTimestamp 1700000003000 is after endTimestamp "
+                                          "1700000002933 (its first key's store time begins it, its last key's ends "
+                                          "it)"),
     "offset range wrong": (index.BEGIN_PHY_AT, ">q", 101556, index.BEGIN_PHY_AT, 16, "index-phy-range",
                            "beginPhyOffset 101556 to endPhyOffset 151493, but the entries run from 101456 (entry 1) "
                            "to 151493 (entry 218)"),

@@ -1,0 +1,82 @@
+"""One index file of a store being written: its mapping, header, entries held and the keys put into it."""
+
+from __future__ import annotations
+
+import mmap
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from rmqtool.files.mappedfile import MappedFile
+from rmqtool.structures import index
+from rmqtool.structures.index.chain import entries_held
+
+if TYPE_CHECKING:
+    import numpy as np
+
+
+class IndexFile:
+    """One index file: a mapped file plus its header fields. Only the newest file of a store is
+    written, so the others are mapped only while someone reads them (`open`), never all at once."""
+
+    def __init__(self, path: Path, file_len: int, hash_slots: int, index_num: int, mf: MappedFile | None = None) \
+            -> None:
+        self.path, self.file_len, self.hash_slots, self.index_num = path, file_len, hash_slots, index_num
+        self._mf = mf
+
+    @classmethod
+    def create(cls, path: Path, hash_slots: int, index_num: int, end_phy: int, end_ts: int, *,
+               preallocate: bool = False) -> IndexFile:
+        """A new file that starts where the previous one ended (`end_phy`, `end_ts`; 0 for the first)."""
+        from rmqtool.structures.index.kernel import new_header
+
+        file_len = index.file_len(hash_slots, index_num)
+        mf = MappedFile(path, file_len, create=True, preallocate=preallocate)
+        index.put_header(mf.map, new_header(end_phy, end_ts))
+        return cls(mf.path, file_len, hash_slots, index_num, mf)
+
+    @property
+    def mf(self) -> MappedFile:
+        """The file's mapping, made again when the file was retired."""
+        if self._mf is None or self._mf.map.closed:
+            self._mf = MappedFile(self.path, self.file_len)
+        return self._mf
+
+    def retire(self) -> None:
+        """Flush and unmap the file (a full one: its mapping and descriptor are not needed any more)."""
+        if self._mf is not None and not self._mf.map.closed:
+            self._mf.wrote = self._mf.size
+            self._mf.flush()
+            self._mf.close()
+        self._mf = None
+
+    @property
+    def name(self) -> str:
+        return self.path.name
+
+    @property
+    def header(self) -> np.void:
+        if self._mf is None or self._mf.map.closed:  # a retired file: its header read, not mapped again
+            return index.read_header(self.path)
+        return index.decode_header(self._mf.map).copy()  # a view would keep the map from closing on retire
+
+    @property
+    def held(self) -> int:
+        """The entries its header counts (`chain.entries_held`)."""
+        return entries_held(int(self.header["indexCount"]), self.index_num)
+
+    @property
+    def full(self) -> bool:
+        return int(self.header["indexCount"]) >= self.index_num
+
+    def release_entries(self) -> None:
+        """Unmap the entries written so far (they are appended in order; the slot table stays mapped)."""
+        entries_at = index.entries_offset(self.hash_slots)
+        page = mmap.PAGESIZE
+        self.mf.released = max(self.mf.released, -(-entries_at // page) * page)  # header and slots stay mapped
+        self.mf.release(index.entry_position(self.hash_slots, int(self.header["indexCount"])))
+
+    def put(self, hashes: np.ndarray, phys: np.ndarray, times: np.ndarray, start: int) -> int:
+        """Put keys from `start` until full; returns the next key to put."""
+        from rmqtool.structures.index import kernel
+
+        return kernel.put_keys(self.mf.arr, self.hash_slots, self.index_num, hashes, phys, times, start, len(hashes))
