@@ -161,11 +161,11 @@ def timerlog_cmd(
 
     Example: [bold]rmqtool decode timerlog ~/store --jsonl[/]
     """
+    from rmqtool.ops.timers import timer_log
     from rmqtool.report import Finding
-    from rmqtool.structures.timerlog.reader import timer_units
 
     units, findings = [], []
-    for item in timer_units(store, config, resolve):
+    for item in timer_log(store, config, resolve):
         (findings if isinstance(item, Finding) else units).append(item)
     if as_jsonl:
         output.emit_jsonl([*units, *({"error": f.reason, "file": f.file, "offset": f.offset} for f in findings)])
