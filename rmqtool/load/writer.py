@@ -24,12 +24,12 @@ from rmqtool.engine.reader import StoreReader
 from rmqtool.engine.results import PutResult
 from rmqtool.engine.rollback import transaction
 from rmqtool.errors import RmqError
+from rmqtool.io.pipeline import ahead
 from rmqtool.io.schema import PRODUCER_TYPES, STORED_ONLY, STORED_TYPES
 from rmqtool.io.sources import BadRow, Source
 from rmqtool.load.existing import ExistingRecords
 from rmqtool.load.planner import LoadPlanner, PlacementError, QueueRotation
 from rmqtool.load.records import LoadChunk, LoadOptions, RowError, producer_chunk, stored_chunk
-from rmqtool.ops.pipeline import ahead
 from rmqtool.structures.commitlog import uniqkey
 from rmqtool.structures.commitlog.delay import SCHEDULE_TOPIC
 
