@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 import typer
 
-from rmqtool.cli import output
+from rmqtool.cli import output, screen
 from rmqtool.cli.grid import Column
 from rmqtool.cli.messages import message_table
 from rmqtool.errors import EXIT_PROBLEM, NotFound, RmqError
@@ -411,7 +411,7 @@ def _config_file(item) -> None:
             t.add_row(str(level), str(level - 1), str(at))
         output.stdout.print(t if t.row_count else "no delay level delivered yet")
     else:
-        output.stdout.print(output.terminal_text(fastjson.dumps(content)))
+        output.stdout.print(screen.terminal_text(fastjson.dumps(content)))
 
 
 @app.command("msgid")
