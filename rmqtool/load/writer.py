@@ -21,7 +21,6 @@ import numpy as np
 from rmqtool.engine.message_store import MessageStore
 from rmqtool.engine.opening import Store, open_store
 from rmqtool.engine.reader import StoreReader
-from rmqtool.engine.results import PutResult
 from rmqtool.engine.rollback import transaction
 from rmqtool.errors import RmqError
 from rmqtool.io.pipeline import ahead
@@ -124,23 +123,6 @@ def load(root, source: Source, opts: LoadOptions, *, flush: str | None = None, b
     if held is None:
         store.close()
     return summary
-
-
-def append_one(root, cfg, msg, *, flush: str | None, register_topics: bool, keep_store_host: bool) -> PutResult:
-    """Put one message as the broker's putMessage (a store is made when missing), all or nothing: an
-    interrupted put is rolled back, and a store made for it is removed again when it fails."""
-    opened = open_store(root, cfg)
-    created = not opened.root.exists()
-    try:
-        with MessageStore(opened, flush=flush, register_topics=register_topics) as store:
-            if not keep_store_host and store.store_host is not None:
-                msg.store_host = store.store_host  # a new message names the broker the store's records name
-            with transaction(store, "append"):
-                return store.put_message(msg)
-    except BaseException:
-        if created:
-            shutil.rmtree(opened.root, ignore_errors=True)
-        raise
 
 
 def _with(first, rest: Iterator) -> Iterator:
