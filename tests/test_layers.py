@@ -3,6 +3,8 @@
 Every import counts, at module level, inside a function or under TYPE_CHECKING: `from x import y`
 points at the module x.y when there is one, else at x. The checks run on a plain graph
 {module: {imported modules}}, so each is also shown failing on a small graph held in memory.
+Tests take shared pieces from helper modules (cli_helpers, damage ...) or a conftest, never from
+another test module, so each folder runs alone.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "rmqtool"
+TESTS = ROOT / "tests"
 
 # Highest first; a module may import its own layer or a lower one. `__main__` only starts the CLI.
 LAYERS: tuple[tuple[str, ...], ...] = (
@@ -130,6 +133,23 @@ def import_circles(graph: Graph) -> list[list[str]]:
     return sorted(circles)
 
 
+def imports_of_test_modules(tests: Path = TESTS) -> list[str]:
+    """`importer -> imported` wherever a file under `tests` imports a test module (test_*.py), by any name."""
+    modules = {p.stem for p in tests.rglob("test_*.py")}
+    found = []
+    for path in sorted(tests.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                names = [f"{node.module or ''}.{a.name}" for a in node.names]
+            else:
+                continue
+            found += [f"{path.relative_to(tests)} -> {name.strip('.')}" for name in names
+                      if modules.intersection(name.split("."))]
+    return found
+
+
 GRAPH = import_graph()
 
 
@@ -147,6 +167,10 @@ def test_no_two_structure_folders_import_each_other():
 
 def test_no_import_circle():
     assert import_circles(GRAPH) == []
+
+
+def test_no_test_module_imports_another():
+    assert imports_of_test_modules() == []
 
 
 def test_graph_sees_function_level_type_checking_and_relative_imports(tmp_path):
@@ -186,3 +210,12 @@ def test_two_structure_folders_importing_each_other_are_caught():
 def test_an_import_circle_is_caught():
     graph = {"a": {"b"}, "b": {"c"}, "c": {"a", "d"}, "d": set(), "e": {"e"}, "f": {"g"}, "g": {"f"}}
     assert import_circles(graph) == [["a", "b", "c"], ["f", "g"]]
+
+
+def test_a_test_module_importing_another_is_caught(tmp_path):
+    (tmp_path / "ops").mkdir()
+    (tmp_path / "ops" / "test_a.py").write_text("from test_b import GOOD\nfrom cli_helpers import run\n")
+    (tmp_path / "ops" / "test_b.py").write_text("def f():\n    from tests.ops import test_a\n")
+    (tmp_path / "cli_helpers.py").write_text("import tests.ops.test_b\n")
+    assert imports_of_test_modules(tmp_path) == [
+        "cli_helpers.py -> tests.ops.test_b", "ops/test_a.py -> test_b.GOOD", "ops/test_b.py -> tests.ops.test_a"]
