@@ -66,9 +66,17 @@ def import_graph(base: Path = PACKAGE) -> Graph:
             for name, p in paths.items()}
 
 
+def top_of(module: str) -> str:
+    return module.split(".")[1] if "." in module else "__init__"
+
+
 def layer_of(module: str) -> int:
-    top = module.split(".")[1] if "." in module else "__init__"
-    return next(i for i, names in enumerate(LAYERS) if top in names)
+    return next(i for i, names in enumerate(LAYERS) if top_of(module) in names)
+
+
+def without_layer(graph: Graph) -> list[str]:
+    """The top-level packages and modules of rmqtool that LAYERS does not place."""
+    return sorted({top_of(m) for m in graph} - {name for names in LAYERS for name in names})
 
 
 def upward_imports(graph: Graph) -> list[str]:
@@ -153,6 +161,10 @@ def imports_of_test_modules(tests: Path = TESTS) -> list[str]:
 GRAPH = import_graph()
 
 
+def test_every_top_level_package_has_a_layer():
+    assert without_layer(GRAPH) == []
+
+
 def test_every_module_imports_only_its_layer_or_lower():
     assert upward_imports(GRAPH) == []
 
@@ -187,6 +199,10 @@ def test_graph_sees_function_level_type_checking_and_relative_imports(tmp_path):
         "rmqtool": set(), "rmqtool.engine": {"rmqtool.engine.reader"},
         "rmqtool.engine.reader": {"rmqtool.errors", "rmqtool.report", "rmqtool.text"},
         "rmqtool.errors": set(), "rmqtool.report": set(), "rmqtool.text": set()}
+
+
+def test_a_package_without_a_layer_is_caught():
+    assert without_layer({"rmqtool.ha.wire": set(), "rmqtool.ops.query": set(), "rmqtool": set()}) == ["ha"]
 
 
 def test_an_upward_import_is_caught():
