@@ -22,6 +22,14 @@ def fixture_copy(tmp_path: Path) -> Path:
     return writable_copy(FIXTURE, tmp_path / "store")
 
 
+def tree_digest(store: Path) -> dict[str, str]:
+    """The sha256 of every file of a store (its lock aside), by path: equal before and after means unchanged."""
+    import hashlib
+
+    return {str(p.relative_to(store)): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(store.rglob("*")) if p.is_file() and p.name != "lock"}
+
+
 def writable_copy(src: Path, dst: Path) -> Path:
     """A copy of the store `src` (a read-only golden one too) at `dst` that tests may write to."""
     shutil.copytree(src, dst)

@@ -169,10 +169,10 @@ def append(
     refusal = producer_refusal(cfg, msg)  # before the store is opened: a refused message creates nothing
     if refusal is not None:
         raise RmqError(f"{refusal.status.value}: {refusal.field}: {refusal.reason}")
-    from rmqtool.load.writer import append_one
+    from rmqtool.engine.put import put_one
 
-    result = append_one(store, cfg, msg, flush=flush, register_topics=register_topics,
-                        keep_store_host=store_host is not None)
+    result = put_one(store, cfg, msg, flush=flush, register_topics=register_topics,
+                     keep_store_host=store_host is not None)
     if not result.ok:
         raise RmqError(f"{result.status.value}: {result.reason}")
     doc = {**result.to_json(), "topic": msg.topic, "queueId": msg.queue_id}

@@ -9,7 +9,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from rmqtool.cli.output import screen_width, terminal_text
+from rmqtool.cli.screen import screen_width, terminal_text
 
 
 class _Console(Console):
@@ -21,7 +21,7 @@ class _Console(Console):
 
 
 def _width(stream) -> int | None:
-    """`output.screen_width`, left to rich on a terminal (it follows a resize)."""
+    """`screen.screen_width`, left to rich on a terminal (it follows a resize)."""
     return None if stream.isatty() else screen_width(stream)
 
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from rmqtool.cli import output
+from rmqtool.cli import output, screen
 from rmqtool.cli.grid import Column
 from rmqtool.cli.times import epoch_ms
 from rmqtool.errors import EXIT_PROBLEM, RmqError
@@ -71,7 +71,7 @@ def _progress(reader, group: str | None, topic: str | None, as_json: bool) -> No
                           "flaggedQueues": flagged})
     elif not groups:
         output.note("0 groups: the store has no committed consumer offsets"
-                    + (f" on topic {output.terminal_text(topic)}" if topic else ""))
+                    + (f" on topic {screen.terminal_text(topic)}" if topic else ""))
     else:
         _tables(groups)
         for state in sorted({q.state for g in groups for q in g.flagged}):
@@ -134,7 +134,7 @@ def _reset(reader, group: str, topic: str, dry_run: bool, as_json: bool, **targe
     output.stdout.print(t)
     if plan.kept:
         kept = ", ".join(map(str, plan.kept))
-        output.warn(f"queues {kept} of {output.terminal_text(topic)} are in the offset table but not in the store: "
+        output.warn(f"queues {kept} of {screen.terminal_text(topic)} are in the offset table but not in the store: "
                     "left as they are")
     queues = output.count(plan.changes, "queue")
     output.note(f"dry run: {queues} would change; nothing was written" if dry_run else

@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 import typer
 
-from rmqtool.cli import output
+from rmqtool.cli import output, screen
 from rmqtool.cli.grid import Column
 from rmqtool.cli.messages import message_table
 from rmqtool.errors import EXIT_PROBLEM, NotFound, RmqError
@@ -161,11 +161,11 @@ def timerlog_cmd(
 
     Example: [bold]rmqtool decode timerlog ~/store --jsonl[/]
     """
+    from rmqtool.ops.timers import timer_log
     from rmqtool.report import Finding
-    from rmqtool.structures.timerlog.reader import timer_units
 
     units, findings = [], []
-    for item in timer_units(store, config, resolve):
+    for item in timer_log(store, config, resolve):
         (findings if isinstance(item, Finding) else units).append(item)
     if as_jsonl:
         output.emit_jsonl([*units, *({"error": f.reason, "file": f.file, "offset": f.offset} for f in findings)])
@@ -411,7 +411,7 @@ def _config_file(item) -> None:
             t.add_row(str(level), str(level - 1), str(at))
         output.stdout.print(t if t.row_count else "no delay level delivered yet")
     else:
-        output.stdout.print(output.terminal_text(fastjson.dumps(content)))
+        output.stdout.print(screen.terminal_text(fastjson.dumps(content)))
 
 
 @app.command("msgid")

@@ -17,7 +17,8 @@ from typing import TextIO
 from rich.cells import cell_len, set_cell_size
 
 from rmqtool.cli import screen
-from rmqtool.cli.output import PIPED_WIDTH, note, printable, screen_width
+from rmqtool.cli.output import note, printable
+from rmqtool.cli.screen import PIPED_WIDTH, screen_width
 
 GAP = "  "
 ELLIPSIS = "…"

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from rmqtool.cli import output
+from rmqtool.cli import output, screen
 from rmqtool.errors import EXIT_PROBLEM
 
 
@@ -54,7 +54,7 @@ def inspect(
                          cell, hexed)
         output.stdout.print(page)
         if ins.problem:
-            output.stderr.print(f"[red]problem:[/] {output.terminal_text(ins.problem)}")
+            output.stderr.print(f"[red]problem:[/] {screen.terminal_text(ins.problem)}")
     if ins.problem:
         raise typer.Exit(EXIT_PROBLEM)
 

@@ -8,22 +8,12 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
+from rmqtool.cli import screen
 from rmqtool.text import duration, iso_time, iso_times, printable, printable_bytes  # noqa: F401 - the CLI's names for them
 
 if TYPE_CHECKING:
     from rich.console import Console
     from rich.table import Table
-
-PIPED_WIDTH = 1 << 24  # output to a file or a pipe is never wrapped: lines and tables as wide as they need
-
-
-def screen_width(stream) -> int:
-    """The one width rule of tables, cards and lines: a terminal's own width (COLUMNS when set, or 80 when
-    the terminal does not say); output to a file or a pipe is never wrapped (PIPED_WIDTH)."""
-    import shutil
-
-    return shutil.get_terminal_size().columns if stream.isatty() else PIPED_WIDTH
-
 
 def _console(name: str) -> Console:
     from rmqtool.cli import consoles
@@ -145,7 +135,7 @@ def emit_rows(items: Iterable, body: str, as_document: bool = False, flush: bool
 def table(title: str | None, columns: list[str], **kwargs) -> Table:
     from rmqtool.cli.consoles import SafeTable
 
-    t = SafeTable(title=terminal_text(title) if title else title, title_justify="left", **kwargs)
+    t = SafeTable(title=screen.terminal_text(title) if title else title, title_justify="left", **kwargs)
     for c in columns:
         t.add_column(c, overflow="fold")
     return t
@@ -156,7 +146,7 @@ def key_values(title: str, values: dict) -> Table:
     a time (a field named `...Timestamp`/`timestamp` holding epoch milliseconds) as `iso_time` writes it."""
     from rmqtool.cli.consoles import SafeTable
 
-    t = SafeTable(title=terminal_text(title), title_justify="left", show_header=False)
+    t = SafeTable(title=screen.terminal_text(title), title_justify="left", show_header=False)
     t.add_column("field", style="bold")
     t.add_column("value")
     for k, v in values.items():
@@ -200,16 +190,12 @@ def findings_table(findings: list, show_all: bool = False) -> Table | None:
 
 def note(text: str) -> None:
     """One plain line on stderr, never wrapped (held while a pager has the terminal)."""
-    from rmqtool.cli import screen
-
     screen.write_stderr(printable(text) + "\n")
 
 
 def warn(text: str) -> None:
     """A warning on stderr, `rmqtool: warning: ...` as the layers below write theirs (`errors.warn`), held while a
     pager has the terminal."""
-    from rmqtool.cli import screen
-
     console = _console("stderr")
     if not screen.paging():
         console.print(f"rmqtool: [yellow]warning:[/] {text}", markup=True)
@@ -227,8 +213,6 @@ def progress(label: str, total: int | None) -> Iterator[Callable[[int], None]]:
         yield lambda n: None
         return
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
-
-    from rmqtool.cli import screen
 
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
                   console=_console("stderr"), transient=True) as bar, screen.display(bar.stop):
@@ -254,7 +238,6 @@ def scan_progress(label: str) -> Iterator[None]:
         return
     from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn, TransferSpeedColumn
 
-    from rmqtool.cli import screen
     from rmqtool.engine.reader import scan_observed
 
     # stdout is redirected above the bar only when it is the terminal too: rows for a pipe or a file would
@@ -268,7 +251,7 @@ def scan_progress(label: str) -> Iterator[None]:
             if not bar.live.is_started:  # stopped for a pager
                 return
             if not tasks:
-                tasks.append(bar.add_task(terminal_text(label), total=total))
+                tasks.append(bar.add_task(screen.terminal_text(label), total=total))
             bar.update(tasks[0], completed=done, total=total)
 
         with scan_observed(observe):
@@ -285,8 +268,6 @@ def stages(labels: list[str]) -> Iterator[Callable[[str, int | None], None]]:
         return
     from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
-    from rmqtool.cli import screen
-
     with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(),
                   console=_console("stderr")) as bar, screen.display(bar.stop):
         tasks = {label: bar.add_task(f"{label}", total=1, start=False) for label in labels}
@@ -299,13 +280,6 @@ def stages(labels: list[str]) -> Iterator[Callable[[str, int | None], None]]:
                 bar.start_task(tasks[later[0]])
 
         yield done
-
-
-def terminal_text(value: object) -> str:
-    """A string from a store made safe to print in rich output: `printable`, and markup inert."""
-    from rich.markup import escape
-
-    return escape(printable(value))
 
 
 def count(n: int, noun: str, plural: str = "") -> str:

@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 import typer
 
-from rmqtool.cli import output
+from rmqtool.cli import output, screen
 from rmqtool.cli.times import epoch_ms, time_window
 from rmqtool.errors import NotFound, RmqError
 
@@ -114,7 +114,7 @@ def query(
         consumption = Consumption(reader.paths.root)
         _show(hits, body, "json" if as_json else "jsonl" if as_jsonl else "full" if full else "lines", consumption)
         if consumption.error:
-            output.warn(f"consumed or not is not shown: {output.terminal_text(consumption.error)}")
+            output.warn(f"consumed or not is not shown: {screen.terminal_text(consumption.error)}")
         if q.limited:
             output.note(f"stopped at --max {max_hits} hits: more messages may carry {wanted!r} (raise --max)")
         if missing:

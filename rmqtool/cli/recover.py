@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from rmqtool.cli import output
+from rmqtool.cli import output, screen
 
 if TYPE_CHECKING:
     from rmqtool.ops.recovery import RecoveryPlan
@@ -139,7 +139,7 @@ def _span(store: Path, group: dict) -> str:
 
 def _show_recovery(doc: dict, store: Path, show_all: bool) -> None:
     if doc["refused"]:
-        output.stdout.print(f"[red]refused, nothing changed:[/] {output.terminal_text(doc['refused'])}")
+        output.stdout.print(f"[red]refused, nothing changed:[/] {screen.terminal_text(doc['refused'])}")
         return
     _say(_recovery_summary(doc, store))
     details = _recovery_items(doc, store) if show_all else _recovery_groups(doc, store)

@@ -1,4 +1,5 @@
-"""Who draws on the terminal: a pager, once started, has it alone.
+"""Who draws on the terminal, how wide, and what text is safe to show there: a pager, once started, has it
+alone.
 
 Live displays on stderr (the progress bars of `output`) register how to stop them; `pager()` stops them
 before the pager starts, and lines meant for stderr while it runs (notes, warnings) are held and written
@@ -10,6 +11,8 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+
+from rmqtool.text import printable
 
 _displays: list[Callable[[], None]] = []  # how to stop each live display drawn now
 _held: list[str] | None = None  # lines for stderr while a pager runs; None: no pager
@@ -51,3 +54,21 @@ def write_stderr(text: str) -> None:
         _held.append(text)
     elif text:
         sys.stderr.write(text)
+
+
+PIPED_WIDTH = 1 << 24  # output to a file or a pipe is never wrapped: lines and tables as wide as they need
+
+
+def screen_width(stream) -> int:
+    """The one width rule of tables, cards and lines: a terminal's own width (COLUMNS when set, or 80 when
+    the terminal does not say); output to a file or a pipe is never wrapped (PIPED_WIDTH)."""
+    import shutil
+
+    return shutil.get_terminal_size().columns if stream.isatty() else PIPED_WIDTH
+
+
+def terminal_text(value: object) -> str:
+    """A string from a store made safe to print in rich output: `printable`, and markup inert."""
+    from rich.markup import escape
+
+    return escape(printable(value))

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from rmqtool.cli import output
+from rmqtool.cli import output, screen
 from rmqtool.errors import EXIT_PROBLEM
 
 CONFIG = typer.Option(None, "--config", help="broker.conf of the store.", show_default=False)
@@ -70,7 +70,7 @@ def _summary(report) -> str:
     counted = {"commitlog segment": f"{report.messages} messages: ",
                "consume-queue file": f"{report.queue_entries} entries: ",
                "index file": f"{report.index_entries} entries: "}.get(report.file_kind, "")
-    return f"{output.terminal_text(report.file)} ({report.file_kind}): {counted}{found}"
+    return f"{screen.terminal_text(report.file)} ({report.file_kind}): {counted}{found}"
 
 
 def salvage(

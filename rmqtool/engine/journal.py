@@ -15,7 +15,7 @@ import base64
 import json
 import os
 import time
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from rmqtool.errors import RmqError
@@ -28,11 +28,26 @@ JOURNAL_NAME = ".rmqtool-write-journal"
 DELETIONS_NAME = ".rmqtool-clean-journal"  # files `clean` removes: finished, never undone
 
 
+@dataclass
+class WriteMark:
+    """Where every structure of an open store ends: what a rollback cuts back to."""
+
+    commitlog_end: int
+    last_store_timestamp: int
+    table: dict[tuple[str, int], int]
+    queue_ends: dict[tuple[str, int], tuple[int, int]]  # bytes written, max physical end
+    logics_timestamp: int
+    written: dict[str, int]
+    index_files: int = 0
+    index_header: bytes = b""
+    index_last_full: int = 0
+
+
 def journal_path(paths: StorePaths) -> Path:
     return paths.root / JOURNAL_NAME
 
 
-def write(paths: StorePaths, mark, command: str) -> None:
+def write(paths: StorePaths, mark: WriteMark, command: str) -> None:
     """Record `mark` durably before the first byte of `command` is written."""
     doc = {"command": command, "pid": os.getpid(), "startedMs": time.time_ns() // 1_000_000,
            "mark": _mark_json(mark)}
@@ -61,10 +76,8 @@ def pending(paths: StorePaths) -> dict | None:
     return doc
 
 
-def mark_of(doc: dict):
+def mark_of(doc: dict) -> WriteMark:
     """The WriteMark a journal holds."""
-    from rmqtool.engine.rollback import WriteMark
-
     m = doc["mark"]
     return WriteMark(m["commitlogEnd"], m["lastStoreTimestamp"], {_key(k): v for k, v in m["table"].items()},
                      {_key(k): tuple(v) for k, v in m["queueEnds"].items()}, m["logicsTimestamp"], m["written"],
@@ -117,7 +130,7 @@ def finish_deletions(paths: StorePaths) -> int:
     return len(files)
 
 
-def _mark_json(mark) -> dict:
+def _mark_json(mark: WriteMark) -> dict:
     m = asdict(mark)
     return {"commitlogEnd": m["commitlog_end"], "lastStoreTimestamp": m["last_store_timestamp"],
             "table": {_name(k): v for k, v in m["table"].items()},

@@ -13,33 +13,41 @@ from __future__ import annotations
 import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 
 from rmqtool.engine import journal
-from rmqtool.engine.message_store import MessageStore
+from rmqtool.engine.commitlog import CommitLog
+from rmqtool.engine.dispatcher import Dispatcher
+from rmqtool.engine.index_service import IndexService
+from rmqtool.engine.journal import WriteMark
 from rmqtool.errors import Interrupted
+from rmqtool.files.paths import StorePaths
 from rmqtool.files.signals import uninterrupted
 from rmqtool.structures import index
+from rmqtool.structures.consumequeue.queue import ConsumeQueue
 from rmqtool.structures.index.chain import entry_bound
 from rmqtool.structures.index.check import held
 
 
-@dataclass
-class WriteMark:
-    commitlog_end: int
-    last_store_timestamp: int
-    table: dict[tuple[str, int], int]
-    queue_ends: dict[tuple[str, int], tuple[int, int]]  # bytes written, max physical end
-    logics_timestamp: int
+class OpenStore(Protocol):
+    """What a mark and its undo use of an open MessageStore, which imports this module (it undoes an
+    interrupted write on open), so it is not imported here."""
+
+    paths: StorePaths
+    commitlog: CommitLog
+    queues: dict[tuple[str, int], ConsumeQueue]
+    index: IndexService | None
+    dispatcher: Dispatcher
     written: dict[str, int]
-    index_files: int = 0
-    index_header: bytes = b""
-    index_last_full: int = 0
+
+    def dispatch(self) -> None: ...
+
+    def flush(self) -> None: ...
 
 
-def mark(store: MessageStore) -> WriteMark:
+def mark(store: OpenStore) -> WriteMark:
     """Where the store ends now (everything appended so far is dispatched first)."""
     store.dispatch()
     log = store.commitlog
@@ -55,7 +63,7 @@ def mark(store: MessageStore) -> WriteMark:
 
 
 @contextmanager
-def transaction(store: MessageStore, command: str, *, journaled: bool = True) -> Iterator[WriteMark]:
+def transaction(store: OpenStore, command: str, *, journaled: bool = True) -> Iterator[WriteMark]:
     """What is written inside is all or nothing: on any exception (SIGINT, SIGTERM, a full disk) it is
     rolled back at once; with `journaled`, a journal synced before the first byte lets the next writer
     roll it back after a SIGKILL, and its removal once all is durable is the commit."""
@@ -81,7 +89,7 @@ def transaction(store: MessageStore, command: str, *, journaled: bool = True) ->
             journal.clear(store.paths)
 
 
-def roll_back(store: MessageStore, m: WriteMark) -> None:
+def roll_back(store: OpenStore, m: WriteMark) -> None:
     """Undo every write since `m`: the files end where they ended, byte for byte."""
     with store.dispatcher.lock:
         log = store.commitlog
@@ -106,7 +114,7 @@ def roll_back(store: MessageStore, m: WriteMark) -> None:
         store.written.update(m.written)
 
 
-def _drop_queue(store: MessageStore, key: tuple[str, int]) -> None:
+def _drop_queue(store: OpenStore, key: tuple[str, int]) -> None:
     cq = store.queues.pop(key)
     for mf in cq.files.files:
         mf.destroy()
@@ -117,7 +125,7 @@ def _drop_queue(store: MessageStore, key: tuple[str, int]) -> None:
         topic_dir.rmdir()
 
 
-def _undo_index(store: MessageStore, m: WriteMark) -> None:
+def _undo_index(store: OpenStore, m: WriteMark) -> None:
     svc = store.index
     while len(svc.files) > m.index_files:
         f = svc.files.pop()

@@ -21,15 +21,14 @@ import numpy as np
 from rmqtool.engine.message_store import MessageStore
 from rmqtool.engine.opening import Store, open_store
 from rmqtool.engine.reader import StoreReader
-from rmqtool.engine.results import PutResult
 from rmqtool.engine.rollback import transaction
 from rmqtool.errors import RmqError
+from rmqtool.io.pipeline import ahead
 from rmqtool.io.schema import PRODUCER_TYPES, STORED_ONLY, STORED_TYPES
 from rmqtool.io.sources import BadRow, Source
 from rmqtool.load.existing import ExistingRecords
 from rmqtool.load.planner import LoadPlanner, PlacementError, QueueRotation
 from rmqtool.load.records import LoadChunk, LoadOptions, RowError, producer_chunk, stored_chunk
-from rmqtool.ops.pipeline import ahead
 from rmqtool.structures.commitlog import uniqkey
 from rmqtool.structures.commitlog.delay import SCHEDULE_TOPIC
 
@@ -130,23 +129,6 @@ def load(root, source: Source, opts: LoadOptions, *, flush: str | None = None, b
     if held is None:
         store.close()
     return summary
-
-
-def append_one(root, cfg, msg, *, flush: str | None, register_topics: bool, keep_store_host: bool) -> PutResult:
-    """Put one message as the broker's putMessage (a store is made when missing), all or nothing: an
-    interrupted put is rolled back, and a store made for it is removed again when it fails."""
-    opened = open_store(root, cfg)
-    created = not opened.root.exists()
-    try:
-        with MessageStore(opened, flush=flush, register_topics=register_topics) as store:
-            if not keep_store_host and store.store_host is not None:
-                msg.store_host = store.store_host  # a new message names the broker the store's records name
-            with transaction(store, "append"):
-                return store.put_message(msg)
-    except BaseException:
-        if created:
-            shutil.rmtree(opened.root, ignore_errors=True)
-        raise
 
 
 def _with(first, rest: Iterator) -> Iterator:

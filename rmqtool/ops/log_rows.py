@@ -4,7 +4,7 @@ One scan (`StoreReader.scan`, the scanner's `scan` policy) feeds decode, export,
 spark-export; each consumer gets batches of the message schema (`io.schema`) interleaved
 with the corruption it met, so no consumer builds a Python object per record. Rows are built
 (and, with `render`, turned into output) on every core while the scan goes on
-(`ops.pipeline.ordered_map`), and still come out in log order.
+(`io.pipeline.ordered_map`), and still come out in log order.
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ import pyarrow as pa
 
 from rmqtool.engine.reader import ScanChunk, StoreReader
 from rmqtool.files.segments import release_pages
+from rmqtool.io.pipeline import WORKERS, ordered_map
 from rmqtool.io.rows import decompressed, message_rows, uncompressed
-from rmqtool.ops.pipeline import WORKERS, ordered_map
 from rmqtool.report import Finding
 from rmqtool.structures.commitlog.geometry import missing_segment_at
 from rmqtool.structures.commitlog.scan import RecordBatch

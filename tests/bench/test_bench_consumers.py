@@ -2,8 +2,9 @@
 
 import json
 
+from cli_helpers import fixture_copy, run
+
 from rmqtool.structures.config import offsets, persist
-from tests.cli_helpers import fixture_copy, run
 
 KEYS = {"mode", "groups", "queues", "rows", "storeBytes", "seconds", "cpuSeconds", "tableSeconds", "tableCpuSeconds",
         "peakRssBytes"}

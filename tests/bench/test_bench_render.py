@@ -3,8 +3,7 @@
 import json
 
 import pytest
-
-from tests.cli_helpers import FIXTURE, run
+from cli_helpers import FIXTURE, run
 
 
 def test_bench_render_reports_both_rates_and_their_ratio():

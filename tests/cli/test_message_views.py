@@ -14,7 +14,7 @@ from rich.cells import cell_len
 
 from rmqtool.cli.grid import write_table
 from rmqtool.cli.messages import MESSAGE_COLUMNS
-from rmqtool.cli.output import PIPED_WIDTH
+from rmqtool.cli.screen import PIPED_WIDTH
 
 STORE = str(FIXTURE)
 COMPRESSED = 604  # the fixture's first zlib body: "message 3 lorem ipsum lorem ipsum lorem ipsum "

@@ -4,8 +4,7 @@ what the file is not, and nothing created or changed."""
 import hashlib
 
 import pytest
-
-from tests.cli_helpers import CONF, FIXTURE, ROOT, fixture_copy, run
+from cli_helpers import CONF, FIXTURE, ROOT, fixture_copy, run
 
 PASSWD = (b"root:x:0:0:root:/root:/bin/bash\n"
           b"daemon:x:1:1:daemon:/usr/sbin:/usr/sbin/nologin\n"

@@ -8,9 +8,9 @@ import sys
 import tempfile
 
 import pytest
+from cli_helpers import CONF, FIXTURE, RMQTOOL, read_terminal, run
 
 from rmqtool.engine.reader import open_reader, scan_observed
-from tests.cli_helpers import CONF, FIXTURE, RMQTOOL, read_terminal, run
 
 
 def _stderr_on_a_terminal(*args: str, both: bool = False, env: dict | None = None) -> tuple[int, str, bytes]:

@@ -24,12 +24,12 @@ def evil_store(tmp_path_factory) -> Path:
     may still hold one, so the library writes it."""
     from rmqtool.engine.config import StoreConfig
     from rmqtool.engine.producer import build_message
-    from rmqtool.load.writer import append_one
+    from rmqtool.engine.put import put_one
 
     store = tmp_path_factory.mktemp("evil") / "s"
     msg = build_message(EVIL_TOPIC, EVIL_BODY, keys="k\x1b[2J", user={"p": "\x9b1m"})
-    assert append_one(store, StoreConfig.from_file(CONF)[0], msg, flush=None, register_topics=True,
-                      keep_store_host=False).ok
+    assert put_one(store, StoreConfig.from_file(CONF)[0], msg, flush=None, register_topics=True,
+                   keep_store_host=False).ok
     binary = store.parent / "b.bin"
     binary.write_bytes(b"\xff\xfe\x00bin\x1b")
     assert run("append", str(store), "--config", CONF, "--topic", "B", "--body-file", str(binary)).returncode == 0

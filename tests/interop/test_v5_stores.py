@@ -21,10 +21,10 @@ from rmqtool.engine.reader import StoreReader, open_reader
 from rmqtool.files.paths import StorePaths
 from rmqtool.ops.info import store_info
 from rmqtool.ops.query import StoreQuery
+from rmqtool.ops.timers import timer_log
 from rmqtool.ops.verify import verify_store
 from rmqtool.structures import dledger, timerlog
 from rmqtool.structures.consumequeue import rockskeys as rocksqueue
-from rmqtool.structures.timerlog.reader import timer_units
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURE = ROOT / "fixtures" / "store"
@@ -320,7 +320,7 @@ def test_timer_log_units_decode_with_the_record_they_hold(tmp_path):
     units = [(0, 239, 1_700_000_000_000, 5000), (239, 176, 1_700_000_000_001, 10_000),
              (415, 200, 1_700_000_000_002, 1), (239, 176, 1_700_000_000_004, 3)]
     make_timer_store(FIXTURE, store, units)  # three units per segment: the fourth follows a blank
-    got = list(timer_units(store))
+    got = list(timer_log(store))
     assert [u["offset"] for u in got] == [0, 52, 104, 52 * 3 + 16]
     assert [u["prevPos"] for u in got] == [-1, 0, 52, 104]
     assert [(u["commitLogOffset"], u["commitLogSize"], u["deliverTime"]) for u in got] == [

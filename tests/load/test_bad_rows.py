@@ -4,47 +4,22 @@ exit 2, and nothing written (a store that was there is byte-identical, a store t
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import io
 import json
 import subprocess
-from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from cli_helpers import CONF, RMQTOOL, fixture_copy, run
+from cli_helpers import CONF, RMQTOOL, fixture_copy, run, tree_digest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from refusals import GOOD, assert_refused, nothing
 
 from rmqtool.cli.app import main
 
-GOOD = '{"topic": "T", "bodyText": "ok"}'
 INT32_MAX, INT64_MAX = 2**31 - 1, 2**63 - 1
 DEPTH = 32  # the deepest nesting a row may have
-
-
-def tree_digest(store: Path) -> dict[str, str]:
-    return {str(p.relative_to(store)): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted(store.rglob("*")) if p.is_file() and p.name != "lock"}
-
-
-def assert_refused(tmp_path: Path, command: str, line: bytes | None, want: str, *args) -> None:
-    """`rmqtool COMMAND STORE [FILE] ARGS` with FILE holding a good line then `line`: exit 2, stderr
-    is the one line `want` (FILE stands for the file's path), and no store changed or made."""
-    src = tmp_path / "rows.jsonl"
-    if line is not None:
-        src.write_bytes(GOOD.encode() + b"\n" + line + b"\n")
-    for store in (tmp_path / "new", fixture_copy(tmp_path)):
-        before = tree_digest(store) if store.exists() else None
-        inputs = [str(src)] if command == "import" else ["--batch", str(src)] if line is not None else []
-        out = run(command, str(store), *inputs, "--config", str(CONF), *args)
-        assert (out.returncode, out.stderr) == (2, f"rmqtool: error: {want.replace('FILE', str(src))}\n")
-        assert (tree_digest(store) if store.exists() else None) == before
-
-
-def nothing(where: str, field: str, reason: str) -> str:
-    return f"{where}: {field}: {reason}; nothing was written"
 
 
 def test_a_null_line_is_refused_not_a_segfault(tmp_path):

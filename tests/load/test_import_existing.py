@@ -5,8 +5,7 @@ import hashlib
 import json
 
 import pytest
-
-from tests.cli_helpers import CONF, FIXTURE, run
+from cli_helpers import CONF, FIXTURE, run
 
 
 def _tree(root) -> dict:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from cli_helpers import CONF, run
-from test_bad_rows import GOOD, assert_refused, nothing
+from refusals import GOOD, assert_refused, nothing
 
 SPACE_TOPIC = "'a b' holds ' ': a topic is letters, digits, %, |, - and _ (the broker's ^[%|a-zA-Z0-9_-]+$)"
 RESERVED = "property {!r} is a system property the broker's client refuses as a user property"

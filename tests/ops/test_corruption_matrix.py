@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pyarrow as pa
 import pytest
+from cli_helpers import fixture_copy
 from damage import corrupt
 
 from rmqtool.engine.config import StoreConfig
@@ -20,7 +21,6 @@ from rmqtool.ops.verify import verify_path
 from rmqtool.report import ERROR, Finding
 from rmqtool.structures import consumequeue, index
 from rmqtool.structures.commitlog import message
-from tests.cli_helpers import fixture_copy
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURE = ROOT / "fixtures" / "store"

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from cli_helpers import CONF, fixture_copy, run
-from test_recover_summary import CUT_AT, GARBAGE, LAST_SEGMENT, LOG_END, SEG, crash_with_damaged_tail
+from tail_damage import CUT_AT, GARBAGE, LAST_SEGMENT, LOG_END, SEG, crash_with_damaged_tail
 
 from rmqtool.files.lock import StoreLock
 from rmqtool.ops import recovery

@@ -10,19 +10,14 @@ import shutil
 from pathlib import Path
 
 import pytest
-from cli_helpers import CONF, FIXTURE, run
+from cli_helpers import CONF, FIXTURE, fixture_copy, run
+from tail_damage import CUT_AT, GARBAGE, LAST_SEGMENT, LOG_END, SEG, crash_with_damaged_tail
 
 from rmqtool.cli import output
 from rmqtool.structures import consumequeue, index
 from rmqtool.structures.commitlog import message
 from rmqtool.text import iso_time
-from tests.cli_helpers import fixture_copy
 
-SEG = 65536
-LAST_SEGMENT = f"{2 * SEG:020d}"
-LOG_END = 151686  # the fixture's commitlog ends here
-CUT_AT = 151076  # the third-last record of the fixture: recovery stops at it once its body is damaged
-GARBAGE = 100
 MAX_SUMMARY_LINES = 15  # the default output stays this short however many files or messages go
 TIMESTAMP = "1700000000000"
 
@@ -53,18 +48,6 @@ def queue_entries_from(root: Path, offset: int) -> int:
 
 def index_entries(files: list[Path]) -> int:
     return sum(int(index.decode_header(f.read_bytes())["indexCount"]) - index.FIRST_INDEX for f in files)
-
-
-def crash_with_damaged_tail(root: Path) -> None:
-    """The body of the record at CUT_AT flipped, GARBAGE bytes after the end of the log, `abort` left
-    and the checkpoint gone (so every index file is newer than it)."""
-    seg = root / "commitlog" / LAST_SEGMENT
-    b = bytearray(seg.read_bytes())
-    b[CUT_AT - 2 * SEG + message.header_len(0) + 2] ^= 0xFF
-    b[LOG_END - 2 * SEG : LOG_END - 2 * SEG + GARBAGE] = b"\xab" * GARBAGE
-    seg.write_bytes(bytes(b))
-    (root / "abort").touch()
-    (root / "checkpoint").unlink()
 
 
 def test_recover_dry_run_summary_counts_exactly_the_records_cut_and_the_garbage(store):

@@ -11,13 +11,13 @@ import sys
 from pathlib import Path
 
 import pytest
+from cli_helpers import fixture_copy
 from lockholder import lock_held_elsewhere
 
 from rmqtool.engine.config import StoreConfig
 from rmqtool.ops.recovery import apply_recovery, plan_recovery
 from rmqtool.ops.verify import verify_path
 from rmqtool.structures.commitlog import message, msgid
-from tests.cli_helpers import fixture_copy
 
 RMQTOOL = str(Path(sys.executable).with_name("rmqtool"))
 ROOT = Path(__file__).resolve().parents[2]

@@ -4,10 +4,8 @@ adoption, idempotent re-runs, bad rows named, a killed load leaving the store as
 from __future__ import annotations
 
 import base64
-import hashlib
 import json
 import os
-import random
 import signal
 import subprocess
 import sys
@@ -17,24 +15,19 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from cli_helpers import CONF, tree_digest
+from spark_rows import STAMP, export_rows, files_of, imported, producer_rows, write_jsonl
 
 from rmqtool.engine import staging as staging_mod
 from rmqtool.engine.config import StoreConfig
 from rmqtool.engine.message_store import MessageStore
-from rmqtool.engine.reader import open_reader
 from rmqtool.errors import RmqError
 from rmqtool.files.paths import StorePaths
-from rmqtool.io.sources import Source
 from rmqtool.load.records import LoadOptions
-from rmqtool.load.writer import load
-from rmqtool.ops.export import export_store
 from rmqtool.spark.export import spark_export
 from rmqtool.spark.load import spark_load
 
-ROOT = Path(__file__).resolve().parents[2]
-CONF = ROOT / "fixtures" / "broker.conf"
 RMQTOOL = str(Path(sys.executable).with_name("rmqtool"))
-STAMP = 1_700_000_000_000
 
 
 @pytest.fixture(scope="module")
@@ -42,52 +35,9 @@ def cfg() -> StoreConfig:
     return StoreConfig.from_file(CONF)[0]
 
 
-def producer_rows(n: int, seed: int = 1) -> list[dict]:
-    rng = random.Random(seed)
-    rows = []
-    for i in range(n):
-        row = {"topic": rng.choice(["Orders", "Payments", "Audit"]),
-               "body": base64.b64encode(rng.randbytes(rng.randint(0, 400))).decode()}
-        if i % 3 == 0:
-            row["tags"] = f"tag{i % 5}"
-        if i % 4 == 0:
-            row["keys"] = f"order-{i} customer-{i % 7}" if i % 8 else [f"order-{i}", "bulk"]
-        if i % 10 == 0:
-            row["queueId"] = i % 3
-        if i % 17 == 0:
-            row["properties"] = {"region": f"r{i % 4}"}
-        if i % 29 == 0:
-            row["bornHost"] = "[2001:db8::7]:5555"
-        if i % 5 == 0:
-            row["bornTimestamp"] = STAMP - i
-        rows.append(row)
-    return rows
-
-
-def write_jsonl(path: Path, rows: list[dict]) -> Path:
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    return path
-
-
-def imported(tmp: Path, source: Path, cfg: StoreConfig, name: str = "imported") -> Path:
-    store = tmp / name
-    load(store, Source(source), LoadOptions(cfg, STAMP))
-    return store
-
-
-def files_of(store: Path, sub: str) -> dict[str, bytes]:
-    base = store / sub
-    return {str(p.relative_to(base)): p.read_bytes() for p in sorted(base.rglob("*")) if p.is_file()}
-
-
 def index_contents(store: Path) -> list[bytes]:
     """Index files in name order, by content (names are creation times)."""
     return [p.read_bytes() for p in sorted((store / "index").iterdir())]
-
-
-def tree_digest(store: Path) -> dict[str, str]:
-    return {str(p.relative_to(store)): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted(store.rglob("*")) if p.is_file() and p.name != "lock"}
 
 
 def assert_same_store(a: Path, b: Path) -> None:
@@ -123,13 +73,6 @@ def test_parquet_input_with_binary_bodies_loads_like_its_jsonl(tmp_path, spark, 
     jsonl = write_jsonl(tmp_path / "rows.jsonl", rows)
     spark_load([tmp_path / "rows.parquet"], tmp_path / "from_parquet", LoadOptions(cfg, STAMP), fmt="parquet")
     assert_same_store(tmp_path / "from_parquet", imported(tmp_path, jsonl, cfg))
-
-
-def export_rows(store, out) -> list[dict]:
-    """The rows `rmqtool export` writes for `store`, parsed."""
-    summary = export_store(open_reader(store, CONF), out, "jsonl")
-    assert not summary.findings
-    return [json.loads(line) for line in out.read_text().splitlines()]
 
 
 def test_load_into_a_store_continues_its_end_and_queue_offsets(tmp_path, spark, cfg):

@@ -10,8 +10,8 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from cli_helpers import run
-from test_spark import CONF, STAMP, export_rows, files_of, imported, producer_rows, tree_digest, write_jsonl
+from cli_helpers import CONF, run, tree_digest
+from spark_rows import STAMP, export_rows, files_of, imported, producer_rows, write_jsonl
 
 from rmqtool.engine.config import StoreConfig
 from rmqtool.engine.staging import RECORDS_DIR, adopted

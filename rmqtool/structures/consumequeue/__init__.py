@@ -1,12 +1,15 @@
-"""Consume-queue entries (20 bytes: commitLogOffset, size, tagsCode) and the tagsCode rule."""
+"""Consume-queue entries (20 bytes: commitLogOffset, size, tagsCode), the tagsCode rule, and the refusal
+of a queue that is not there (one text for every consume-queue form)."""
 
 from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
+from pathlib import Path
 from typing import TYPE_CHECKING
 
+from rmqtool.errors import NoSuchQueue
 from rmqtool.structures.commitlog import sysflag
 from rmqtool.structures.commitlog.delay import SCHEDULE_TOPIC, deliver_timestamp
 from rmqtool.structures.commitlog.properties import DELAY, TAGS
@@ -184,3 +187,9 @@ def queue_keys(topic_ids, queue_ids):
 def queue_of_key(key: int) -> int:
     q = key & 0xFFFFFFFF
     return q - (1 << 32) if q & 0x80000000 else q
+
+
+def missing_queue(topics: Iterable[str], root: Path, topic: str, queue_id: int) -> NoSuchQueue:
+    """The refusal of queue `topic`/`queue_id`, which the store at `root` (holding `topics`) does not have."""
+    known = ", ".join(topics) or "none"
+    return NoSuchQueue(f"no consume queue {topic}/{queue_id} in {root} (topics: {known})")

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from rmqtool.errors import NoSuchQueue, RmqError
+from rmqtool.errors import RmqError
 from rmqtool.files.paths import StorePaths
 from rmqtool.files.segments import SegmentFile, list_segments, read_file
 from rmqtool.report import Finding
@@ -78,11 +78,6 @@ class QueueStore(Protocol):
     def close(self) -> None: ...
 
 
-def missing_queue(store: QueueStore, root: Path, topic: str, queue_id: int) -> NoSuchQueue:
-    known = ", ".join(store.topics()) or "none"
-    return NoSuchQueue(f"no consume queue {topic}/{queue_id} in {root} (topics: {known})")
-
-
 class FileQueues:
     """`consumequeue/<topic>/<queueId>/<offset>`: files of 20-byte entries."""
 
@@ -120,7 +115,7 @@ class FileQueues:
         if found is None:
             directory = self.paths.queue_dir(topic, queue_id)
             if not directory.is_dir():
-                raise missing_queue(self, self.paths.root, topic, queue_id)
+                raise consumequeue.missing_queue(self.topics(), self.paths.root, topic, queue_id)
             found = self._files[(topic, queue_id)] = list_segments(directory)
         return found
 

@@ -136,9 +136,7 @@ class RocksQueues:
 
     def _require(self, topic: str, queue_id: int) -> None:
         if (topic, queue_id) not in self._known and (topic, queue_id) not in set(self.queues()):
-            from rmqtool.structures.consumequeue.queues import missing_queue
-
-            raise missing_queue(self, self.directory.parent, topic, queue_id)
+            raise consumequeue.missing_queue(self.topics(), self.directory.parent, topic, queue_id)
 
     def read_rows(self, topic: str, queue_id: int) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
         """(queue offsets, entries, stored store timestamps) in chunks: the consecutive entries from

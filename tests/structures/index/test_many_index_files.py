@@ -5,7 +5,7 @@ import json
 import resource
 import subprocess
 
-from tests.cli_helpers import RMQTOOL
+from cli_helpers import RMQTOOL
 
 FD_LIMIT = 128
 
@@ -60,10 +60,11 @@ def test_a_key_lookup_keeps_no_index_file_mapped():
     """A key lookup walks every index file newest first; keeping a map of each, a store with tens of
     thousands of 64-slot index files ran into the kernel's limit on maps (and took 0.76 s for 7103
     files where reading a header, a slot and a chain with pread takes 0.18 s)."""
+    from cli_helpers import CONF, FIXTURE
+
     from rmqtool.engine.config import StoreConfig
     from rmqtool.engine.reader import StoreReader
     from rmqtool.ops.query import StoreQuery
-    from tests.cli_helpers import CONF, FIXTURE
 
     q = StoreQuery(StoreReader(FIXTURE, StoreConfig.from_file(CONF)[0]))
     hits = q.by_key("OrderTopic", "shared-1")

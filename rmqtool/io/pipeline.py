@@ -4,6 +4,7 @@ output bytes) on every core while the scan goes on, and come out in log order.
 The compiled kernels and pyarrow release the GIL, so threads are enough. At most `window`
 items are in flight, which bounds memory by a few scanner windows whatever the store's
 size. Items `passes(item)` says to pass (findings) travel in order without being mapped.
+`ahead` reads a source one thread ahead of the loader that writes it.
 """
 
 from __future__ import annotations

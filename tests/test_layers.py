@@ -1,0 +1,237 @@
+"""Imports only go down (DESIGN.md, Layers): read from the source with ast, nothing imported.
+
+Every import counts, at module level, inside a function or under TYPE_CHECKING: `from x import y`
+points at the module x.y when there is one, else at x. The checks run on a plain graph
+{module: {imported modules}}, so each is also shown failing on a small graph held in memory.
+Tests take shared pieces from helper modules (cli_helpers, damage ...) or a conftest, never from
+another test module, so each folder runs alone.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGE = ROOT / "rmqtool"
+TESTS = ROOT / "tests"
+
+# Highest first; a module may import its own layer or a lower one. `__main__` only starts the CLI.
+LAYERS: tuple[tuple[str, ...], ...] = (
+    ("cli", "bench", "__main__"),
+    ("spark",),
+    ("ops",),
+    ("load",),
+    ("io",),
+    ("engine",),
+    ("structures",),
+    ("files",),
+    ("report", "errors", "text", "__init__"),
+)
+NOT_IN_STRUCTURES = ("engine", "ops", "load")
+
+Graph = dict[str, set[str]]
+
+
+def module_name(path: Path, base: Path) -> str:
+    parts = list(path.relative_to(base).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def imported(tree: ast.AST, name: str, is_package: bool, known: set[str]) -> set[str]:
+    """The known modules `name`'s source imports anywhere in it."""
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                anchor = name.split(".")
+                anchor = anchor[: len(anchor) - node.level + (1 if is_package else 0)]
+                source = ".".join(anchor + ([node.module] if node.module else []))
+            else:
+                source = node.module or ""
+            for alias in node.names:
+                found.add(f"{source}.{alias.name}" if f"{source}.{alias.name}" in known else source)
+    return {m for m in found if m in known and m != name}
+
+
+def import_graph(base: Path = PACKAGE) -> Graph:
+    """{module: the rmqtool modules it imports} for every module under `base`."""
+    paths = {module_name(p, base.parent): p for p in sorted(base.rglob("*.py"))}
+    known = set(paths)
+    return {name: imported(ast.parse(p.read_text(), str(p)), name, p.name == "__init__.py", known)
+            for name, p in paths.items()}
+
+
+def top_of(module: str) -> str:
+    return module.split(".")[1] if "." in module else "__init__"
+
+
+def layer_of(module: str) -> int:
+    return next(i for i, names in enumerate(LAYERS) if top_of(module) in names)
+
+
+def without_layer(graph: Graph) -> list[str]:
+    """The top-level packages and modules of rmqtool that LAYERS does not place."""
+    return sorted({top_of(m) for m in graph} - {name for names in LAYERS for name in names})
+
+
+def upward_imports(graph: Graph) -> list[str]:
+    return sorted(f"{a} -> {b}" for a, bs in graph.items() for b in bs if layer_of(b) < layer_of(a))
+
+
+def structure_imports_above(graph: Graph) -> list[str]:
+    return sorted(f"{a} -> {b}" for a, bs in graph.items() if a.startswith("rmqtool.structures.")
+                  for b in bs if b.split(".")[1] in NOT_IN_STRUCTURES)
+
+
+def folder_of(module: str) -> str | None:
+    """The structure folder a module lives in (rmqtool.structures.<folder>.x), None elsewhere."""
+    parts = module.split(".")
+    return parts[2] if len(parts) > 3 and parts[1] == "structures" else None
+
+
+def folders_importing_each_other(graph: Graph) -> list[str]:
+    edges = {(folder_of(a), folder_of(b)) for a, bs in graph.items() for b in bs}
+    return sorted(f"{a} <-> {b}" for a, b in edges if a and b and a < b and (b, a) in edges)
+
+
+def import_circles(graph: Graph) -> list[list[str]]:
+    """Strongly connected components of more than one module (Tarjan, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    circles: list[list[str]] = []
+    for start in sorted(graph):
+        if start in index:
+            continue
+        work = [(start, iter(sorted(graph.get(start, ()))))]
+        index[start] = low[start] = len(index)
+        stack.append(start)
+        on_stack.add(start)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = len(index)
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(graph.get(child, ())))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                if len(component) > 1:
+                    circles.append(sorted(component))
+    return sorted(circles)
+
+
+def imports_of_test_modules(tests: Path = TESTS) -> list[str]:
+    """`importer -> imported` wherever a file under `tests` imports a test module (test_*.py), by any name."""
+    modules = {p.stem for p in tests.rglob("test_*.py")}
+    found = []
+    for path in sorted(tests.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                names = [f"{node.module or ''}.{a.name}" for a in node.names]
+            else:
+                continue
+            found += [f"{path.relative_to(tests)} -> {name.strip('.')}" for name in names
+                      if modules.intersection(name.split("."))]
+    return found
+
+
+GRAPH = import_graph()
+
+
+def test_every_top_level_package_has_a_layer():
+    assert without_layer(GRAPH) == []
+
+
+def test_every_module_imports_only_its_layer_or_lower():
+    assert upward_imports(GRAPH) == []
+
+
+def test_no_structure_imports_engine_ops_or_load():
+    assert structure_imports_above(GRAPH) == []
+
+
+def test_no_two_structure_folders_import_each_other():
+    assert folders_importing_each_other(GRAPH) == []
+
+
+def test_no_import_circle():
+    assert import_circles(GRAPH) == []
+
+
+def test_no_test_module_imports_another():
+    assert imports_of_test_modules() == []
+
+
+def test_graph_sees_function_level_type_checking_and_relative_imports(tmp_path):
+    pkg = tmp_path / "rmqtool"
+    (pkg / "engine").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "engine" / "__init__.py").write_text("from . import reader\n")
+    (pkg / "engine" / "reader.py").write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from rmqtool import errors\n"
+        "def f():\n    from ..report import Finding\n    import rmqtool.text\n")
+    for name in ("errors", "report", "text"):
+        (pkg / f"{name}.py").write_text("")
+    assert import_graph(pkg) == {
+        "rmqtool": set(), "rmqtool.engine": {"rmqtool.engine.reader"},
+        "rmqtool.engine.reader": {"rmqtool.errors", "rmqtool.report", "rmqtool.text"},
+        "rmqtool.errors": set(), "rmqtool.report": set(), "rmqtool.text": set()}
+
+
+def test_a_package_without_a_layer_is_caught():
+    assert without_layer({"rmqtool.ha.wire": set(), "rmqtool.ops.query": set(), "rmqtool": set()}) == ["ha"]
+
+
+def test_an_upward_import_is_caught():
+    graph = {"rmqtool.engine.reader": {"rmqtool.ops.query", "rmqtool.files.paths"},
+             "rmqtool.cli.app": {"rmqtool.ops.query"}}
+    assert upward_imports(graph) == ["rmqtool.engine.reader -> rmqtool.ops.query"]
+
+
+def test_a_structure_importing_load_is_caught():
+    graph = {"rmqtool.structures.timerlog.reader": {"rmqtool.load.writer", "rmqtool.structures.layout"}}
+    assert structure_imports_above(graph) == ["rmqtool.structures.timerlog.reader -> rmqtool.load.writer"]
+
+
+def test_two_structure_folders_importing_each_other_are_caught():
+    graph = {"rmqtool.structures.index.check": {"rmqtool.structures.commitlog.scan"},
+             "rmqtool.structures.commitlog.scan": {"rmqtool.structures.index.geometry"},
+             "rmqtool.structures.checkpoint.file": {"rmqtool.structures.commitlog.scan"}}
+    assert folders_importing_each_other(graph) == ["commitlog <-> index"]
+
+
+def test_an_import_circle_is_caught():
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a", "d"}, "d": set(), "e": {"e"}, "f": {"g"}, "g": {"f"}}
+    assert import_circles(graph) == [["a", "b", "c"], ["f", "g"]]
+
+
+def test_a_test_module_importing_another_is_caught(tmp_path):
+    (tmp_path / "ops").mkdir()
+    (tmp_path / "ops" / "test_a.py").write_text("from test_b import GOOD\nfrom cli_helpers import run\n")
+    (tmp_path / "ops" / "test_b.py").write_text("def f():\n    from tests.ops import test_a\n")
+    (tmp_path / "cli_helpers.py").write_text("import tests.ops.test_b\n")
+    assert imports_of_test_modules(tmp_path) == [
+        "cli_helpers.py -> tests.ops.test_b", "ops/test_a.py -> test_b.GOOD", "ops/test_b.py -> tests.ops.test_a"]
