@@ -203,7 +203,7 @@ class StoreReader:
             -> Iterator[ScanChunk]:
         """Every good record from `from_offset` on (starting before `until`), in log order, with findings
         as data."""
-        from rmqtool.structures.commitlog.scan import END_ZEROS, SegmentEnd, SegmentScanner
+        from rmqtool.structures.commitlog.scan import SegmentEnd, SegmentScanner
 
         scanner_class = SegmentScanner
         if self.dledger:
@@ -244,7 +244,7 @@ class StoreReader:
                         if pending_hole and item.pos > 0:
                             found.insert(0, pending_hole)
                         pending_hole = None
-                        if item.kind == END_ZEROS:
+                        if item.in_zeros:
                             pending_hole = Finding(str(seg.path), seg.start + item.pos,
                                                    "segment ends in zeros without a blank marker while later "
                                                    "segments hold records", seg.size - item.pos)

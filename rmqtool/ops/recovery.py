@@ -284,14 +284,7 @@ def plan_recovery(root: str | os.PathLike | Store, cfg: StoreConfig | None = Non
     when it is not one, or lies past that end): queues, index and checkpoint are then what the
     broker's recovery leaves for a log that ends there.
     """
-    from rmqtool.structures.commitlog.kernels import (
-        POLICY_BROKER,
-        STOP_BLANK,
-        STOP_REASONS,
-        STOP_WINDOW,
-        walk_on,
-        walk_rows,
-    )
+    from rmqtool.structures.commitlog.walker import Rows, walk_on
 
     store = root if isinstance(root, Store) else open_store(root, cfg)
     store.require_writable("recover")
@@ -323,25 +316,26 @@ def plan_recovery(root: str | os.PathLike | Store, cfg: StoreConfig | None = Non
                   if _record_start(segments[i], cp, index_safe)), 0)
     plan.start_segment, plan.start_offset = segments[k].path.name, segments[k].start
     end = segments[k].start
-    rows = walk_rows(_WALK_WINDOW)  # the broker's walk keeps no rows; the walker writes them anyway
+    rows = Rows.room(_WALK_WINDOW)  # the broker's walk keeps no rows; the walker writes them anyway
     last_ts = -1
     while True:
         seg = segments[k]
         with open_read_only(seg.path) as buf:
             arr = np.frombuffer(buf, dtype=np.uint8) if len(buf) else np.zeros(0, dtype=np.uint8)
             pos = 0 if seg.start != end else end - seg.start
-            for start, _, stop, why, ts in walk_on(arr, pos, None, seg.start, rows, POLICY_BROKER,
-                                                   cfg.checkCRCOnRecover, _WALK_WINDOW):
+            for step in walk_on(arr, pos, None, seg.start, rows, broker=True, check_crc=cfg.checkCRCOnRecover,
+                                window=_WALK_WINDOW):
+                ts = step.last_store_timestamp
                 last_ts = int(ts) if ts >= 0 else last_ts
-                if why == STOP_WINDOW:
-                    _unmap(buf, start, stop)  # a window at a time, unmapping what was read: memory stays bounded
+                if step.window_end:
+                    _unmap(buf, step.start, step.stop)  # a window at a time, unmapped once read: memory stays bounded
             del arr
-        end = seg.start + stop
-        if why == STOP_BLANK and k + 1 < len(segments):
+        end = seg.start + step.stop
+        if step.blank and k + 1 < len(segments):
             k += 1
             end = segments[k].start
             continue
-        plan.stop_reason = STOP_REASONS[why]
+        plan.stop_reason = step.reason
         break
     plan.end, plan.end_segment, plan.end_segment_start = end, seg.path.name, seg.start
     plan.last_store_timestamp = last_ts if last_ts >= 0 else None
@@ -647,7 +641,7 @@ def _index_entries(path: Path) -> int:
 
 def _plan_dispatch(reader: StoreReader, cfg: StoreConfig, plan: RecoveryPlan) -> None:
     """Count the queue entries and index keys the re-dispatch after recovery adds."""
-    from rmqtool.structures.commitlog.dispatchkernel import D_IN_CQ, D_OFFSET, D_QUEUE_ID, D_SIZE, dispatch_records
+    from rmqtool.structures.commitlog.dispatchkernel import dispatch_records
 
     queue_end = {(q.topic, q.queue_id): q for q in plan.queues}
     reput = max([q.max_physical_end for q in plan.queues] + [0])
@@ -664,19 +658,19 @@ def _plan_dispatch(reader: StoreReader, cfg: StoreConfig, plan: RecoveryPlan) ->
         if not keep.any():
             break
         found = dispatch_records(np.frombuffer(b.buf, dtype=np.uint8), b.geometry()[keep], b.base, levels)
-        fields = found.fields
         names = [t for t, k in zip(b.topic_names(), keep.tolist(), strict=True) if k]
-        for i in np.flatnonzero(fields[:, D_IN_CQ]).tolist():
-            q = queue_end.get((names[i], int(fields[i, D_QUEUE_ID])))
+        ends = found.offset + found.size
+        for i in np.flatnonzero(found.in_cq).tolist():
+            q = queue_end.get((names[i], int(found.queue_id[i])))
             if q is None:
-                q = QueuePlan(names[i], int(fields[i, D_QUEUE_ID]), [], 0, 0)
+                q = QueuePlan(names[i], int(found.queue_id[i]), [], 0, 0)
                 queue_end[(q.topic, q.queue_id)] = q
                 plan.queues.append(q)
-            if fields[i, D_OFFSET] + fields[i, D_SIZE] > q.max_physical_end:
+            if ends[i] > q.max_physical_end:
                 q.added += 1
-                q.max_physical_end = int(fields[i, D_OFFSET] + fields[i, D_SIZE])
+                q.max_physical_end = int(ends[i])
         if cfg.messageIndexEnable:
-            key_offsets = fields[found.key_rec, D_OFFSET]
+            key_offsets = found.key_offsets
             plan.index_keys_added += int((key_offsets >= index_from).sum())
 
 
