@@ -352,7 +352,7 @@ class _IndexCursor:
         self.reader, self.log_min, self.report, self.sink = reader, log_min, report, sink
         self.paths = iter(reader.index_paths())
         self.buf = None
-        self.entries = np.zeros(0, dtype=index.ENTRY_DTYPE)
+        self.entries = np.zeros(0, dtype=index.entry_dtype())
         self.reach = np.zeros(0, dtype=bool)
         self.hash_slots = 0
         self.path = ""

@@ -48,6 +48,7 @@ ZERO_GAP = "zero-gap"
 CORRUPT_REGION = "corrupt-region"
 GARBAGE_TAIL = "garbage-tail"
 MISPLACED_BLANK = "misplaced-blank"  # an end marker that does not close the segment: records after it skipped
+LOST_TAIL = "lost-tail"  # a segment's records stop in zeros or at a cut, and later segments hold records
 _SIZED_KINDS = {"physicalOffset": "physical-offset-mismatch", "record length mismatch": "record-length-mismatch"}
 _SIZED_REASONS = tuple(_SIZED_KINDS)  # the size field itself is sound
 
@@ -194,6 +195,15 @@ class SegmentEnd:
     def at_limit(self) -> bool:
         """The scan reached the position it was asked to stop at."""
         return self.kind == END_LIMIT
+
+
+def lost_tail(end: SegmentEnd, segment_size: int) -> Finding:
+    """The finding for a segment whose records stop in zeros (or at a cut) with no end marker while later
+    segments hold records: the log's data should have gone on to the segment's end."""
+    lost = max(segment_size - end.pos, 0)
+    return Finding(end.file, end.base + end.pos, f"records stop at offset {end.base + end.pos}, {lost} bytes before "
+                   "the segment's end, without an end marker while later segments hold records", lost, ERROR,
+                   kind=LOST_TAIL)
 
 
 def _length_groups(lengths: np.ndarray) -> Iterator[tuple[int, np.ndarray]]:
