@@ -170,6 +170,8 @@ class Tail:
                 last = self.rows[step.count - 1 : step.count].copy()
         if last is not None and not _arrived(arr, last):
             return int(last.start[0]), _WAIT
+        if step.blank and step.stop + message.total_size(arr, step.stop) < len(arr):
+            return step.stop, _CORRUPT  # an end marker short of its segment's end: records lost behind it
         if step.blank or step.file_end:
             return step.stop, _END
         return step.stop, _CORRUPT if self._written_past(arr, step.stop) else _WAIT

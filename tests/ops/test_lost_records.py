@@ -11,6 +11,8 @@ from pathlib import Path
 from damage import corrupt
 
 from rmqtool.engine.config import StoreConfig
+from rmqtool.engine.reader import open_reader
+from rmqtool.ops.follow import follow_chunks
 from rmqtool.ops.recovery import plan_recovery
 from rmqtool.structures.commitlog import message
 from tests.cli_helpers import CONF, FIXTURE, fixture_copy, run
@@ -99,3 +101,17 @@ def test_blank_marker_mid_segment_leaves_the_brokers_recovery_walk_as_it_was(tmp
     blank_over(store, VICTIM)
     after = plan_recovery(store, cfg)
     assert (after.end, after.end_segment, after.stop_reason) == (before.end, before.end_segment, before.stop_reason)
+
+
+def test_follow_names_a_blank_marker_over_a_middle_record_and_goes_on_after_it(tmp_path):
+    store = fixture_copy(tmp_path)
+    blank_over(store, VICTIM)
+    reader = open_reader(store, CONF)
+    chunks = follow_chunks(reader, SEG, stop=lambda: True, poll=0)
+    offsets, found = [], []
+    for chunk in chunks:
+        found += chunk.findings
+        if chunk.batch is not None:
+            offsets += chunk.batch.offsets.tolist()
+    assert [(f.offset, f.bytes, f.kind) for f in found] == [(VICTIM, VICTIM_SIZE, "misplaced-blank")]
+    assert VICTIM not in offsets and VICTIM + VICTIM_SIZE in offsets and 2 * SEG in offsets
