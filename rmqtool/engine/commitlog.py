@@ -32,11 +32,12 @@ from rmqtool.engine.worker import Worker
 from rmqtool.errors import RmqError
 from rmqtool.files.filequeue import FileQueue
 from rmqtool.files.mappedfile import MappedFile
-from rmqtool.structures.commitlog import batchkernel, kernels, message, properties, sysflag
+from rmqtool.structures.commitlog import batchkernel, message, properties, sysflag
 from rmqtool.structures.commitlog.columns import RecordColumns
 from rmqtool.structures.commitlog.crc import POSITIVE_MASK
 from rmqtool.structures.commitlog.delay import SCHEDULE_TOPIC
 from rmqtool.structures.commitlog.hosts import SocketAddress
+from rmqtool.structures.commitlog.walker import Rows, walk_on
 
 WARM_AHEAD = 64 << 20  # pages kept mapped ahead of the writer, once it has written as much
 WARM_FIRST = 1 << 20  # ... and at first: a store of one message stays a few pages of a sparse segment
@@ -70,7 +71,7 @@ class CommitLog:
         self.last_store_timestamp = 0
         self.store_host: SocketAddress | None = None  # the broker address of the newest record on open
         self._topics: dict[str, bytes] = {}
-        self._walk_rows = np.empty((_WALK_ROWS, kernels.GEO_COLUMNS), dtype=np.int64)
+        self._walk_rows = Rows.empty(_WALK_ROWS)
         self.warmer: Worker | None = None  # runs warm_ahead in the background when set
 
     # ---- opening -------------------------------------------------------------------------
@@ -86,13 +87,12 @@ class CommitLog:
         if last is None:
             return
         pos = 0
-        for start, n, stop, _, _ in kernels.walk_on(last.arr, 0, last.size, last.from_offset, self._walk_rows,
-                                                    kernels.POLICY_SCAN, False):
-            if n:
-                newest = message.decode(last.map, int(self._walk_rows[n - 1, 0]), verify_crc=False)
+        for step in walk_on(last.arr, 0, last.size, last.from_offset, self._walk_rows):
+            if step.count:
+                newest = message.decode(last.map, int(self._walk_rows.start[step.count - 1]), verify_crc=False)
                 self.last_store_timestamp, self.store_host = newest.store_timestamp, newest.store_host
-            last.release_range(start, stop)  # walked: a full 1 GiB segment would stay resident otherwise
-            pos = stop
+            last.release_range(step.start, step.stop)  # walked: a full 1 GiB segment would stay resident otherwise
+            pos = step.stop
         end = _classify_end(last, pos)
         last.wrote = last.flushed = end
 

@@ -17,19 +17,10 @@ from rmqtool.engine.commitlog import CommitLog
 from rmqtool.engine.index_service import IndexService
 from rmqtool.errors import RmqError
 from rmqtool.files.mappedfile import MappedFile
-from rmqtool.structures.commitlog import kernels, message
-from rmqtool.structures.commitlog.dispatchkernel import (
-    D_COLUMNS,
-    D_IN_CQ,
-    D_OFFSET,
-    D_QUEUE_ID,
-    D_QUEUE_OFFSET,
-    D_SIZE,
-    D_STORE_TS,
-    D_TAGS_CODE,
-    dispatch_records,
-)
+from rmqtool.structures.commitlog import message
+from rmqtool.structures.commitlog.dispatchkernel import Dispatched, dispatch_records, dispatch_room
 from rmqtool.structures.commitlog.scan import group_strings
+from rmqtool.structures.commitlog.walker import Rows, walk_once
 from rmqtool.structures.consumequeue import queue_keys
 from rmqtool.structures.consumequeue.queue import ConsumeQueue
 
@@ -45,8 +36,8 @@ class Dispatcher:
         self.dispatched = commitlog.queue.min_offset
         self.last_logics_timestamp = 0
         self.last_store_timestamp = 0  # of the newest record dispatched
-        self._geo = np.empty((CHUNK_RECORDS, kernels.GEO_COLUMNS), dtype=np.int64)
-        self._fields = np.empty((CHUNK_RECORDS, D_COLUMNS), dtype=np.int64)
+        self._geo = Rows.empty(CHUNK_RECORDS)
+        self._fields = dispatch_room(CHUNK_RECORDS)
         self.lock = threading.Lock()  # one run at a time: the background thread or a caller
 
     @property
@@ -74,10 +65,11 @@ class Dispatcher:
                     return  # the segment is still being written
                 self._past(mf, pos)
                 continue
-            n, stop, _, _ = kernels.walk(mf.arr, pos, wrote, mf.from_offset, self._geo, kernels.POLICY_SCAN, False)
-            if n and self._record_end(n - 1) > wrote:  # a replica's last record, still arriving
+            step = walk_once(mf.arr, pos, wrote, mf.from_offset, self._geo)
+            n, stop = step.count, step.stop
+            if n and self._geo.end_of(n - 1) > wrote:  # a replica's last record, still arriving
                 n -= 1
-                stop = int(self._geo[n, kernels.GEO_START])
+                stop = int(self._geo.start[n])
             if n == 0:
                 if message.incomplete(mf.map, pos, wrote):
                     return  # the rest of the record (or of the end marker's segment) is still to come
@@ -94,10 +86,6 @@ class Dispatcher:
             self.dispatched = mf.from_offset + stop
             mf.release_range(pos, stop)  # dispatched (the writer is past `stop`): resident memory stays bounded
 
-    def _record_end(self, row: int) -> int:
-        """Where the record of walk row `row` ends in its segment (its properties end it)."""
-        return int(self._geo[row, kernels.GEO_PROPS] + self._geo[row, kernels.GEO_PROPS_LEN])
-
     def _past(self, mf: MappedFile, pos: int) -> None:
         """Done with a segment at `pos`: unmap the rest of it and go on at the next."""
         mf.release_range(pos, mf.size)
@@ -106,20 +94,19 @@ class Dispatcher:
     def _dispatch(self, mf: MappedFile, n: int) -> None:
         geo = self._geo[:n]
         found = dispatch_records(mf.arr, geo, mf.from_offset, self.levels, self._fields)
-        fields = found.fields
         nkeys = len(found.key_rec)
-        self.last_store_timestamp = int(fields[-1, D_STORE_TS])
-        queued = np.flatnonzero(fields[:, D_IN_CQ])
+        self.last_store_timestamp = int(found.store_ts[-1])
+        queued = np.flatnonzero(found.in_cq)
         if len(queued):
-            self._to_queues(mf, geo, fields, queued)
-            self.last_logics_timestamp = int(fields[queued[-1], D_STORE_TS])
+            self._to_queues(mf, geo, found, queued)
+            self.last_logics_timestamp = int(found.store_ts[queued[-1]])
         if self.index is not None and nkeys:
             rec = found.key_rec
-            self.index.put(found.key_hash.copy(), fields[rec, D_OFFSET], fields[rec, D_STORE_TS])
+            self.index.put(found.key_hash.copy(), found.offset[rec], found.store_ts[rec])
 
-    def _to_queues(self, mf: MappedFile, geo: np.ndarray, fields: np.ndarray, rows: np.ndarray) -> None:
-        topic_ids, names = group_strings(mf.map, geo[rows, kernels.GEO_TOPIC], geo[rows, kernels.GEO_TOPIC_LEN])
-        qids = fields[rows, D_QUEUE_ID]
+    def _to_queues(self, mf: MappedFile, geo: Rows, found: Dispatched, rows: np.ndarray) -> None:
+        topic_ids, names = group_strings(mf.map, geo.topic[rows], geo.topic_len[rows])
+        qids = found.queue_id[rows]
         group = queue_keys(topic_ids, qids)
         if (group == group[0]).all():
             starts, order = np.zeros(1, dtype=np.int64), np.arange(len(rows))
@@ -131,7 +118,6 @@ class Dispatcher:
         for a, b in zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True):
             sel = rows[order[a:b]]
             first = sel[0]
-            cq: ConsumeQueue = self.queue_for(names[topic_ids[order[a]]], int(fields[first, D_QUEUE_ID]))
-            cq.put(fields[sel, D_OFFSET], fields[sel, D_SIZE], fields[sel, D_TAGS_CODE],
-                   int(fields[first, D_QUEUE_OFFSET]))
+            cq: ConsumeQueue = self.queue_for(names[topic_ids[order[a]]], int(found.queue_id[first]))
+            cq.put(found.offset[sel], found.size[sel], found.tags_code[sel], int(found.queue_offset[first]))
 

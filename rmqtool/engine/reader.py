@@ -157,7 +157,7 @@ class StoreReader:
             -> Iterator[ScanChunk]:
         """Every good record from `from_offset` on (starting before `until`), in log order, with findings
         as data."""
-        from rmqtool.structures.commitlog.scan import END_ZEROS, SegmentEnd, SegmentScanner
+        from rmqtool.structures.commitlog.scan import SegmentEnd, SegmentScanner, lost_tail
 
         scanner_class = SegmentScanner
         if self.dledger:
@@ -198,10 +198,8 @@ class StoreReader:
                         if pending_hole and item.pos > 0:
                             found.insert(0, pending_hole)
                         pending_hole = None
-                        if item.kind == END_ZEROS:
-                            pending_hole = Finding(str(seg.path), seg.start + item.pos,
-                                                   "segment ends in zeros without a blank marker while later "
-                                                   "segments hold records", seg.size - item.pos)
+                        if item.in_zeros:
+                            pending_hole = lost_tail(item, max(seg.size, self.segment_size))
                         if found:
                             yield ScanChunk(None, found)
                     else:

@@ -33,7 +33,7 @@ _FIXED = ("storeSize", "totalSize"), ("queueId", "queueId"), ("queueOffset", "qu
 
 def message_rows(batch: RecordBatch, delay_levels: np.ndarray) -> pa.RecordBatch:
     """The records of `batch` as rows of the message schema (`io.schema.MESSAGE_SCHEMA`)."""
-    from rmqtool.structures.commitlog.dispatchkernel import D_IN_CQ, D_TAGS_CODE, dispatch_records
+    from rmqtool.structures.commitlog.dispatchkernel import dispatch_records
 
     cols = batch.cols
     arr = np.frombuffer(batch.buf, dtype=np.uint8)
@@ -41,7 +41,7 @@ def message_rows(batch: RecordBatch, delay_levels: np.ndarray) -> pa.RecordBatch
     per_record = {int(i): batch.message(int(i)) for i in v6.tolist()}
     store_host = _host_bytes(cols.raw, "store")
     offsets = batch.offsets
-    dispatched = dispatch_records(arr, batch.geometry(), batch.base, delay_levels).fields
+    dispatched = dispatch_records(arr, batch.geometry(), batch.base, delay_levels)
     ids, names = batch.topics()
     body_data, body_off = textkernels.gather(arr, batch.body_pos, cols["bodyLength"])
     props_data, props_off = textkernels.gather(arr, batch.props_pos, batch.props_len)
@@ -55,7 +55,7 @@ def message_rows(batch: RecordBatch, delay_levels: np.ndarray) -> pa.RecordBatch
         "body": binary_array(body_data, body_off),
         "propertiesString": binary_array(props_data, props_off, pa.large_string()),
         "properties": _properties_map(props_data, props_off),
-        "tagsCode": pa.array(dispatched[:, D_TAGS_CODE], pa.int64(), mask=dispatched[:, D_IN_CQ] == 0),
+        "tagsCode": pa.array(dispatched.tags_code, pa.int64(), mask=dispatched.in_cq == 0),
         "compression": _codecs(cols["sysFlag"]),
     }
     for name, source in _FIXED:

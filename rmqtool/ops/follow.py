@@ -2,7 +2,7 @@
 
 The writer may be another process: rmqtool's own store, a broker, or a replica that writes the bytes
 its master sends, cut at any byte, into a file of zeros. So a record is taken only when it is whole:
-the walker (`kernels.walk`, the scan policy) accepts it and its bytes have arrived, which a reader that
+the walker (`walker.walk_on`, the scan policy) accepts it and its bytes have arrived, which a reader that
 does not know the writer's position tells from the bytes: the file ends there, something was written
 after it, or its last byte that is never zero (the last property byte, or of the topic without
 properties) is written. A record the walker refuses is a record still arriving until bytes past its
@@ -22,8 +22,9 @@ from rmqtool.engine.reader import ScanChunk, StoreReader
 from rmqtool.errors import RmqError
 from rmqtool.files.segments import SegmentFile, data_end, list_segments, open_read_only, read_head
 from rmqtool.ops.log_rows import STORED, line_rendering, rows_of, selected
-from rmqtool.structures.commitlog import kernels, message
-from rmqtool.structures.commitlog.scan import END_LIMIT, END_ZEROS, SegmentEnd, SegmentScanner
+from rmqtool.structures.commitlog import message
+from rmqtool.structures.commitlog.scan import SegmentEnd, SegmentScanner
+from rmqtool.structures.commitlog.walker import Rows, walk_on
 
 POLL_SECONDS = 0.1
 _WINDOW = 1 << 20  # bytes a walk covers per call
@@ -75,7 +76,7 @@ class Tail:
         self.segment_size = reader.segment_size
         self.verify_crc = verify_crc
         self.segments: list[SegmentFile] = []
-        self.rows = kernels.walk_rows(_WINDOW)
+        self.rows = Rows.room(_WINDOW)
         self.pos = from_offset  # None: the first segment's start, once there is one
         self.aligned = from_offset is None  # an offset given may fall inside a record
         if from_offset is None:
@@ -163,22 +164,22 @@ class Tail:
 
     def _whole_until(self, arr: np.ndarray, seg: SegmentFile, at: int) -> tuple[int, int]:
         """Where the whole records from `at` stop, and why (_WAIT, _END or _CORRUPT)."""
-        last, stop, why = None, at, kernels.STOP_END
-        for _, n, walked, reason, _ in kernels.walk_on(arr, at, None, seg.start, self.rows, kernels.POLICY_SCAN,
-                                                      False, _WINDOW):
-            stop, why = walked, reason
-            if n:
-                last = self.rows[n - 1].copy()
+        last = None
+        for step in walk_on(arr, at, None, seg.start, self.rows, window=_WINDOW):
+            if step.count:
+                last = self.rows[step.count - 1 : step.count].copy()
         if last is not None and not _arrived(arr, last):
-            return int(last[kernels.GEO_START]), _WAIT
-        if why in (kernels.STOP_BLANK, kernels.STOP_END):
-            return stop, _END
-        return stop, _CORRUPT if self._written_past(arr, stop) else _WAIT
+            return int(last.start[0]), _WAIT
+        if step.blank and step.stop + message.total_size(arr, step.stop) < len(arr):
+            return step.stop, _CORRUPT  # an end marker short of its segment's end: records lost behind it
+        if step.blank or step.file_end:
+            return step.stop, _END
+        return step.stop, _CORRUPT if self._written_past(arr, step.stop) else _WAIT
 
     def _written_past(self, arr: np.ndarray, at: int) -> bool:
         """Whether bytes past the declared end of the record the walker refused at `at` are written (the
         end of its totalSize and magic when the size is not one a record can have)."""
-        total = int.from_bytes(arr[at : at + 4].tobytes(), "big", signed=True)
+        total = message.total_size(arr, at)
         room = max(len(arr), self.segment_size) - at
         end = message.declared_end(at, total, room)
         return end == len(arr) or (end < len(arr) and not message.unwritten(arr, end))
@@ -200,17 +201,17 @@ class Tail:
                                  data_end=data_end(seg.path), limit=at + 1)
         items = [item for item in scanner.batches() if not isinstance(item, SegmentEnd)]
         end = scanner.end
-        if end.kind == END_ZEROS and self._after(seg) is None:
+        if end.in_zeros and self._after(seg) is None:
             return None
         if emit:
             yield ScanChunk(items[0] if items else None, scanner.findings)
-        return end.pos if end.kind == END_LIMIT else len(buf)
+        return end.pos if end.at_limit else len(buf)
 
 
-def _arrived(arr: np.ndarray, row: np.ndarray) -> bool:
-    """Whether the record the walker accepted (its geometry `row`) has arrived whole: the file ends with it,
-    bytes after it are written, or its last byte that is never zero is."""
-    props_len, topic_len = int(row[kernels.GEO_PROPS_LEN]), int(row[kernels.GEO_TOPIC_LEN])
-    end = int(row[kernels.GEO_PROPS]) + props_len
-    last = end - 1 if props_len or not topic_len else int(row[kernels.GEO_TOPIC]) + topic_len - 1
+def _arrived(arr: np.ndarray, row: Rows) -> bool:
+    """Whether the record the walker accepted (its one geometry `row`) has arrived whole: the file ends with
+    it, bytes after it are written, or its last byte that is never zero is."""
+    props_len, topic_len = int(row.props_len[0]), int(row.topic_len[0])
+    end = row.end_of(0)
+    last = end - 1 if props_len or not topic_len else int(row.topic[0]) + topic_len - 1
     return end >= len(arr) or not message.unwritten(arr, end) or bool(arr[last])

@@ -65,16 +65,15 @@ def _chain_end(reader: StoreReader, seg: SegmentFile) -> int:
         return int(rows[-1].offsets[-1] + rows[-1].cols["totalSize"][-1]) - seg.start if rows else 0
     import numpy as np
 
-    from rmqtool.structures.commitlog import kernels
+    from rmqtool.structures.commitlog.walker import Rows, walk_on
 
     with open_read_only(seg.path) as buf:
         arr = np.frombuffer(buf, dtype=np.uint8)
-        out = kernels.walk_rows(WALK_WINDOW)
+        out = Rows.room(WALK_WINDOW)
         end = released = 0
-        for _, _, stop, why, _ in kernels.walk_on(arr, 0, None, seg.start, out, kernels.POLICY_SCAN, False,
-                                                  WALK_WINDOW):
-            end = len(arr) if why == kernels.STOP_BLANK else stop  # a blank marker fills the segment
-            released = release_pages(buf, released, stop)
+        for step in walk_on(arr, 0, None, seg.start, out, window=WALK_WINDOW):
+            end = len(arr) if step.blank else step.stop  # a blank marker fills the segment
+            released = release_pages(buf, released, step.stop)
         del arr
     return end
 

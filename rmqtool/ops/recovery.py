@@ -279,7 +279,7 @@ def _plan_cuts(reader: StoreReader, cfg: StoreConfig, plan: RecoveryPlan) -> Non
 
 def _plan_dispatch(reader: StoreReader, cfg: StoreConfig, plan: RecoveryPlan) -> None:
     """Count the queue entries and index keys the re-dispatch after recovery adds."""
-    from rmqtool.structures.commitlog.dispatchkernel import D_IN_CQ, D_OFFSET, D_QUEUE_ID, D_SIZE, dispatch_records
+    from rmqtool.structures.commitlog.dispatchkernel import dispatch_records
 
     queue_end = {(q.topic, q.queue_id): q for q in plan.queues}
     reput = max([q.max_physical_end for q in plan.queues] + [0])
@@ -296,19 +296,19 @@ def _plan_dispatch(reader: StoreReader, cfg: StoreConfig, plan: RecoveryPlan) ->
         if not keep.any():
             break
         found = dispatch_records(np.frombuffer(b.buf, dtype=np.uint8), b.geometry()[keep], b.base, levels)
-        fields = found.fields
         names = [t for t, k in zip(b.topic_names(), keep.tolist(), strict=True) if k]
-        for i in np.flatnonzero(fields[:, D_IN_CQ]).tolist():
-            q = queue_end.get((names[i], int(fields[i, D_QUEUE_ID])))
+        ends = found.offset + found.size
+        for i in np.flatnonzero(found.in_cq).tolist():
+            q = queue_end.get((names[i], int(found.queue_id[i])))
             if q is None:
-                q = QueuePlan(names[i], int(fields[i, D_QUEUE_ID]), [], 0, 0)
+                q = QueuePlan(names[i], int(found.queue_id[i]), [], 0, 0)
                 queue_end[(q.topic, q.queue_id)] = q
                 plan.queues.append(q)
-            if fields[i, D_OFFSET] + fields[i, D_SIZE] > q.max_physical_end:
+            if ends[i] > q.max_physical_end:
                 q.added += 1
-                q.max_physical_end = int(fields[i, D_OFFSET] + fields[i, D_SIZE])
+                q.max_physical_end = int(ends[i])
         if cfg.messageIndexEnable:
-            key_offsets = fields[found.key_rec, D_OFFSET]
+            key_offsets = found.key_offsets
             plan.index_keys_added += int((key_offsets >= index_from).sum())
 
 

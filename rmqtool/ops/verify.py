@@ -134,16 +134,7 @@ def verify_store(reader: StoreReader, *, every: bool = False) -> VerifyReport:
 def record_windows(reader: StoreReader, report: VerifyReport, keys: dict[tuple[str, int], int]) -> Iterator[Window]:
     """The log's good records window by window (the scanner's findings go to `report`); `keys`
     numbers each (topic, queue) as it is met."""
-    from rmqtool.structures.commitlog.dispatchkernel import (
-        D_IN_CQ,
-        D_OFFSET,
-        D_QUEUE_ID,
-        D_QUEUE_OFFSET,
-        D_SIZE,
-        D_STORE_TS,
-        D_TAGS_CODE,
-        dispatch_records,
-    )
+    from rmqtool.structures.commitlog.dispatchkernel import dispatch_records
 
     levels = np.asarray(reader.config.delay_levels_ms, dtype=np.int64)
     parts: list[tuple] = []
@@ -158,17 +149,15 @@ def record_windows(reader: StoreReader, report: VerifyReport, keys: dict[tuple[s
             parts, held = [], 0
         file = b.file
         found = dispatch_records(np.frombuffer(b.buf, dtype=np.uint8), b.geometry(), b.base, levels)
-        fields = found.fields
         ids, names = b.topics()
-        pairs, which = np.unique(queue_keys(ids, fields[:, D_QUEUE_ID]), return_inverse=True)
+        pairs, which = np.unique(queue_keys(ids, found.queue_id), return_inverse=True)
         table = np.array([keys.setdefault((names[p >> 32], queue_of_key(p)), len(keys))
                           for p in pairs.tolist()], dtype=np.int64)
         qkey = table[which.ravel()]
         report.messages += len(b)
         held += len(b)
-        parts.append((fields[:, D_OFFSET].copy(), fields[:, D_SIZE].copy(), qkey, fields[:, D_QUEUE_OFFSET].copy(),
-                      fields[:, D_TAGS_CODE].copy(), fields[:, D_IN_CQ].astype(bool), found.key_hash.copy(),
-                      fields[found.key_rec, D_OFFSET].copy(), int(fields[:, D_STORE_TS].max())))
+        parts.append((found.offset.copy(), found.size.copy(), qkey, found.queue_offset.copy(), found.tags_code.copy(),
+                      found.in_cq.astype(bool), found.key_hash.copy(), found.key_offsets, int(found.store_ts.max())))
     if parts:
         yield _window(parts)
 

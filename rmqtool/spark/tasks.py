@@ -25,8 +25,8 @@ from rmqtool.files.paths import StorePaths, offset_name
 from rmqtool.files.scratch import load_arrays, save_arrays
 from rmqtool.io.schema import PRODUCER_TYPES
 from rmqtool.load.records import LoadChunk, LoadOptions, producer_chunk
-from rmqtool.structures.commitlog import kernels
-from rmqtool.structures.commitlog.dispatchkernel import D_OFFSET, D_SIZE, D_TAGS_CODE, dispatch_records
+from rmqtool.structures.commitlog.dispatchkernel import dispatch_records
+from rmqtool.structures.commitlog.walker import Rows, walk_once
 from rmqtool.structures.consumequeue import byte_of, encode_entries, queue_keys
 from rmqtool.structures.index.build import fill_file
 
@@ -153,14 +153,14 @@ def write_chunk(name: str, ctx: LoadContext) -> tuple[int, int]:
         seg = np.memmap(ctx.store.commitlog / offset_name(seg_start), dtype=np.uint8, mode="r+")
         at = int(phys[i]) - seg_start
         wrote = cols.encode_into(seg, at, queue_offset, phys, i, j)
-        geo = np.empty((j - i, kernels.GEO_COLUMNS), dtype=np.int64)
-        walked, _, _, _ = kernels.walk(seg, at, at + wrote, seg_start, geo, kernels.POLICY_SCAN, False)
+        geo = Rows.empty(j - i)
+        walked = walk_once(seg, at, at + wrote, seg_start, geo).count
         if walked != j - i:
             raise RuntimeError(f"chunk {name}: wrote {j - i} records, read back {walked}")
         found = dispatch_records(seg, geo, seg_start, levels)
-        cq_rows.append(found.fields[:, [D_OFFSET, D_SIZE, D_TAGS_CODE]].copy())
+        cq_rows.append(found.queue_entries())
         key_hash.append(found.key_hash.astype(np.int32))
-        key_phys.append(found.fields[found.key_rec, D_OFFSET].copy())
+        key_phys.append(found.key_offsets)
         del seg  # dirty pages stay in the page cache; adoption fsyncs every file
         i = j
     entries = np.concatenate(cq_rows) if cq_rows else np.zeros((0, 3), dtype=np.int64)

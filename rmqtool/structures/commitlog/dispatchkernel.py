@@ -24,6 +24,7 @@ from rmqtool.structures.commitlog.properties import (
     UNIQ_KEY,
 )
 from rmqtool.structures.commitlog.properties import KEY_SEPARATOR as WORD_SEPARATOR
+from rmqtool.structures.commitlog.walker import Rows
 from rmqtool.structures.index import KEY_SEPARATOR
 from rmqtool.structures.nbutil import get_i32, get_i64, java_hash_step, java_hash_utf8, to_java_int
 
@@ -166,19 +167,74 @@ def dispatch_fields(buf, geo, n, base, levels, out, key_rec, key_hash):
 
 
 class Dispatched:
-    """What `dispatch_records` found: per-record rows (D_* columns) and the index keys."""
+    """What `dispatch_records` found, by name: per-record columns (views of the kernel's rows, `D_*`) and
+    the index keys (`key_rec`: the record of each key, `key_hash`: its hash)."""
 
     def __init__(self, fields: np.ndarray, key_rec: np.ndarray, key_hash: np.ndarray) -> None:
-        self.fields, self.key_rec, self.key_hash = fields, key_rec, key_hash
+        self._fields, self.key_rec, self.key_hash = fields, key_rec, key_hash
+
+    def __len__(self) -> int:
+        return len(self._fields)
+
+    @property
+    def offset(self) -> np.ndarray:
+        """Each record's commitlog offset."""
+        return self._fields[:, D_OFFSET]
+
+    @property
+    def size(self) -> np.ndarray:
+        """Each record's totalSize."""
+        return self._fields[:, D_SIZE]
+
+    @property
+    def queue_id(self) -> np.ndarray:
+        return self._fields[:, D_QUEUE_ID]
+
+    @property
+    def queue_offset(self) -> np.ndarray:
+        return self._fields[:, D_QUEUE_OFFSET]
+
+    @property
+    def store_ts(self) -> np.ndarray:
+        return self._fields[:, D_STORE_TS]
+
+    @property
+    def tags_code(self) -> np.ndarray:
+        """The consume-queue entry's tagsCode (a delayed message's delivery time)."""
+        return self._fields[:, D_TAGS_CODE]
+
+    @property
+    def in_cq(self) -> np.ndarray:
+        """1 where the record enters a consume queue (by its transaction type), else 0."""
+        return self._fields[:, D_IN_CQ]
+
+    @property
+    def indexed(self) -> np.ndarray:
+        """1 where the record's keys enter the index, else 0."""
+        return self._fields[:, D_INDEXED]
+
+    @property
+    def key_offsets(self) -> np.ndarray:
+        """The commitlog offset of each index key's record (a copy)."""
+        return self._fields[self.key_rec, D_OFFSET]
+
+    def queue_entries(self) -> np.ndarray:
+        """(offset, size, tagsCode) rows: each record's consume-queue entry (a copy)."""
+        return self._fields[:, [D_OFFSET, D_SIZE, D_TAGS_CODE]]
 
 
-def dispatch_records(buf, geo: np.ndarray, base: int, levels: np.ndarray,
-                     fields: np.ndarray | None = None) -> Dispatched:
-    """Run `dispatch_fields` over the records `geo` describes (rows of a walk), growing the key
-    arrays until every key fits. A preallocated `fields` array may be passed in and is reused."""
+def dispatch_room(n: int) -> np.ndarray:
+    """Room for the rows of `n` records, to pass to `dispatch_records` again and again."""
+    return np.empty((n, D_COLUMNS), dtype=np.int64)
+
+
+def dispatch_records(buf, rows: Rows, base: int, levels: np.ndarray,
+                     room: np.ndarray | None = None) -> Dispatched:
+    """Run `dispatch_fields` over the records `rows` describes (rows of a walk), growing the key
+    arrays until every key fits. `room` (from `dispatch_room`) is reused when large enough."""
+    geo = rows.table
     n = len(geo)
-    if fields is None or len(fields) < n:
-        fields = np.empty((n, D_COLUMNS), dtype=np.int64)
+    fields = room if room is not None and len(room) >= n else dispatch_room(n)
     cap = n * _KEYS_GUESS + 16
     key_rec, key_hash = np.empty(cap, dtype=np.int64), np.empty(cap, dtype=np.int64)
     while True:

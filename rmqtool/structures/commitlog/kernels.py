@@ -79,7 +79,7 @@ def store_timestamp_at(pos, flags):
 def walk(buf, pos, end, base, out, policy, check_crc):
     """Accept records from `pos` on while they start before `end` and `out` has room.
 
-    A row of `out` per record (GEO_* columns). Returns (rows written, stop position, why
+    A row of `out` per record (GEO_* columns; `walker.Rows` names them). Returns (rows written, stop position, why
     (STOP_*), storeTimestamp of the last accepted record or -1). STOP_WINDOW and STOP_FULL
     mean: go on from the stop position.
     """
@@ -144,9 +144,11 @@ def walk(buf, pos, end, base, out, policy, check_crc):
         pos = rec_end
 
 
-def walk_rows(window: int) -> np.ndarray:
-    """An output array that a walk over `window` bytes cannot fill."""
-    return np.empty((window // MIN_RECORD_LEN + 1, GEO_COLUMNS), dtype=np.int64)
+@njit(cache=True, nogil=True)
+def record_at(buf, pos, base, out):
+    """Where the record at `pos` ends when the scan policy accepts it (its row written to `out[0]`), else -1."""
+    n, stop, _, _ = walk(buf, pos, pos + 1, base, out, POLICY_SCAN, False)
+    return stop if n == 1 else -1
 
 
 @njit(cache=True, nogil=True)
@@ -190,20 +192,3 @@ def strings_match(buf, starts, lengths, rep):
             if buf[a + k] != buf[b + k]:
                 return False
     return True
-
-
-def walk_on(buf, pos: int, end: int | None, base: int, out, policy: int, check_crc: bool,
-            window: int | None = None):
-    """The one loop around `walk`: from `pos`, `window` bytes at a time (None: as many records as `out`
-    holds, up to `end`; `end` None: no bound but the file), yielding (start, rows, stop, why,
-    storeTimestamp) per call, and ending after a call that stopped for another reason than the window
-    or a full `out` (the record walk's own end: a blank, the file's end, a bad record)."""
-    while True:
-        hi = pos + window if window is not None else end
-        if end is not None:
-            hi = min(hi, end)
-        n, stop, why, ts = walk(buf, pos, hi, base, out, policy, check_crc)
-        yield pos, n, stop, why, ts
-        if why not in (STOP_WINDOW, STOP_FULL) or stop == pos or (end is not None and stop >= end):
-            return
-        pos = stop

@@ -299,13 +299,18 @@ def declared_end(pos: int, total: int, room: int) -> int:
     return pos + total if MIN_RECORD_LEN <= total <= room else reach(pos)
 
 
+def total_size(buf, pos: int) -> int:
+    """The totalSize field of the record (or marker) at `pos`."""
+    return PREFIX.unpack_from(buf, pos)[0]
+
+
 def incomplete(buf, pos: int, written_end: int) -> bool:
     """The record (or end marker) at `pos` is still arriving: the bytes written up to `written_end`
     do not yet hold its totalSize and magic, or end before its totalSize says it ends (a replica
     receives records cut at any byte)."""
     if written_end - pos < BLANK_MARKER_LEN:
         return True
-    return pos + PREFIX.unpack_from(buf, pos)[0] > written_end
+    return pos + total_size(buf, pos) > written_end
 
 
 def store_timestamp_offset(sys_flag: int) -> int:

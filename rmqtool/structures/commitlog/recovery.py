@@ -53,14 +53,7 @@ def plan_walk(reader: Any, plan: Any, cp: Any, thorough: bool) -> None:
     """Where the log's recovery starts (the third-last segment after a clean shutdown, after a crash the
     newest whose first record is older than the checkpoint, every segment with --thorough) and where the
     broker's walk from there ends: the recovery point, the last intact record's store time, why it stopped."""
-    from rmqtool.structures.commitlog.kernels import (
-        POLICY_BROKER,
-        STOP_BLANK,
-        STOP_REASONS,
-        STOP_WINDOW,
-        walk_on,
-        walk_rows,
-    )
+    from rmqtool.structures.commitlog.walker import Rows, walk_on
 
     cfg, segments = reader.config, reader.segments
     index_safe = cfg.messageIndexEnable and cfg.messageIndexSafe
@@ -73,25 +66,26 @@ def plan_walk(reader: Any, plan: Any, cp: Any, thorough: bool) -> None:
                   if record_start(segments[i], cp, index_safe)), 0)
     plan.start_segment, plan.start_offset = segments[k].path.name, segments[k].start
     end = segments[k].start
-    rows = walk_rows(_WALK_WINDOW)  # the broker's walk keeps no rows; the walker writes them anyway
+    rows = Rows.room(_WALK_WINDOW)  # the broker's walk keeps no rows; the walker writes them anyway
     last_ts = -1
     while True:
         seg = segments[k]
         with open_read_only(seg.path) as buf:
             arr = np.frombuffer(buf, dtype=np.uint8) if len(buf) else np.zeros(0, dtype=np.uint8)
             pos = 0 if seg.start != end else end - seg.start
-            for start, _, stop, why, ts in walk_on(arr, pos, None, seg.start, rows, POLICY_BROKER,
-                                                   cfg.checkCRCOnRecover, _WALK_WINDOW):
+            for step in walk_on(arr, pos, None, seg.start, rows, broker=True, check_crc=cfg.checkCRCOnRecover,
+                                window=_WALK_WINDOW):
+                ts = step.last_store_timestamp
                 last_ts = int(ts) if ts >= 0 else last_ts
-                if why == STOP_WINDOW:
-                    _unmap(buf, start, stop)  # a window at a time, unmapping what was read: memory stays bounded
+                if step.window_end:
+                    _unmap(buf, step.start, step.stop)  # a window at a time, unmapped once read: memory stays bounded
             del arr
-        end = seg.start + stop
-        if why == STOP_BLANK and k + 1 < len(segments):
+        end = seg.start + step.stop
+        if step.blank and k + 1 < len(segments):
             k += 1
             end = segments[k].start
             continue
-        plan.stop_reason = STOP_REASONS[why]
+        plan.stop_reason = step.reason
         break
     plan.end, plan.end_segment, plan.end_segment_start = end, seg.path.name, seg.start
     plan.last_store_timestamp = last_ts if last_ts >= 0 else None

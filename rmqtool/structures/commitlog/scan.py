@@ -7,7 +7,8 @@ are then pulled as numpy columns in one gather. Where the walk stops (blank mark
 a torn or corrupt record) the per-record decoder classifies the bytes, so both paths share
 one codec. Corruption becomes a `Finding` and the scan resynchronizes on the next position
 that holds the magic code and its own offset (a vectorized search): it never raises on
-bad bytes.
+bad bytes. An end marker closes a segment only where it reaches the file's end with no record
+after it; one in the middle (records lost behind it) is a finding, and the scan goes on.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from rmqtool.structures.commitlog.message import (
     PHYSICAL_OFFSET_OFFSET,
     Blank,
 )
+from rmqtool.structures.commitlog.walker import Rows
 
 WINDOW_BYTES = 8 << 20
 _SEARCH_CHUNK = 1 << 18  # keeps the byte comparison in cache
@@ -45,6 +47,8 @@ CRC_MISMATCH = "crc-mismatch"
 ZERO_GAP = "zero-gap"
 CORRUPT_REGION = "corrupt-region"
 GARBAGE_TAIL = "garbage-tail"
+MISPLACED_BLANK = "misplaced-blank"  # an end marker that does not close the segment: records after it skipped
+LOST_TAIL = "lost-tail"  # a segment's records stop in zeros or at a cut, and later segments hold records
 _SIZED_KINDS = {"physicalOffset": "physical-offset-mismatch", "record length mismatch": "record-length-mismatch"}
 _SIZED_REASONS = tuple(_SIZED_KINDS)  # the size field itself is sound
 
@@ -119,10 +123,9 @@ class RecordBatch:
     def offsets(self) -> np.ndarray:
         return self.pos + self.base
 
-    def geometry(self) -> np.ndarray:
-        """The walk's rows for these records (kernels.GEO_* columns), for the compiled passes."""
-        return np.stack([self.pos, self.body_pos, self.topic_pos, self.topic_len, self.props_pos, self.props_len],
-                        axis=1).astype(np.int64)
+    def geometry(self) -> Rows:
+        """The walk's rows for these records, for the compiled passes."""
+        return Rows.of(self.pos, self.body_pos, self.topic_pos, self.topic_len, self.props_pos, self.props_len)
 
     def topics(self) -> tuple[np.ndarray, list[str]]:
         """(topic id per record, topic names): each distinct topic is decoded once."""
@@ -172,7 +175,35 @@ class SegmentEnd:
     file: str
     base: int
     pos: int  # first byte after the last record (or of the blank marker)
-    kind: str  # END_BLANK, END_ZEROS or END_FILE
+    kind: str  # END_BLANK, END_ZEROS, END_FILE or END_LIMIT
+
+    @property
+    def at_blank(self) -> bool:
+        """The segment's end marker closes it."""
+        return self.kind == END_BLANK
+
+    @property
+    def in_zeros(self) -> bool:
+        """Zeros (or garbage no record follows) up to the segment's end: where the log ends."""
+        return self.kind == END_ZEROS
+
+    @property
+    def at_file_end(self) -> bool:
+        return self.kind == END_FILE
+
+    @property
+    def at_limit(self) -> bool:
+        """The scan reached the position it was asked to stop at."""
+        return self.kind == END_LIMIT
+
+
+def lost_tail(end: SegmentEnd, segment_size: int) -> Finding:
+    """The finding for a segment whose records stop in zeros (or at a cut) with no end marker while later
+    segments hold records: the log's data should have gone on to the segment's end."""
+    lost = max(segment_size - end.pos, 0)
+    return Finding(end.file, end.base + end.pos, f"records stop at offset {end.base + end.pos}, {lost} bytes before "
+                   "the segment's end, without an end marker while later segments hold records", lost, ERROR,
+                   kind=LOST_TAIL)
 
 
 def _length_groups(lengths: np.ndarray) -> Iterator[tuple[int, np.ndarray]]:
@@ -278,11 +309,10 @@ class SegmentScanner:
 
     # -- the walk ------------------------------------------------------------------------------
     def batches(self) -> Iterator[RecordBatch | SegmentEnd]:
-        from rmqtool.structures.commitlog import kernels
 
         size = len(self.arr)
         pos = self.start
-        out = kernels.walk_rows(self.window)
+        out = Rows.room(self.window).table
         while self.end is None:
             if pos >= size:
                 self.end = SegmentEnd(self.file, self.base, pos, END_FILE)
@@ -325,8 +355,7 @@ class SegmentScanner:
         """
         rec = message.decode(self.buf, pos, verify_crc=False, expected_offset=self.base + pos)
         if isinstance(rec, Blank):
-            self.end = SegmentEnd(self.file, self.base, pos, END_BLANK)
-            return pos, None
+            return self._blank(pos, rec.size), None
         if isinstance(rec, message.Message):
             return pos + rec.store_size, rec
         size = len(self.arr)
@@ -334,7 +363,7 @@ class SegmentScanner:
         stop = next_start if next_start is not None else size
         if not self.arr[pos : min(stop, max(self.data_end, pos))].any():
             if next_start is None:
-                self.end = SegmentEnd(self.file, self.base, pos, END_ZEROS)
+                self.close_in_zeros(pos)
             else:
                 self._report(pos, "zero-filled gap before the next record", stop - pos, ZERO_GAP)
             return stop, None
@@ -345,10 +374,34 @@ class SegmentScanner:
         if next_start is None:
             garbage = int(np.flatnonzero(self.arr[pos : max(self.data_end, pos + 1)])[-1]) + 1
             self._report(pos, f"{rec.reason}; no record follows", garbage, GARBAGE_TAIL)
-            self.end = SegmentEnd(self.file, self.base, pos, END_ZEROS)
+            self.close_in_zeros(pos)
             return size, None
         self._report(pos, f"{rec.reason}; skipped to the next record", stop - pos, CORRUPT_REGION)
         return stop, None
+
+    def _blank(self, pos: int, size: int) -> int:
+        """An end marker at `pos` closes the segment when its size reaches the file's end (or past it: a cut
+        file) and no record follows it. Otherwise the records after it are cut off from the log: reported, and
+        the scan goes on at the next record after it (or ends the segment there)."""
+        left = len(self.arr) - pos
+        after = self.next_record_start(pos + message.BLANK_MARKER_LEN)
+        if after is None:
+            if size < left:
+                self._report(pos, f"end-of-segment marker {size} bytes long where {left} bytes remain; the rest of "
+                                  "the segment skipped", left, MISPLACED_BLANK)
+            self.close_at_blank(pos)
+            return pos
+        self._report(pos, f"end-of-segment marker where records go on (it says {size} bytes are unused, {left} "
+                          "remain); skipped to the next record", after - pos, MISPLACED_BLANK)
+        return after
+
+    def close_at_blank(self, pos: int) -> None:
+        """End the segment at the end marker at `pos`."""
+        self.end = SegmentEnd(self.file, self.base, pos, END_BLANK)
+
+    def close_in_zeros(self, pos: int) -> None:
+        """End the segment at `pos`: zeros (or garbage no record follows) from there on."""
+        self.end = SegmentEnd(self.file, self.base, pos, END_ZEROS)
 
     def next_record_start(self, lo: int) -> int | None:
         """The first position >= lo holding a message magic, a plausible size and its own

@@ -11,25 +11,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from rmqtool.structures.commitlog.kernels import (
-    POLICY_SCAN,
-    STOP_BLANK,
-    STOP_END,
-    STOP_FULL,
-    STOP_LENGTH,
-    STOP_MAGIC,
-    STOP_WINDOW,
-    walk,
-)
-from rmqtool.structures.commitlog.scan import (
-    CORRUPT_REGION,
-    END_BLANK,
-    END_ZEROS,
-    GARBAGE_TAIL,
-    ZERO_GAP,
-    SegmentEnd,
-    SegmentScanner,
-)
+from rmqtool.structures.commitlog.kernels import record_at
+from rmqtool.structures.commitlog.scan import CORRUPT_REGION, GARBAGE_TAIL, ZERO_GAP, SegmentScanner
 from rmqtool.structures.dledger import (
     BLANK_LEN,
     BLANK_MAGIC,
@@ -41,37 +24,37 @@ from rmqtool.structures.dledger import (
 )
 from rmqtool.structures.nbutil import get_i32, get_i64
 
-STOP_ENTRY = 8  # an entry whose body is not exactly one good record
+# why the entry walk stopped
+_ROOM, _FULL, _END, _BLANK, _BAD, _BAD_BODY = range(6)  # window end, rows full, file end, blank, bad entry, bad body
 
 
 @njit(cache=True, nogil=True)
 def walk_entries(buf, pos, end, base, out):
     """Accept entries from `pos` while they start before `end`: a geometry row per record.
-    Returns (rows, stop position, why: kernels.STOP_* or STOP_ENTRY)."""
+    Returns (rows, stop position, why: one of the stops above)."""
     size = buf.shape[0]
     n = 0
     while True:
         if pos >= end:
-            return n, pos, STOP_WINDOW
+            return n, pos, _ROOM
         if n >= out.shape[0]:
-            return n, pos, STOP_FULL
+            return n, pos, _FULL
         if pos + BLANK_LEN > size:
-            return n, pos, STOP_END
+            return n, pos, _END
         magic = get_i32(buf, pos)
         if magic == BLANK_MAGIC:
-            return n, pos, STOP_BLANK
+            return n, pos, _BLANK
         if magic != ENTRY_MAGIC:
-            return n, pos, STOP_MAGIC
+            return n, pos, _BAD
         total = get_i32(buf, pos + SIZE_OFFSET)
         if total < BODY_OFFSET or total > size - pos or get_i64(buf, pos + POS_OFFSET) != base + pos:
-            return n, pos, STOP_LENGTH
+            return n, pos, _BAD
         body_len = get_i32(buf, pos + BODY_LENGTH_OFFSET)
         if body_len != total - BODY_OFFSET:
-            return n, pos, STOP_LENGTH
+            return n, pos, _BAD
         body = pos + BODY_OFFSET
-        k, stop, _, _ = walk(buf, body, body + 1, base, out[n:], POLICY_SCAN, False)
-        if k != 1 or stop != body + body_len:
-            return n, pos, STOP_ENTRY
+        if record_at(buf, body, base, out[n:]) != body + body_len:
+            return n, pos, _BAD_BODY
         n += 1
         pos += total
 
@@ -83,27 +66,27 @@ class DLedgerScanner(SegmentScanner):
         return walk_entries(self.arr, pos, hi, self.base, out)
 
     def _resume(self, pos: int, why: int, runs: list[np.ndarray]) -> int:
-        return pos if why == STOP_FULL else self._stopped(pos, why)
+        return pos if why == _FULL else self._stopped(pos, why)
 
     def _stopped(self, pos: int, why: int) -> int:
         """Classify a stop at `pos`; returns where to go on (or ends the segment)."""
-        if why == STOP_BLANK:
-            self.end = SegmentEnd(self.file, self.base, pos, END_BLANK)
+        if why == _BLANK:
+            self.close_at_blank(pos)
             return pos
         nxt = self.next_record_start(pos + 1)
         stop = nxt if nxt is not None else len(self.arr)
         if not self.arr[pos : max(min(stop, self.data_end), pos)].any():
             if nxt is None:
-                self.end = SegmentEnd(self.file, self.base, pos, END_ZEROS)
+                self.close_in_zeros(pos)
             else:
                 self._report(pos, "zero-filled gap before the next entry", stop - pos, ZERO_GAP)
             return stop
-        reason = "entry body is not one well-formed record" if why == STOP_ENTRY else \
+        reason = "entry body is not one well-formed record" if why == _BAD_BODY else \
             "not a DLedger entry (magic, size or pos field)"
         self._report(pos, reason + ("; skipped to the next entry" if nxt is not None else "; no entry follows"),
                      stop - pos, CORRUPT_REGION if nxt is not None else GARBAGE_TAIL)
         if nxt is None:
-            self.end = SegmentEnd(self.file, self.base, pos, END_ZEROS)
+            self.close_in_zeros(pos)
         return stop
 
     def _candidates(self, lo: int, hi: int) -> np.ndarray:

@@ -47,6 +47,11 @@ def _dtypes() -> dict[str, np.dtype]:
     return {"HEADER_DTYPE": HEADER.dtype(), "SLOT_DTYPE": np.dtype(SLOT.fields[0][1]), "ENTRY_DTYPE": ENTRY.dtype()}
 
 
+def entry_dtype() -> np.dtype:
+    """The numpy dtype of an index entry (numpy is imported on first use)."""
+    return _dtypes()["ENTRY_DTYPE"]
+
+
 def __getattr__(name: str):
     if name in ("HEADER_DTYPE", "SLOT_DTYPE", "ENTRY_DTYPE"):
         return _dtypes()[name]

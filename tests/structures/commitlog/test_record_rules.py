@@ -89,11 +89,8 @@ def test_batch_output_rows_fewer_than_items():
 
 def test_walk_on_stops_at_a_window_edge_instead_of_going_on():
     """The one loop around the walker goes window by window to the walk's own end (here the blank)."""
-    import numpy as np
-
-    from rmqtool.structures.commitlog import kernels
-    from rmqtool.structures.commitlog.hosts import parse_host
     from rmqtool.structures.commitlog.message import Message, encode, encode_blank
+    from rmqtool.structures.commitlog.walker import Rows, walk_on
 
     host = parse_host("10.0.0.1:10911")
     records, at = [], 0
@@ -104,9 +101,9 @@ def test_walk_on_stops_at_a_window_edge_instead_of_going_on():
     buf = bytearray(b"".join(records) + bytes(4096))
     buf[at : at + 8] = encode_blank(len(buf) - at)
     arr = np.frombuffer(bytes(buf), dtype=np.uint8)
-    rows = kernels.walk_rows(len(buf))
-    calls = list(kernels.walk_on(arr, 0, None, 0, rows, kernels.POLICY_SCAN, False, window=300))
-    assert sum(n for _, n, _, _, _ in calls) == 10
-    assert [c[3] for c in calls[:-1]] == [kernels.STOP_WINDOW] * (len(calls) - 1)
-    assert calls[-1][2:4] == (at, kernels.STOP_BLANK)
-    assert all(calls[i + 1][0] == calls[i][2] for i in range(len(calls) - 1))  # each goes on where one stopped
+    rows = Rows.room(len(buf))
+    calls = list(walk_on(arr, 0, None, 0, rows, window=300))
+    assert sum(c.count for c in calls) == 10
+    assert all(c.window_end for c in calls[:-1]) and len(calls) > 1
+    assert calls[-1].stop == at and calls[-1].blank and calls[-1].reason == "blank marker"
+    assert all(calls[i + 1].start == calls[i].stop for i in range(len(calls) - 1))  # each goes on where one stopped
