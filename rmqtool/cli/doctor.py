@@ -7,7 +7,7 @@ from pathlib import Path
 
 import typer
 
-from rmqtool.cli import output
+from rmqtool.cli import output, screen
 from rmqtool.errors import EXIT_BAD_INPUT, EXIT_PROBLEM
 
 CONFIG = typer.Option(None, "--config", help="broker.conf of the store.", show_default=False)
@@ -55,7 +55,7 @@ def doctor(
         output.emit_json(outcome.to_json())
     else:
         after = outcome.after
-        kept = ", ".join(output.terminal_text(p) for p in outcome.lost) or "nothing was cut"
+        kept = ", ".join(screen.terminal_text(p) for p in outcome.lost) or "nothing was cut"
         output.stdout.print(f"applied: verify now finds {after.problems} problems, {after.warnings} warnings; "
                             f"kept in lost/: {kept}")
     if not outcome.mended:
@@ -65,7 +65,7 @@ def doctor(
 def _show(diagnosis, apply: bool) -> None:
     from rmqtool.ops.doctor import HEALTHY, UNMENDABLE
 
-    root = output.terminal_text(str(diagnosis.root))
+    root = screen.terminal_text(str(diagnosis.root))
     report = diagnosis.report
     checked = (f"{report.messages} messages, {report.queue_entries} consume-queue entries, "
                f"{report.index_entries} index entries")
@@ -76,7 +76,7 @@ def _show(diagnosis, apply: bool) -> None:
     for kind, n in report.by_kind().items():
         output.stdout.print(f"  {n:>7}  {kind}")
     if diagnosis.refused:
-        output.stdout.print(f"  the broker's recovery refuses this store: {output.terminal_text(diagnosis.refused)}")
+        output.stdout.print(f"  the broker's recovery refuses this store: {screen.terminal_text(diagnosis.refused)}")
     if diagnosis.status == UNMENDABLE:
         output.stdout.print("cannot be mended in place (nothing changed):")
     else:
@@ -90,7 +90,7 @@ def _step_line(step, root: Path) -> str:
     r = step.repair
     target = Path(r.target)
     where = target.relative_to(root) if target.is_relative_to(root) else target
-    text = f"{r.action}  {output.terminal_text(str(where))}: {output.terminal_text(r.reason)}"
+    text = f"{r.action}  {screen.terminal_text(str(where))}: {screen.terminal_text(r.reason)}"
     costs = []
     if step.mends:
         costs.append(f"mends {output.count(step.mends, 'finding')}")

@@ -108,13 +108,13 @@ def salvage(
         with output.progress("salvage", None) as advance:
             done = salvage_into(reader, into, progress=advance)
         findings, messages, corrupt = done.findings, done.written.messages, done.corrupt_regions
-        doc, where = done.to_json(), f"the new store {output.terminal_text(str(into))}"
+        doc, where = done.to_json(), f"the new store {screen.terminal_text(str(into))}"
     else:
         from rmqtool.ops.export import export_store
 
         summary = export_store(reader, out, "jsonl", overwrite=force, what="salvage")
         findings, messages, corrupt = summary.findings, summary.messages, summary.corrupt_regions
-        doc, where = {**summary.to_json(), "out": str(out)}, output.terminal_text(str(out))
+        doc, where = {**summary.to_json(), "out": str(out)}, screen.terminal_text(str(out))
     if as_json:
         output.emit_json({**doc, "groups": [g.to_json() for g in group_findings(findings)]})
     else:

@@ -216,7 +216,9 @@ def test_missing_blank_marker_in_non_last_segment(tmp_path):
     offsets, findings = _scan(root)
     assert offsets == [m.physical_offset for m in stored]
     assert [(f.offset, f.bytes) for f in findings] == [(end.pos, SEG - end.pos)]
-    assert "without a blank marker" in findings[0].reason
+    assert findings[0].reason == (f"records stop at offset {end.pos}, {SEG - end.pos} bytes before the segment's end, "
+                                  "without an end marker while later segments hold records")
+    assert findings[0].kind == "lost-tail"
 
 
 def test_gap_in_segment_sequence(tmp_path):
