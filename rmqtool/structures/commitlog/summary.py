@@ -17,9 +17,10 @@ def section(view: Any) -> dict:
         return out
     first = _edge_record(view, segs[0].start, last=False)
     last = None
-    for seg in reversed(segs):
-        last = _edge_record(view, seg.start, last=True, until=seg.end)
+    for k in range(len(segs) - 1, -1, -1):
+        last = _edge_record(view, segs[k].start, last=True, until=segs[k].end)
         if last is not None:
+            last = (broker_end(segs, k, last[0]), last[1])
             break
     if first is not None:
         out["firstOffset"], out["firstStoreTimestamp"] = first
@@ -29,6 +30,24 @@ def section(view: Any) -> dict:
         if first is not None:
             out["dataBytes"] = end - first[0]
     return out
+
+
+def broker_end(segs: list, k: int, record_end: int) -> int:
+    """The log's end as the broker's recovery finds it (its max physical offset), given where the last record of
+    segment `k` ends: an end-of-segment marker there sends the walk to the next segment, whose start is then the
+    end when that segment holds no record (an empty segment the broker rolled to); without a next segment, or
+    without the marker, the end is where the record ends."""
+    from rmqtool.structures.commitlog import message
+
+    seg = segs[k]
+    if k + 1 >= len(segs):
+        return record_end
+    with open(seg.path, "rb") as f:
+        f.seek(record_end - seg.start)
+        head = f.read(message.PREFIX.size)
+    if len(head) == message.PREFIX.size and message.PREFIX.unpack(head)[1] == message.BLANK_MAGIC:
+        return segs[k + 1].start
+    return record_end
 
 
 def _edge_record(view: Any, start: int, *, last: bool, until: int | None = None) -> tuple[int, int] | None:
