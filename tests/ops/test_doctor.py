@@ -136,3 +136,16 @@ def test_doctor_refuses_a_file_and_a_missing_path_in_one_line(tmp_path):
     for target in (tmp_path / "nothing", Path(CONF)):
         out = run("doctor", target)
         assert out.returncode == 2 and out.stdout == "" and len(out.stderr.splitlines()) == 1, out.stderr
+
+
+def test_a_zeroed_last_segment_is_named_not_only_its_consequences(tmp_path):
+    """A zeroed last segment showed only as queue entries past the end; the segment itself was never named."""
+    store = damaged_stores(tmp_path, ["last-zeroed"])["last-zeroed"]
+    last = f"{2 * SEG:020d}"
+    report = verify_path(store, CONF)
+    past = [f for f in report.findings if f.kind == "entry-past-log-end"]
+    assert past and all(f.reason.endswith(f": segment {last} holds no record there (lost)") for f in past)
+    _code, plan = doctor(store)
+    step = plan["steps"][0]
+    assert (step["action"], Path(step["target"]).name, step["recordsLost"]) == ("recover", last, 43)
+    assert f"the records of segment {last} there were lost" in step["reason"]

@@ -134,6 +134,13 @@ class QueueChecker:
         self.stray[tq] = (qoffs, entries) if held is None else \
             (np.concatenate([held[0], qoffs]), np.concatenate([held[1], entries]))
 
+    def _lost_in(self, offset: int) -> str:
+        """": segment NAME holds no record there (lost)" when a segment file spans `offset`: the record the entry
+        names was lost from that segment (zeroed, cut or torn)."""
+        seg = self.reader.segment_for(offset)
+        return f": segment {seg.path.name} holds no record there (lost)" if seg is not None and \
+            seg.start <= offset < seg.end else ""
+
     def finish(self, end: int) -> None:
         """Entries left after the last window point past the end of the log; those out of log order too,
         or else are read against the record they point at."""
@@ -147,7 +154,8 @@ class QueueChecker:
             past = target >= end
             self.sink.add_each(path, "entry-past-log-end", np.flatnonzero(past), lambda i, q=qoffs, t=target, p=path:
                                rules.entry_finding(p, int(q[i]), f"entry {int(q[i])} points at {int(t[i])}, past "
-                                                  f"the end of the log ({end})", "entry-past-log-end"))
+                                                  f"the end of the log ({end}){self._lost_in(int(t[i]))}",
+                                                  "entry-past-log-end"))
             entries_against_records(self.reader, path, qoffs[~past], entries[~past], self.sink,
                                     levels=self.reader.config.delay_levels_ms, queue=tq)
         self.stray = {}
