@@ -24,7 +24,8 @@ from pathlib import Path
 from rmqtool.engine.opening import Store, open_store
 from rmqtool.engine.reader import StoreReader
 from rmqtool.errors import RmqError
-from rmqtool.ops.recovery import RecoveryPlan, plan_recovery, recover_store
+from rmqtool.ops.recovery import plan_recovery, recover_store
+from rmqtool.ops.recovery_plan import RecoveryPlan
 from rmqtool.ops.verify import VerifyReport, verify_store
 from rmqtool.report import Finding
 from rmqtool.structures import REGISTRY
