@@ -102,7 +102,7 @@ class StoreReader:
             self.config = self.store.config
             self.paths = self.store.paths
             if not self.paths.is_store():
-                raise RmqError(f"{source}: not a RocketMQ store (no commitlog/ folder)")
+                raise RmqError(f"{p}: not a RocketMQ store (no commitlog/ folder)")
             self.segments = list(self.store.segments)
         self.given = self.config.given
         self.segment_starts = [seg.start for seg in self.segments]  # for bisection

@@ -90,10 +90,14 @@ def diagnose(root: str | os.PathLike | Store, config=None) -> Diagnosis:
     store = root if isinstance(root, Store) else open_store(root, config)
     reader = StoreReader(store)
     report = verify_store(reader)
-    recovery = plan_recovery(store)
-    refused = recovery.refused
+    try:
+        recovery: RecoveryPlan | None = plan_recovery(store)
+        refused = recovery.refused
+    except RmqError as e:  # a store rmqtool does not write (5.x): checked, never recovered
+        recovery, refused = None, str(e)
     repairs = [r for s in REGISTRY for r in s.repairs(report, reader)]
-    if recovery.changes and not refused and not any(r.action in (RECOVER, CUT_AND_REPACK) for r in repairs):
+    if recovery is not None and recovery.changes and not refused and \
+            not any(r.action in (RECOVER, CUT_AND_REPACK) for r in repairs):
         repairs.append(Repair("commitlog", RECOVER, str(store.paths.commitlog),
                               f"the broker's recovery at its next start: {_recovery_words(recovery)}"))
     steps = [s for s in _cost(_one_per_action(repairs, recovery), report, recovery, reader)
@@ -142,7 +146,8 @@ def _one_per_action(repairs: list[Repair], recovery: RecoveryPlan | None) -> lis
     return out
 
 
-def _cost(repairs: list[Repair], report: VerifyReport, recovery: RecoveryPlan, reader: StoreReader) -> list[Step]:
+def _cost(repairs: list[Repair], report: VerifyReport, recovery: RecoveryPlan | None,
+          reader: StoreReader) -> list[Step]:
     kinds = Counter({k: n for k, n in report.by_kind().items()})
     steps = []
     for r in repairs:
@@ -152,7 +157,7 @@ def _cost(repairs: list[Repair], report: VerifyReport, recovery: RecoveryPlan, r
             step.records_lost = sum(1 for f in report.findings if f.structure == "commitlog" and f.offset >= (r.at or 0)
                                     and f.kind in r.kinds)
             step.bytes_lost = sum(f.bytes for f in report.findings if f.structure == "commitlog" and f.kind in r.kinds)
-        elif r.action == RECOVER:
+        elif r.action == RECOVER and recovery is not None:
             step.records_lost, step.bytes_lost = recovery.messages_lost, recovery.bytes_lost
         steps.append(step)
     return steps
@@ -202,6 +207,7 @@ def apply(diagnosis: Diagnosis, config=None) -> Outcome:
         raise RmqError(f"{diagnosis.root}: cannot be mended in place, nothing changed: "
                        f"{next(s.repair.reason for s in diagnosis.steps if s.repair.action == CANNOT_MEND)}")
     root = diagnosis.root
+    open_store(root, config).require_writable("doctor --apply")  # before anything is written
     outcome = Outcome(diagnosis)
     actions = [s.repair for s in diagnosis.steps]
     for repair in actions:

@@ -149,3 +149,16 @@ def test_a_zeroed_last_segment_is_named_not_only_its_consequences(tmp_path):
     step = plan["steps"][0]
     assert (step["action"], Path(step["target"]).name, step["recordsLost"]) == ("recover", last, 43)
     assert f"the records of segment {last} there were lost" in step["reason"]
+
+
+@pytest.mark.parametrize("store", ["basic", "v5-rocksdb", "ha/sync/master"])
+def test_doctor_finds_the_stores_the_java_broker_wrote_healthy_and_changes_nothing(golden_basic, store):
+    """The 4.9.7 store, the 5.3.3 RocksDB store (checked; rmqtool never writes it) and an HA master."""
+    root = golden_basic.parent / store
+    conf = next(p for p in (root / "broker.conf", root.parent / "broker.conf") if p.is_file())
+    before = files(root / "store")
+    out = run("doctor", root / "store", "--config", conf, "--json")
+    assert out.returncode == 0, out.stdout + out.stderr
+    doc = json.loads(out.stdout)
+    assert (doc["status"], doc["problems"], doc["steps"]) == ("healthy", 0, [])
+    assert files(root / "store") == before and not (root / "store" / "lost").exists()
