@@ -65,6 +65,13 @@ class Repair:
                 "kinds": list(self.kinds), "at": self.at}
 
 
+def mend_all(findings: Iterable[Finding], structure: str, action: str, target: str, reason: str) -> list[Repair]:
+    """One repair of `action` mending every finding of `structure` among `findings` (none when it has none):
+    a structure whose files are all rebuilt or rewritten at once."""
+    kinds = tuple(sorted({f.kind for f in findings if f.structure == structure}))
+    return [Repair(structure, action, target, reason, kinds)] if kinds else []
+
+
 class Structure:
     """The base every structure's object extends; each method's default is "nothing of this kind"."""
 

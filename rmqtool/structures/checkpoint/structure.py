@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from rmqtool.structures.structure import Repair, Structure
+from rmqtool.structures.structure import RESET_CHECKPOINT, Repair, Structure, mend_all
 
 CHECKPOINT_KIND = "checkpoint"
 CHECKPOINT_NAME = "checkpoint"  # the file's name under a store root
@@ -22,9 +22,9 @@ class CheckpointFile(Structure):
         return checkpoint_refusal(head)
 
     def repairs(self, report: Any, view: Any) -> list[Repair]:
-        from rmqtool.structures.checkpoint.repairs import repairs
-
-        return repairs(report.findings, str(view.paths.checkpoint))
+        """Every finding of its own is mended by one reset-checkpoint."""
+        return mend_all(report.findings, self.name, RESET_CHECKPOINT, str(view.paths.checkpoint),
+                        "write the checkpoint's times again from the newest record")
 
     def place(self, path: Path) -> Path | None:
         return path.parent if path.name == CHECKPOINT_NAME else None

@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from rmqtool.report import Finding
-from rmqtool.structures.structure import Repair, Structure
+from rmqtool.structures.structure import REBUILD_QUEUES, Repair, Structure, mend_all
 
 QUEUE_FILE_KIND = "consume-queue file"
 
@@ -42,9 +42,9 @@ class ConsumeQueues(Structure):
         return store_findings(view)
 
     def repairs(self, report: Any, view: Any) -> list[Repair]:
-        from rmqtool.structures.consumequeue.repairs import repairs
-
-        return repairs(report.findings, str(view.paths.consumequeue))
+        """Every finding of its own is mended by one rebuild-queues."""
+        return mend_all(report.findings, self.name, REBUILD_QUEUES, str(view.paths.consumequeue),
+                        "dispatch every consume queue again from the log")
 
     def log_checker(self, view: Any, report: Any) -> Any:
         from rmqtool.structures.consumequeue.check import QueueChecker

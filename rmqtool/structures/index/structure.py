@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from rmqtool.structures.structure import LogChecker, Repair, Structure
+from rmqtool.structures.structure import REBUILD_INDEX, LogChecker, Repair, Structure, mend_all
 
 INDEX_FILE_KIND = "index file"
 
@@ -21,9 +21,9 @@ class Index(Structure):
         return index_file_refusal(head, size)
 
     def repairs(self, report: Any, view: Any) -> list[Repair]:
-        from rmqtool.structures.index.repairs import repairs
-
-        return repairs(report.findings, str(view.paths.index))
+        """Every finding of its own is mended by one rebuild-index."""
+        return mend_all(report.findings, self.name, REBUILD_INDEX, str(view.paths.index),
+                        "dispatch the index again from the log")
 
     def place(self, path: Path) -> Path | None:
         return path.parent.parent if path.parent.name == self.folder else None
