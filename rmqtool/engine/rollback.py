@@ -15,8 +15,6 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Protocol
 
-import numpy as np
-
 from rmqtool.engine import journal
 from rmqtool.engine.commitlog import CommitLog
 from rmqtool.engine.dispatcher import Dispatcher
@@ -27,8 +25,6 @@ from rmqtool.files.paths import StorePaths
 from rmqtool.files.signals import uninterrupted
 from rmqtool.structures import index
 from rmqtool.structures.consumequeue.queue import ConsumeQueue
-from rmqtool.structures.index.chain import entry_bound
-from rmqtool.structures.index.check import held
 
 
 class OpenStore(Protocol):
@@ -133,21 +129,5 @@ def _undo_index(store: OpenStore, m: WriteMark) -> None:
     svc.last_full_end_timestamp = m.index_last_full
     if not svc.files:
         return
-    f = svc.files[-1]
-    buf = f.mf.map
-    before = entry_bound(index.header_of(m.index_header)["indexCount"], f.index_num)
-    # a writer killed inside a batch has written entries its header does not count yet
-    capacity = index.decode_entries(buf, f.hash_slots, f.index_num)
-    now = index.FIRST_INDEX + max(f.held, held(capacity[index.FIRST_INDEX:]))
-    del capacity
-    if now > before:
-        entries = index.decode_entries(buf, f.hash_slots, now)[before:]
-        slots = entries["keyHash"].astype(np.int64) % f.hash_slots
-        touched, first = np.unique(slots, return_index=True)
-        table = index.decode_slots(buf, f.hash_slots)
-        table[touched] = entries["prevIndex"][first]
-        del entries, table  # views of the map
-        lo, hi = index.entry_position(f.hash_slots, before), index.entry_position(f.hash_slots, now)
-        buf[lo:hi] = bytes(hi - lo)
-    index.put_header(buf, m.index_header)
+    svc.files[-1].truncate_to(m.index_header)
 

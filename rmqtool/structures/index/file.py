@@ -75,6 +75,31 @@ class IndexFile:
         self.mf.released = max(self.mf.released, -(-entries_at // page) * page)  # header and slots stay mapped
         self.mf.release(index.entry_position(self.hash_slots, int(self.header["indexCount"])))
 
+    def truncate_to(self, saved: bytes) -> None:
+        """Take back every entry put since its header was `saved` (the header's bytes then): each slot they
+        touched points again at the entry it held before, the entries are zeroed and the header restored. A
+        writer killed inside a batch wrote entries its header does not count yet: those go too."""
+        import numpy as np
+
+        from rmqtool.structures.index.chain import entry_bound
+        from rmqtool.structures.index.check import held
+
+        buf = self.mf.map
+        before = entry_bound(index.header_of(saved)["indexCount"], self.index_num)
+        capacity = index.decode_entries(buf, self.hash_slots, self.index_num)
+        now = index.FIRST_INDEX + max(self.held, held(capacity[index.FIRST_INDEX:]))
+        del capacity
+        if now > before:
+            entries = index.decode_entries(buf, self.hash_slots, now)[before:]
+            slots = entries["keyHash"].astype(np.int64) % self.hash_slots
+            touched, first = np.unique(slots, return_index=True)
+            table = index.decode_slots(buf, self.hash_slots)
+            table[touched] = entries["prevIndex"][first]
+            del entries, table  # views of the map
+            lo, hi = index.entry_position(self.hash_slots, before), index.entry_position(self.hash_slots, now)
+            buf[lo:hi] = bytes(hi - lo)
+        index.put_header(buf, saved)
+
     def put(self, hashes: np.ndarray, phys: np.ndarray, times: np.ndarray, start: int) -> int:
         """Put keys from `start` until full; returns the next key to put."""
         from rmqtool.structures.index import kernel
