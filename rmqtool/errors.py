@@ -29,10 +29,22 @@ class NoSuchQueue(NotFound):
     """A topic/queue the store holds no consume queue for."""
 
 
+_WARNED: set[str] = set()
+
+
+def forget_warnings() -> None:
+    """A new command starts: the warnings already given may be given again."""
+    _WARNED.clear()
+
+
 def warn(text: str) -> None:
-    """One warning line on stderr, for the layers below the CLI (the text made safe for a terminal)."""
+    """One warning line on stderr, for the layers below the CLI (the text made safe for a terminal); a warning
+    given once is not given again by the same command (a store's settings read by two of its steps)."""
     import sys
 
     from rmqtool.text import printable
 
+    if text in _WARNED:
+        return
+    _WARNED.add(text)
     print(f"rmqtool: warning: {printable(text)}", file=sys.stderr)

@@ -78,6 +78,9 @@ def root(
 
 def main(argv: list[str] | None = None) -> None:
     """Run the app; bad input is one line on stderr and exit code 2, never a traceback."""
+    from rmqtool.errors import forget_warnings
+
+    forget_warnings()  # each command warns once of each thing (a caller running several in one process)
     previous = signal.getsignal(signal.SIGTERM)
     try:
         _main(argv)

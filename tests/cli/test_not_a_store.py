@@ -2,6 +2,7 @@
 what the file is not, and nothing created or changed."""
 
 import hashlib
+import shutil
 
 import pytest
 from cli_helpers import CONF, FIXTURE, ROOT, fixture_copy, run
@@ -141,3 +142,13 @@ def test_a_file_that_is_not_a_broker_conf_is_refused(store, tmp_path, content):
     conf.write_bytes(content)
     out = run("verify", str(store), "--config", str(conf))
     assert out.returncode == 2 and out.stderr.startswith(f"rmqtool: error: {conf}: not a broker.conf (")
+
+
+def test_a_command_that_reads_the_settings_twice_warns_once(store, tmp_path):
+    """doctor, recover and verify read the store's settings in more than one step: one warning each."""
+    conf = tmp_path / "broker.conf"
+    conf.write_text((ROOT / "fixtures" / "broker.conf").read_text() + "maxHashSlotNun=64\n")
+    shutil.rmtree(store / "index")  # a problem, so that verify and recover go on to name the doctor
+    for command in ("verify", "recover", "doctor"):
+        out = run(command, str(store), "--config", str(conf))
+        assert out.stderr.count("'maxHashSlotNun' is not a broker setting") == 1, (command, out.stderr)
