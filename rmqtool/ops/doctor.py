@@ -32,6 +32,7 @@ from rmqtool.structures import REGISTRY
 from rmqtool.structures.structure import (
     CANNOT_MEND,
     CUT_AND_REPACK,
+    FINISH_REPACK,
     REBUILD_INDEX,
     REBUILD_QUEUES,
     RECOVER,
@@ -41,6 +42,7 @@ from rmqtool.structures.structure import (
 
 HEALTHY, PLAN, UNMENDABLE = "healthy", "plan", "unmendable"
 SALVAGED = "salvaged.parquet"  # the intact records after a cut, kept in the doctor's lost/ folder
+REPACKED = "repacked"  # beside it once they are appended again: a folder without it after a cut is unfinished
 
 
 @dataclass
@@ -95,13 +97,13 @@ def diagnose(root: str | os.PathLike | Store, config=None) -> Diagnosis:
         refused = recovery.refused
     except RmqError as e:  # a store rmqtool does not write (5.x): checked, never recovered
         recovery, refused = None, str(e)
-    repairs = [r for s in REGISTRY for r in s.repairs(report, reader)]
+    repairs = [*_unfinished_repacks(reader), *(r for s in REGISTRY for r in s.repairs(report, reader))]
     if recovery is not None and recovery.changes and not refused and \
             not any(r.action in (RECOVER, CUT_AND_REPACK) for r in repairs):
         repairs.append(Repair("commitlog", RECOVER, str(store.paths.commitlog),
                               f"the broker's recovery at its next start: {_recovery_words(recovery)}"))
     steps = [s for s in _cost(_one_per_action(repairs, recovery), report, recovery, reader)
-             if s.mends or s.repair.action in (CUT_AND_REPACK, RECOVER, CANNOT_MEND)]
+             if s.mends or s.repair.action in (FINISH_REPACK, CUT_AND_REPACK, RECOVER, CANNOT_MEND)]
     if any(s.repair.action == CANNOT_MEND for s in steps):
         steps = [s for s in steps if s.repair.action == CANNOT_MEND]
     return Diagnosis(Path(store.root), report, None if refused else recovery, steps, refused)
@@ -125,6 +127,28 @@ def remedy_line(report: VerifyReport, reader: StoreReader, what: str) -> str | N
         return f"{what} {found}, some no repair in place mends: `rmqtool doctor {reader.paths.root}` names them"
     actions = ", ".join(dict.fromkeys(r.action for r in repairs))
     return f"{what} {found} that `rmqtool doctor {reader.paths.root} --apply` mends ({actions})"
+
+
+def _unfinished_repacks(reader: StoreReader) -> list[Repair]:
+    """A cut-and-repack interrupted after its cut and before its records were appended again: the log ends at
+    the cut and the intact records wait in lost/<time>/salvaged.parquet (a folder whose cut never happened, or
+    whose records went back, is left as evidence)."""
+    import json
+
+    from rmqtool.files.lost import LOST_DIR, PLAN_FILE
+    from rmqtool.ops.hashing import log_extent
+
+    found = []
+    for plan_file in sorted((reader.paths.root / LOST_DIR).glob(f"*/{PLAN_FILE}")):
+        folder = plan_file.parent
+        plan = json.loads(plan_file.read_text())
+        if plan.get("doctor") != CUT_AND_REPACK or (folder / REPACKED).exists() or not (folder / SALVAGED).exists():
+            continue
+        if log_extent(reader).end == plan["at"]:
+            found.append(Repair("commitlog", FINISH_REPACK, str(folder / SALVAGED),
+                                f"an interrupted doctor cut the log at {plan['at']} and did not append the intact "
+                                "records it kept after the cut: append them now", (), plan["at"]))
+    return found
 
 
 def _one_per_action(repairs: list[Repair], recovery: RecoveryPlan | None) -> list[Repair]:
@@ -152,7 +176,9 @@ def _cost(repairs: list[Repair], report: VerifyReport, recovery: RecoveryPlan | 
     steps = []
     for r in repairs:
         step = Step(r, mends=sum(kinds.pop(k, 0) for k in r.kinds))
-        if r.action == CUT_AND_REPACK:
+        if r.action == FINISH_REPACK:
+            step.records_kept = _rows_in(Path(r.target))
+        elif r.action == CUT_AND_REPACK:
             step.records_kept, step.bytes_kept = _intact_after(reader, r.at or 0)
             step.records_lost = sum(1 for f in report.findings if f.structure == "commitlog" and f.offset >= (r.at or 0)
                                     and f.kind in r.kinds)
@@ -173,6 +199,12 @@ def _intact_after(reader: StoreReader, offset: int) -> tuple[int, int]:
             records += len(item)
             size += int(item.cols["totalSize"].sum())
     return records, size
+
+
+def _rows_in(parquet: Path) -> int:
+    import pyarrow.parquet as pq
+
+    return pq.ParquetFile(parquet).metadata.num_rows
 
 
 def _recovery_words(plan: RecoveryPlan) -> str:
@@ -211,7 +243,9 @@ def apply(diagnosis: Diagnosis, config=None) -> Outcome:
     outcome = Outcome(diagnosis)
     actions = [s.repair for s in diagnosis.steps]
     for repair in actions:
-        if repair.action == CUT_AND_REPACK:
+        if repair.action == FINISH_REPACK:
+            _repack(root, config, Path(repair.target))
+        elif repair.action == CUT_AND_REPACK:
             outcome.lost += _cut_and_repack(root, config, repair.at or 0)
         elif repair.action == RECOVER:
             outcome.lost += _recover(root, config)
@@ -236,9 +270,6 @@ def _cut_and_repack(root: Path, config, at: int) -> list[str]:
     """Keep the intact records from `at` on (lost/<time>/salvaged.parquet), cut the log at `at` as recovery
     cuts it, and append them again from there."""
     from rmqtool.files.lost import Lost
-    from rmqtool.io.sources import open_input
-    from rmqtool.load.records import LoadOptions
-    from rmqtool.load.writer import load
     from rmqtool.ops.export import export_store
 
     store = open_store(root, config)
@@ -246,11 +277,23 @@ def _cut_and_repack(root: Path, config, at: int) -> list[str]:
     salvaged = kept.directory / SALVAGED
     summary = export_store(StoreReader(store), salvaged, "parquet", from_offset=at, what="doctor")
     lost = [str(kept.directory), *_recover(root, config, truncate_to=at)]
-    if summary.messages:
+    _repack(root, config, salvaged, summary.messages)
+    return lost
+
+
+def _repack(root: Path, config, salvaged: Path, rows: int | None = None) -> None:
+    """Append the records of `salvaged` at the log's end (as `import --repack`), then mark their folder done."""
+    from rmqtool.files.lock import fsync_path
+    from rmqtool.io.sources import open_input
+    from rmqtool.load.records import LoadOptions
+    from rmqtool.load.writer import load
+
+    if rows is None or rows:
         cfg = open_store(root, config).config
         load(root, open_input(salvaged), LoadOptions(cfg=cfg, store_timestamp=int(time.time() * 1000)),
              repack=True, command="doctor")
-    return lost
+    (salvaged.parent / REPACKED).touch()
+    fsync_path(salvaged.parent)
 
 
 def _rebuild(root: Path, config, queues: bool, index: bool) -> list[str]:

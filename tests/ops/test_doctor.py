@@ -162,3 +162,32 @@ def test_doctor_finds_the_stores_the_java_broker_wrote_healthy_and_changes_nothi
     doc = json.loads(out.stdout)
     assert (doc["status"], doc["problems"], doc["steps"]) == ("healthy", 0, [])
     assert files(root / "store") == before and not (root / "store" / "lost").exists()
+
+
+def test_doctor_interrupted_between_its_cut_and_its_repack_appends_the_kept_records_when_run_again(tmp_path,
+                                                                                                 monkeypatch):
+    """The records a cut keeps wait in lost/ until appended: a doctor stopped in between must not end "healthy"
+    with them left there."""
+    import rmqtool.load.writer
+    from rmqtool.errors import Interrupted
+    from rmqtool.ops import doctor as ops
+
+    store = damaged_stores(tmp_path, ["crc-mid"])["crc-mid"]
+    intact = messages(store)
+
+    def stopped(*args, **kwargs):
+        raise Interrupted("stopped")
+
+    with monkeypatch.context() as m:
+        m.setattr(rmqtool.load.writer, "load", stopped)
+        with pytest.raises(Interrupted):
+            ops.apply(ops.diagnose(store, CONF), CONF)
+    assert len(messages(store)) == len(intact) - 211  # cut, not yet appended again
+    code, plan = doctor(store)
+    assert code == 1 and plan["steps"][0]["action"] == "finish-repack"
+    assert (plan["steps"][0]["at"], plan["steps"][0]["recordsKept"]) == (70747, 211)
+    code, done = doctor(store, "--apply")
+    assert code == 0 and done["after"]["problems"] == 0
+    assert messages(store) == intact
+    code, again = doctor(store)
+    assert (code, again["status"]) == (0, "healthy")
