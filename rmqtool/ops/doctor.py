@@ -238,8 +238,14 @@ def apply(diagnosis: Diagnosis, config=None) -> Outcome:
     if diagnosis.status == UNMENDABLE:
         raise RmqError(f"{diagnosis.root}: cannot be mended in place, nothing changed: "
                        f"{next(s.repair.reason for s in diagnosis.steps if s.repair.action == CANNOT_MEND)}")
+    from rmqtool.files.lock import lock_holder
+
     root = diagnosis.root
-    open_store(root, config).require_writable("doctor --apply")  # before anything is written
+    store = open_store(root, config)
+    store.require_writable("doctor --apply")  # before anything is written
+    holder = lock_holder(store.paths)
+    if holder is not None:
+        raise RmqError(f"store {root} is locked by process {holder} (a running broker?): nothing changed")
     outcome = Outcome(diagnosis)
     actions = [s.repair for s in diagnosis.steps]
     for repair in actions:

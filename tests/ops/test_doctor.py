@@ -191,3 +191,16 @@ def test_doctor_interrupted_between_its_cut_and_its_repack_appends_the_kept_reco
     assert messages(store) == intact
     code, again = doctor(store)
     assert (code, again["status"]) == (0, "healthy")
+
+
+def test_doctor_apply_refuses_a_store_a_running_broker_holds_and_changes_nothing(tmp_path):
+    from lockholder import lock_held_elsewhere
+
+    store = damaged_stores(tmp_path, ["crc-mid"])["crc-mid"]
+    before = files(store)
+    with lock_held_elsewhere(store / "lock"):
+        out = run("doctor", store, "--config", CONF, "--apply", "--json")
+    assert out.returncode == 2 and out.stdout == ""
+    assert out.stderr.startswith(f"rmqtool: error: store {store} is locked by process "), out.stderr
+    assert out.stderr.endswith(" (a running broker?): nothing changed\n")
+    assert files(store) == before and not (store / "lost").exists()
