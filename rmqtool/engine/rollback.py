@@ -126,6 +126,10 @@ def _undo_index(store: OpenStore, m: WriteMark) -> None:
     while len(svc.files) > m.index_files:
         f = svc.files.pop()
         f.mf.destroy()
+    kept = {f.path.name for f in svc.files}
+    for name in index.file_names(svc.directory):  # made on disk by the write, cut off before it was listed
+        if name not in kept and name > max(kept, default=""):
+            (svc.directory / name).unlink()
     svc.last_full_end_timestamp = m.index_last_full
     if not svc.files:
         return
