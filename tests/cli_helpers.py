@@ -13,8 +13,12 @@ FIXTURE = ROOT / "fixtures" / "store"
 CONF = ROOT / "fixtures" / "broker.conf"
 
 
+RUN_GUARD_S = 900  # a last guard against a hung command, never a speed limit: a busy 2-core machine is slow
+
+
 def run(*args: str, stdin: str | None = None, text: bool = True) -> subprocess.CompletedProcess:
-    return subprocess.run([RMQTOOL, *map(str, args)], capture_output=True, text=text, timeout=120, input=stdin)
+    return subprocess.run([RMQTOOL, *map(str, args)], capture_output=True, text=text, timeout=RUN_GUARD_S,
+                          input=stdin)
 
 
 def fixture_copy(tmp_path: Path) -> Path:
