@@ -36,6 +36,21 @@ def parse_address(text: str, what: str) -> tuple[str, int]:
     return host, int(port)
 
 
+def recovered_first(store: Store, cfg: StoreConfig | None, note: Callable[[str], None]) -> Store:
+    """The store as the broker starts on it: recovered first when its last writer stopped without closing it
+    (`abort` present), what recovery cut kept in lost/ and said; the one rule of `ha follow` and `ha serve`."""
+    if not store.paths.abort.exists():
+        return store
+    from rmqtool.ops.recovery import recover_store
+
+    plan, lost = recover_store(store)
+    if plan.refused:
+        raise RmqError(f"{store.root}: recovery refused: {plan.refused}")
+    note(f"recovered {store.root} first (its last writer stopped without closing it)"
+         + (f"; what was cut is kept in {lost}" if lost else ""))
+    return open_store(store.root, cfg)
+
+
 @contextmanager
 def following(root: str | os.PathLike, cfg: StoreConfig | None, master: str | None, *, ack: str,
               stop: threading.Event, note: Callable[[str], None]) -> Iterator[Follower]:
@@ -46,15 +61,7 @@ def following(root: str | os.PathLike, cfg: StoreConfig | None, master: str | No
     if not address:
         raise RmqError("give --master HOST:PORT (or haMasterAddress in --config)")
     host, port = parse_address(address, "--master")
-    if store.paths.abort.exists():
-        from rmqtool.ops.recovery import recover_store
-
-        plan, lost = recover_store(store)
-        if plan.refused:
-            raise RmqError(f"{store.root}: recovery refused: {plan.refused}")
-        note(f"recovered {store.root} first (its last writer stopped without closing it)"
-             + (f"; what was cut is kept in {lost}" if lost else ""))
-        store = open_store(root, cfg)
+    store = recovered_first(store, cfg, note)
     ms = MessageStore(store)
     try:
         yield Follower(ms, host, port, ack=ack, stop=stop)
@@ -65,8 +72,9 @@ def following(root: str | os.PathLike, cfg: StoreConfig | None, master: str | No
 @contextmanager
 def serving(root: str | os.PathLike, cfg: StoreConfig | None, *, port: int | None, bind: str,
             role: str | None, log: Callable[[str], None]) -> Iterator[HaMaster]:
-    """The store at `root` served to slaves on `bind`:`port` (default haListenPort) until the block ends."""
-    store = open_store(root, cfg)
+    """The store at `root` served to slaves on `bind`:`port` (default haListenPort) until the block ends;
+    recovered first after a crash, as the broker starts."""
+    store = recovered_first(open_store(root, cfg), cfg, log)
     config = store.config
     if role is not None:
         if role not in ROLES:

@@ -25,6 +25,7 @@ from rmqtool.engine.message_store import MessageStore
 from rmqtool.engine.results import PutStatus
 from rmqtool.errors import RmqError
 from rmqtool.ops.diff import diff_stores
+from rmqtool.ops.replication import serving
 from rmqtool.structures.commitlog.hosts import parse_host
 from rmqtool.structures.commitlog.message import Message
 
@@ -385,3 +386,18 @@ def test_bad_addresses_and_a_taken_port_are_one_line_refusals(tmp_path, conf):
         assert follow.returncode == 2
         assert follow.stderr.strip() == f"rmqtool: error: --master must be HOST:PORT, not {bad!r}"
         assert not (tmp_path / "s").exists()
+
+
+def test_serve_recovers_a_store_left_with_abort_first_as_follow_and_the_broker_do(tmp_path, conf):
+    """`ha serve` refused a store left with `abort` ("run rmqtool recover first") where `ha follow` and the Java
+    broker recover at start."""
+    with MessageStore(tmp_path / "m", _cfg(conf)) as ms:
+        for msg in _messages(5):
+            ms.put_message(msg)
+        end = ms.commitlog.max_offset
+    (tmp_path / "m" / "abort").touch()
+    said: list[str] = []
+    with serving(tmp_path / "m", _cfg(conf), port=0, bind="127.0.0.1", role="async", log=said.append) as master:
+        assert master.store.commitlog.max_offset == end
+        assert said[0].startswith(f"recovered {tmp_path / 'm'} first (its last writer stopped without closing it)")
+    assert not (tmp_path / "m" / "abort").exists()
