@@ -5,7 +5,6 @@ from __future__ import annotations
 import signal
 import sys
 import threading
-import time
 from pathlib import Path
 
 import click
@@ -19,17 +18,34 @@ CONFIG = typer.Option(None, "--config", help="broker.conf: the store's geometry 
                       "haListenPort, haSendHeartbeatInterval, haHousekeepingInterval, haTransferBatchSize, "
                       "haSlaveFallbehindMax, slaveTimeout, brokerRole).", show_default=False)
 STATUS_EVERY_S = 1.0
-SYNC_NOTE = ("note: a SYNC_MASTER counts this follower's acknowledgements: its puts wait for them "
-             "(--ack {ack}: an offset is acknowledged {when})")
+SYNC_NOTE = ("note: if the master is a SYNC_MASTER (its role is not on the wire), its puts wait for this "
+             "follower's acknowledgements (--ack {ack}: an offset is acknowledged {when})")
 ACK_WHEN = {"flushed": "once fdatasync'ed here", "written": "once written here, before fdatasync"}
 
 
-def _stop_on_signals() -> threading.Event:
-    """An event that SIGINT and SIGTERM set (the command then ends cleanly)."""
-    stop = threading.Event()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, lambda *_: stop.set())
-    return stop
+class _Stop(threading.Event):
+    """An event that SIGINT and SIGTERM set: the command then ends cleanly, and exits 130 as an interrupted
+    command does (`signalled`)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.signalled = False
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(sig, self._on_signal)
+
+    def _on_signal(self, *_) -> None:
+        self.signalled = True
+        self.set()
+
+    def exit_if_signalled(self) -> None:
+        from rmqtool.errors import EXIT_INTERRUPTED
+
+        if self.signalled:
+            raise typer.Exit(EXIT_INTERRUPTED)
+
+
+def _stop_on_signals() -> _Stop:
+    return _Stop()
 
 
 @app.command("follow")
@@ -48,9 +64,9 @@ def follow(
 
     Segments are named and rolled as the broker's slave does; consume queues and the index are
     dispatched as its reput does. Reconnects on its own; Ctrl-C (or SIGTERM) closes the store
-    cleanly and exits 0. A store that does not line up with its master (ahead of it, or sent an
-    offset that is not its end) is refused: exit 2. A store whose last writer was killed is
-    recovered first.
+    cleanly (what was acknowledged is durable) and exits 130. A store that does not line up with
+    its master (ahead of it, or sent an offset that is not its end) is refused: exit 2. A store
+    whose last writer was killed is recovered first.
 
     Example: [bold]rmqtool ha follow /tmp/slave --master 127.0.0.1:10912 --until-caught-up[/]
     """
@@ -62,6 +78,7 @@ def follow(
         line = _StatusLine(follower.status, as_jsonl)
         run_until_stopped(lambda: follower.run(until_caught_up), stop, line.show, STATUS_EVERY_S)
         line.end()
+    stop.exit_if_signalled()
 
 
 class _StatusLine:
@@ -70,18 +87,13 @@ class _StatusLine:
     def __init__(self, status, as_jsonl: bool) -> None:
         self.status, self.as_jsonl = status, as_jsonl
         self.tty = sys.stderr.isatty()
-        self._last = (time.monotonic(), 0)
 
     def show(self) -> None:
         doc = self.status.to_json()
-        now, received = time.monotonic(), doc["receivedBytes"]
-        then, before = self._last
-        doc["mbPerSecond"] = round((received - before) / max(now - then, 1e-9) / 1e6, 1)
-        self._last = (now, received)
         if self.as_jsonl:
             output.emit_jsonl_line(doc)
         elif self.tty:
-            lag = "?" if doc["lagMs"] is None else output.duration(doc["lagMs"])
+            lag = output.duration(doc["lagMs"])
             sys.stderr.write(f"\r{'connected' if doc['connected'] else 'connecting'} to {doc['master']}: "
                              f"own {doc['ownOffset']:,} acked {doc['ackedOffset']:,} master {doc['masterOffset']:,} "
                              f"lag {doc['lagBytes']:,} B / {lag}, {doc['mbPerSecond']} MB/s   ")
@@ -109,7 +121,7 @@ def serve(
                                           show_default=False),
     config: Path | None = CONFIG,
 ) -> None:
-    """Serve a store's commitlog to slaves (Java brokers or `ha follow`) until Ctrl-C.
+    """Serve a store's commitlog to slaves (Java brokers or `ha follow`) until Ctrl-C or SIGTERM (exit 130).
 
     A slave that reports 0 gets bytes from the start of the last segment, any other from
     exactly its offset; frames of at most haTransferBatchSize bytes never cross a segment;
@@ -131,3 +143,4 @@ def serve(
             append_rows(master, append, load_options(master.store.cfg, None, 4, None), batch_size,
                         output.emit_jsonl_line)
         run_until_stopped(lambda: stop.wait(), stop, lambda: None, STATUS_EVERY_S)
+    stop.exit_if_signalled()

@@ -306,7 +306,7 @@ def test_ctrl_c_closes_the_follower_cleanly(tmp_path, conf):
     finally:
         master.close()
         ms.close()
-    assert proc.returncode == 0, err
+    assert proc.returncode == 130, err  # closed cleanly, and said to be interrupted as every command is
     assert "Traceback" not in err
     assert not (tmp_path / "s" / "abort").exists()
     _same_commitlog(tmp_path / "m", tmp_path / "s")
@@ -329,7 +329,7 @@ def test_serve_append_reports_each_rows_sync_status(tmp_path, conf):
         _out, err = proc.communicate(timeout=DEADLINE_S)
     assert [d["status"] for d in docs] == ["SLAVE_NOT_AVAILABLE"] * 3
     assert [d["row"] for d in docs] == [1, 2, 3]
-    assert proc.returncode == 0, err
+    assert proc.returncode == 130, err
     assert "serving" in err and "127.0.0.1:" in err
 
 
@@ -401,3 +401,27 @@ def test_serve_recovers_a_store_left_with_abort_first_as_follow_and_the_broker_d
         assert master.store.commitlog.max_offset == end
         assert said[0].startswith(f"recovered {tmp_path / 'm'} first (its last writer stopped without closing it)")
     assert not (tmp_path / "m" / "abort").exists()
+
+
+def test_follower_level_with_an_idle_master_has_no_lag_and_keeps_its_transfer_rate(tmp_path, conf):
+    """lagMs was the age of the newest record (14,918 ms with lagBytes 0 against an idle master) and mbPerSecond
+    0.0 after a catch-up; the SYNC_MASTER note was printed whatever the master's role."""
+    cfg = _cfg(conf)
+    ms, master = _master(tmp_path / "m", cfg)
+    try:
+        for msg in _messages(40):
+            ms.put_message(msg)
+        proc = subprocess.Popen([RMQTOOL, "ha", "follow", str(tmp_path / "s"), "--master",
+                                 f"127.0.0.1:{master.address[1]}", "--config", str(conf), "--jsonl"],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        level = _status_lines(proc, lambda d: d["caughtUp"] and d["ownOffset"] == ms.commitlog.max_offset)
+        later = _status_lines(proc, lambda d: True)
+        proc.send_signal(signal.SIGTERM)
+        _out, err = proc.communicate(timeout=DEADLINE_S)
+    finally:
+        master.close()
+        ms.close()
+    assert (level["lagBytes"], level["lagMs"], later["lagMs"]) == (0, 0, 0)
+    assert level["mbPerSecond"] > 0 and later["mbPerSecond"] == level["mbPerSecond"]
+    assert proc.returncode == 130 and "Traceback" not in err
+    assert "if the master is a SYNC_MASTER (its role is not on the wire)" in err

@@ -39,7 +39,7 @@ class FollowStatus:
     own: int = 0  # the store's max offset
     acked: int = 0  # the last offset reported to the master
     master_offset: int = 0  # the furthest the master has shown: a frame's end or a heartbeat's offset
-    newest_store_ms: int = 0  # storeTimestamp of the newest whole record
+    behind_since: float | None = None  # monotonic time since which the store has been behind what the master showed
     received: int = 0  # bytes received since the start
     connects: int = 0
     heartbeats: int = 0  # empty frames received
@@ -53,11 +53,21 @@ class FollowStatus:
         if self.level_at is None and self.first_data_at is not None and self.caught_up and self.acked >= self.own:
             self.level_at = time.monotonic()
 
+    def note_progress(self) -> None:
+        """After the master showed an offset or the store grew: since when the store has been behind."""
+        if self.master_offset <= self.own:
+            self.behind_since = None
+        elif self.behind_since is None:
+            self.behind_since = time.monotonic()
+
     def to_json(self) -> dict:
-        lag_ms = max(0, int(time.time() * 1000) - self.newest_store_ms) if self.newest_store_ms else None
+        now = time.monotonic()
+        lag_ms = 0 if self.behind_since is None else int((now - self.behind_since) * 1000)
+        moving = (self.level_at or now) - self.first_data_at if self.first_data_at is not None else 0
         return {"master": self.master, "connected": self.connected, "ownOffset": self.own, "ackedOffset": self.acked,
                 "masterOffset": self.master_offset, "lagBytes": max(0, self.master_offset - self.own),
                 "lagMs": lag_ms, "receivedBytes": self.received, "connections": self.connects,
+                "mbPerSecond": round(self.received / moving / 1e6, 1) if moving > 0 else 0.0,
                 "heartbeats": self.heartbeats, "caughtUp": self.caught_up,
                 "transferSeconds": round(self.level_at - self.first_data_at, 3)
                 if self.level_at is not None and self.first_data_at is not None else None}
@@ -179,13 +189,13 @@ class Follower:
                     st.caught_up = st.caught_up or (offset == end and self._frames_in_session > 0)
                     st.note_level()
                 st.master_offset = max(st.master_offset, offset + size)
+                st.note_progress()
                 self._frames_in_session += 1
             if run:
                 self._write(run_at, run)
         finally:
             for body in run:
                 body.release()
-        st.newest_store_ms = store.dispatcher.last_store_timestamp or st.newest_store_ms
         return data
 
     def _write(self, offset: int, run: list) -> None:
@@ -194,6 +204,7 @@ class Follower:
             body.release()
         run.clear()
         self.status.own = self.store.commitlog.max_offset
+        self.status.note_progress()
 
     def _closed_by_master(self, reported: int, data_frames: int) -> None:
         """A master that closes on us again and again without sending a byte holds less than we reported."""
