@@ -137,10 +137,16 @@ def serve(
     with serving(store, config, port=port, bind=bind, role=role, log=output.note) as master:
         host, bound = master.address
         output.note(f"serving {store} on {host}:{bound} as {master.store.cfg.brokerRole} (no authentication)")
+        opts = None
         if append is not None:
             from rmqtool.cli.append import load_options
 
-            append_rows(master, append, load_options(master.store.cfg, None, 4, None), batch_size,
-                        output.emit_jsonl_line)
-        run_until_stopped(lambda: stop.wait(), stop, lambda: None, STATUS_EVERY_S)
+            opts = load_options(master.store.cfg, None, 4, None)
+
+        def work() -> None:  # in a thread: a signal stops the serving between rows, stdin open or not
+            if append is not None:
+                append_rows(master, append, opts, batch_size, output.emit_jsonl_line, stop)
+            stop.wait()
+
+        run_until_stopped(work, stop, lambda: None, STATUS_EVERY_S)
     stop.exit_if_signalled()

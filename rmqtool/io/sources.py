@@ -55,12 +55,17 @@ def file_format(path: str | Path) -> str:
 class Source:
     """One input file (or `-`) and its format."""
 
-    def __init__(self, path: str | Path, fmt: str | None = None) -> None:
+    def __init__(self, path: str | Path, fmt: str | None = None, *, lines: bytes | None = None,
+                 first_line: int = 1) -> None:
+        """`lines`: JSONL rows already read (a live pipe's), named `path` and numbered from `first_line` in
+        what is said of them."""
         self.name = str(path)
-        self.stdin = self.name == "-"
-        self._data: bytes | None = None
+        self.stdin = self.name == "-" or lines is not None
+        self._data: bytes | None = lines
+        self._line_base = first_line - 1
         if self.stdin:
-            self._data = sys.stdin.buffer.read()
+            if self._data is None:
+                self._data = sys.stdin.buffer.read()
         elif Path(path).is_dir():
             raise RmqError(f"{path} is a folder: give one input file")
         elif not Path(path).is_file():
@@ -81,7 +86,7 @@ class Source:
             return f"{self.name}: row {row + 1}"
         seen = -1
         with self._open() as f:
-            for line_no, line in enumerate(f, 1):
+            for line_no, line in enumerate(f, self._line_base + 1):
                 if line.strip():
                     seen += 1
                     if seen == row:
@@ -194,7 +199,7 @@ class Source:
 
     def _lines_before(self, offset: int) -> int:
         with self._open() as f:
-            return f.read(offset).count(b"\n")
+            return self._line_base + f.read(offset).count(b"\n")
 
     def _by_line(self, block: bytes, lines_before: int, types) -> pa.RecordBatch:
         """A block's rows parsed by Python: values kept where they fit their type, as JSON text (lists,

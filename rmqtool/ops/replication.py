@@ -9,6 +9,8 @@ each row's put status comes back as a SYNC_MASTER or ASYNC_MASTER reports it.
 from __future__ import annotations
 
 import os
+import select
+import sys
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -97,23 +99,57 @@ def serving(root: str | os.PathLike, cfg: StoreConfig | None, *, port: int | Non
 
 
 def append_rows(master: HaMaster, source_path: str, opts, batch_size: int | None,
-                emit: Callable[[dict], None]) -> int:
-    """Append the producer rows of `source_path` (`-`: standard input) to the served store, emitting one
-    status object per row; the number of rows."""
-    from rmqtool.io.sources import Source, open_input
+                emit: Callable[[dict], None], stop: threading.Event | None = None) -> int:
+    """Append the producer rows of `source_path` to the served store, emitting one status object per row; the
+    number of rows. `-` is standard input read as a live pipe: each line appended as it arrives, `stop`
+    heeded between lines (a file is appended whole)."""
+    from rmqtool.io.sources import open_input
+
+    if source_path == "-":
+        return _append_stream(master, sys.stdin.buffer.fileno(), opts, batch_size, emit, stop)
+    return _append(master, open_input(source_path), opts, batch_size, emit, 0)
+
+
+def _append(master: HaMaster, source, opts, batch_size: int | None, emit: Callable[[dict], None], done: int) -> int:
+    """One load of `source` into the served store; rows are numbered after the `done` ones before them."""
     from rmqtool.load.writer import load
 
     store = master.store
-    source = Source(source_path, "jsonl") if source_path == "-" else open_input(source_path)
     sync = store.sync_master
 
     def written(base: int, offsets: np.ndarray, lengths: np.ndarray) -> None:
         statuses = master.acks.statuses(sync, offsets + lengths)
         for i, (offset, status) in enumerate(zip(offsets.tolist(), statuses, strict=True)):
-            emit({"row": base + i + 1, "status": status.value, "commitLogOffset": offset})
+            emit({"row": done + base + i + 1, "status": status.value, "commitLogOffset": offset})
 
-    summary = load(store, source, replace(opts, cfg=store.cfg), batch_size=batch_size, on_written=written)
-    return summary.messages
+    return load(store, source, replace(opts, cfg=store.cfg), batch_size=batch_size, on_written=written).messages
+
+
+STREAM_POLL_S = 0.2  # how often a reader waiting on a live pipe looks at `stop`
+
+
+def _append_stream(master: HaMaster, fd: int, opts, batch_size: int | None, emit: Callable[[dict], None],
+                   stop: threading.Event | None) -> int:
+    """The lines of `fd` appended as they arrive, the lines that came together in one load."""
+    from rmqtool.io.sources import Source
+
+    rows = lines_read = 0
+    pending = b""
+    while stop is None or not stop.is_set():
+        if not select.select([fd], [], [], STREAM_POLL_S)[0]:
+            continue
+        chunk = os.read(fd, 1 << 20)
+        pending += chunk
+        cut = len(pending) if not chunk else pending.rfind(b"\n") + 1
+        if cut:
+            whole, pending = pending[:cut], pending[cut:]
+            if whole.strip():
+                rows += _append(master, Source("-", "jsonl", lines=whole, first_line=lines_read + 1), opts,
+                                batch_size, emit, rows)
+            lines_read += whole.count(b"\n")
+        if not chunk:
+            break
+    return rows
 
 
 

@@ -425,3 +425,46 @@ def test_follower_level_with_an_idle_master_has_no_lag_and_keeps_its_transfer_ra
     assert level["mbPerSecond"] > 0 and later["mbPerSecond"] == level["mbPerSecond"]
     assert proc.returncode == 130 and "Traceback" not in err
     assert "if the master is a SYNC_MASTER (its role is not on the wire)" in err
+
+
+def test_serve_append_from_a_live_pipe_appends_each_row_as_it_arrives_and_stops_on_sigterm(tmp_path, conf):
+    """`ha serve --append -` read stdin to its end before the first row and ignored SIGTERM while it was open."""
+    with MessageStore(tmp_path / "m", _cfg(conf)):
+        pass
+    master_conf = tmp_path / "master.conf"
+    master_conf.write_text(CONF + "haListenPort=0\n")
+    proc = subprocess.Popen([RMQTOOL, "ha", "serve", str(tmp_path / "m"), "--config", str(master_conf),
+                             "--append", "-"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        docs = []
+        for i in range(3):  # the pipe stays open: each row comes back before the next is written
+            proc.stdin.write(f'{{"topic": "T", "bodyText": "m{i}"}}\n')
+            proc.stdin.flush()
+            docs.append(json.loads(proc.stdout.readline()))
+        proc.send_signal(signal.SIGTERM)
+        _out, err = proc.communicate(timeout=DEADLINE_S)
+    finally:
+        proc.kill()
+    assert [(d["row"], d["status"]) for d in docs] == [(1, "PUT_OK"), (2, "PUT_OK"), (3, "PUT_OK")]
+    assert proc.returncode == 130 and "Traceback" not in err, err
+    assert not (tmp_path / "m" / "abort").exists()
+
+
+def test_serve_append_from_a_pipe_names_a_bad_rows_line_among_all_the_pipes_lines(tmp_path, conf):
+    with MessageStore(tmp_path / "m", _cfg(conf)):
+        pass
+    master_conf = tmp_path / "master.conf"
+    master_conf.write_text(CONF + "haListenPort=0\n")
+    proc = subprocess.Popen([RMQTOOL, "ha", "serve", str(tmp_path / "m"), "--config", str(master_conf),
+                             "--append", "-"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        proc.stdin.write('{"topic": "T", "bodyText": "m0"}\n\n')
+        proc.stdin.flush()
+        first = json.loads(proc.stdout.readline())
+        _out, err = proc.communicate('{"topic": 5}\n', timeout=DEADLINE_S)
+    finally:
+        proc.kill()
+    assert first["row"] == 1 and proc.returncode == 2
+    assert err.splitlines()[-1].startswith("rmqtool: error: -:3: topic: must be a string"), err
