@@ -81,3 +81,27 @@ def read_terminal(main: int) -> bytes:
         seen += data
     os.close(main)
     return seen
+
+
+def table_rows(stdout: str) -> tuple[list[str], list[list[str]]]:
+    """(header cells, row cells) of a streaming table (the first in `stdout`), cut where its rule line says the
+    columns are."""
+    from rich.cells import cell_len
+
+    lines = stdout.splitlines()
+    rule = lines.index(next(line for line in lines if line.startswith("─")))
+    spans, at = [], 0
+    for part in lines[rule].split("  "):
+        spans.append((at, at + len(part)))
+        at += len(part) + 2
+    spans[-1] = (spans[-1][0], 1 << 30)  # the last cell runs to the end of its line
+
+    def cells(line: str) -> list[str]:
+        out, col = [""] * len(spans), 0
+        for ch in line:
+            k = next(i for i, (a, b) in enumerate(spans) if col < b)
+            out[k] += ch
+            col += cell_len(ch)
+        return [c.strip() for c in out]
+
+    return cells(lines[rule - 1]), [cells(line) for line in lines[rule + 1 :]]

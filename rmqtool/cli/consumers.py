@@ -74,21 +74,31 @@ def _progress(reader, group: str | None, topic: str | None, as_json: bool) -> No
                     + (f" on topic {screen.terminal_text(topic)}" if topic else ""))
     else:
         _tables(groups)
+        for g in groups:
+            if g.no_offset:
+                output.note(f"{g.group}: {output.count(g.no_offset_messages, 'message')} in "
+                            f"{output.count(len(g.no_offset), 'queue')} without a committed offset (no-offset) "
+                            "are not in its lag")
         for state in sorted({q.state for g in groups for q in g.flagged}):
             output.warn(f"{state}: {STATE_TEXT[state]}")
     if flagged:
         raise typer.Exit(EXIT_PROBLEM)
 
 
-_GROUP_COLUMNS = [Column("group", 24, least=8, keep=9), Column("topics", 30, least=8, keep=3),
-                  Column("queues", 6, right=True, keep=4), Column("lag", 8, right=True, keep=8),
-                  Column("lag time", 8, least=8, right=True, keep=7), Column("retry", 5, right=True, keep=2),
-                  Column("DLQ", 5, right=True, keep=1), Column("flagged", 7, right=True, keep=6)]
-_QUEUE_COLUMNS = [Column("group", 20, least=8, keep=9), Column("topic", 20, least=8, keep=8),
-                  Column("queue", 5, right=True, keep=7), Column("committed", 9, right=True, keep=5),
-                  Column("min", 6, right=True, keep=1), Column("max", 6, right=True, keep=2),
-                  Column("lag", 8, right=True, keep=4), Column("lag time", 8, least=8, right=True, keep=3),
-                  Column("state", 10, least=8, keep=6)]
+# `keep`: on a narrow terminal the lowest goes first. Long group and topic names shrink (`crowds`) for what an
+# operator came for: the queue, its lag in messages and in time, its state, and its min and max when they fit
+# (at 80 columns); number columns are as wide as their widest value.
+_GROUP_COLUMNS = [Column("group", 24, least=10, keep=9), Column("topics", 30, least=10, keep=3),
+                  Column("queues", 6, right=True, keep=4), Column("lag", 3, right=True, keep=8, crowds=True),
+                  Column("lag time", 8, least=8, right=True, keep=7, crowds=True),
+                  Column("retry", 5, right=True, keep=2), Column("DLQ", 3, right=True, keep=1),
+                  Column("flagged", 7, right=True, keep=6, crowds=True)]
+_QUEUE_COLUMNS = [Column("group", 20, least=12, keep=9), Column("topic", 20, least=12, keep=8),
+                  Column("queue", 5, right=True, keep=7, crowds=True), Column("committed", 9, right=True, keep=3),
+                  Column("min", 3, right=True, keep=1, crowds=True), Column("max", 3, right=True, keep=2, crowds=True),
+                  Column("lag", 3, right=True, keep=6, crowds=True),
+                  Column("lag time", 8, least=8, right=True, keep=5, crowds=True),
+                  Column("state", 10, least=8, keep=4, crowds=True)]
 
 
 def _tables(groups) -> None:

@@ -31,7 +31,7 @@ class Column:
     least: int = 0  # elastic text: may shrink to this (0: a number, never shrunk)
     right: bool = False
     keep: int = 0  # when columns must go, the lowest `keep` goes first
-    crowds: bool = False  # elastic columns kept before it shrink (to their floor) to make room for it
+    crowds: bool = False  # elastic columns kept before it shrink (to their floor) to make room for all of it
 
 
 class Grid:
@@ -127,8 +127,9 @@ def _sized(column: Column, values: Sequence) -> Column:
 def _fit(columns: list[Column], width: int) -> tuple[list[Column], list[int], list[str]]:
     """The columns shown in `width`, their widths, and the names of those left out (least kept first).
     The most kept column is placed first: each as wide as it needs when that fits, an elastic one (a body)
-    at its floor when only that fits, otherwise left out (a less kept one that fits still shows); the room
-    left then widens the elastic ones, the most kept first. So a cell is cut only when the row has no
+    at its floor when only that fits, otherwise left out (a less kept one that fits still shows); a column
+    that `crowds` first narrows the elastic ones placed before it (towards their floors) to show whole. The
+    room left then widens the elastic ones, the most kept first. So a cell is cut only when the row has no
     room for it."""
     need = [max(c.width, len(c.name)) if not c.least else c.width for c in columns]
     floor = [max(c.least, min(len(c.name), c.least + 4)) if c.least else n for c, n in zip(columns, need,
@@ -138,10 +139,10 @@ def _fit(columns: list[Column], width: int) -> tuple[list[Column], list[int], li
     used = -len(GAP)
     for i in order:
         room = width - used - len(GAP)
-        if need[i] > room and floor[i] > room and columns[i].crowds:  # elastic columns placed before give up room
+        if need[i] > room and columns[i].crowds:  # elastic columns placed before give up room
             spare = sum(chosen[j] - floor[j] for j in chosen)
             if floor[i] <= room + spare:
-                room += _shrink(chosen, floor, floor[i] - room, sorted(chosen, key=lambda k: columns[k].keep))
+                room += _shrink(chosen, floor, min(need[i] - room, spare), [c.keep for c in columns])
                 used = sum(chosen.values()) + len(GAP) * (len(chosen) - 1) if chosen else -len(GAP)
         if need[i] <= room or floor[i] <= room:
             chosen[i] = need[i] if need[i] <= room else floor[i]
@@ -159,15 +160,17 @@ def _fit(columns: list[Column], width: int) -> tuple[list[Column], list[int], li
     return [columns[i] for i in shown], [chosen[i] for i in shown], [columns[i].name for i in hidden]
 
 
-def _shrink(chosen: dict[int, int], floor: list[int], wanted: int, order: list[int]) -> int:
-    """Take up to `wanted` cells from the columns `chosen` (in `order`), none below its floor; what was taken."""
+def _shrink(chosen: dict[int, int], floor: list[int], wanted: int, keep: list[int]) -> int:
+    """Take up to `wanted` cells from the columns `chosen`, none below its floor, a cell at a time from the one
+    with the most above its floor (the least kept of equals): two long names end as wide as each other. What
+    was taken."""
     taken = 0
-    for j in order:
-        give = min(chosen[j] - floor[j], wanted - taken)
-        chosen[j] -= give
-        taken += give
-        if taken >= wanted:
+    while taken < wanted:
+        j = max(chosen, key=lambda k: (chosen[k] - floor[k], -keep[k]))
+        if chosen[j] <= floor[j]:
             break
+        chosen[j] -= 1
+        taken += 1
     return taken
 
 

@@ -7,6 +7,7 @@ from pathlib import Path
 import typer
 
 from rmqtool.cli import output
+from rmqtool.cli.grid import Column
 from rmqtool.cli.output import duration, iso_time
 
 
@@ -64,19 +65,38 @@ def info(
     if "ha" in doc:
         summary.update(_ha_lines(doc["ha"]))
     output.stdout.print(output.key_values("store", summary))
-    topics = output.table("topics (as their consumers see them)", ["topic", "queues", "messages", "bytes",
-                                                                     "first store time", "last store time"])
-    for topic in queues["topics"]:
-        topics.add_row(topic["topic"], str(len(topic["queues"])), str(topic["messages"]), str(topic["bytes"]),
-                       iso_time(topic["firstStoreTimestamp"]), iso_time(topic["lastStoreTimestamp"]))
-    output.stdout.print(topics)
-    t = output.table("consume queues", ["topic", "queue", "min offset", "max offset", "messages"])
-    for topic in queues["topics"]:
-        for q in topic["queues"]:
-            t.add_row(topic["topic"], str(q["queueId"]), str(q["minOffset"]), str(q["maxOffset"]),
-                      str(q["maxOffset"] - q["minOffset"]))
-    output.stdout.print(t)
+    _topic_tables(queues["topics"])
 
+
+# `keep`: on a narrow terminal the lowest goes first; a long topic name shrinks (`crowds`) for the messages and the
+# first and last store time (each cut to the second, never wrapped, when 60 columns cannot hold it whole)
+_TOPIC_COLUMNS = [Column("topic", 16, least=8, keep=9), Column("queues", 6, right=True, keep=3),
+                  Column("msgs", 4, right=True, keep=8, crowds=True), Column("bytes", 5, right=True, keep=4),
+                  Column("first stored", 24, least=20, keep=7, crowds=True),
+                  Column("last stored", 24, least=20, keep=6, crowds=True)]
+_QUEUE_COLUMNS = [Column("topic", 16, least=12, keep=9), Column("queue", 5, right=True, keep=8, crowds=True),
+                  Column("min offset", 10, right=True, keep=6, crowds=True),
+                  Column("max offset", 10, right=True, keep=7, crowds=True),
+                  Column("messages", 8, right=True, keep=5, crowds=True)]
+
+
+def _topic_tables(topics: list[dict]) -> None:
+    """Each topic as its consumers see it, then each consume queue: line tables fitted to the terminal."""
+    import sys
+
+    from rmqtool.cli.grid import write_table
+
+    sys.stdout.write("topics (as their consumers see them)\n")
+    write_table(sys.stdout, _TOPIC_COLUMNS, [[
+        [t["topic"] for t in topics], [len(t["queues"]) for t in topics], [t["messages"] for t in topics],
+        [t["bytes"] for t in topics], [iso_time(t["firstStoreTimestamp"]) for t in topics],
+        [iso_time(t["lastStoreTimestamp"]) for t in topics]]] if topics else [], every_field="--json")
+    rows = [(t["topic"], q) for t in topics for q in t["queues"]]
+    sys.stdout.write("\nconsume queues\n")
+    write_table(sys.stdout, _QUEUE_COLUMNS, [[
+        [t for t, _ in rows], [q["queueId"] for _, q in rows], [q["minOffset"] for _, q in rows],
+        [q["maxOffset"] for _, q in rows], [q["maxOffset"] - q["minOffset"] for _, q in rows]]] if rows else [],
+        every_field="--json")
 
 def _ha_lines(ha: dict) -> dict:
     """A 5.x broker's replication state as rows of the store table."""

@@ -65,13 +65,25 @@ class GroupLag:
         return max((q.lag_ms for q in self.queues if q.lag_ms is not None), default=None)
 
     @property
+    def no_offset(self) -> list[QueueLag]:
+        """Its queues without a committed offset: their messages are not in `lag` (where the group starts on
+        them is the client's consumeFromWhere)."""
+        return [q for q in self.queues if q.state == NO_OFFSET]
+
+    @property
+    def no_offset_messages(self) -> int:
+        """Messages held in its queues without a committed offset (max - min of each)."""
+        return sum(q.max_offset - q.min_offset for q in self.no_offset)
+
+    @property
     def flagged(self) -> list[QueueLag]:
         return [q for q in self.queues if q.state not in (OK, NO_OFFSET)]
 
     def to_json(self) -> dict:
         return {"group": self.group, "topics": sorted({q.topic for q in self.queues}), "lag": self.lag,
                 "lagMs": self.lag_ms, "retryMessages": self.retry_messages, "dlqMessages": self.dlq_messages,
-                "flagged": len(self.flagged), "queues": [q.to_json() for q in self.queues]}
+                "flagged": len(self.flagged), "noOffsetQueues": len(self.no_offset),
+                "noOffsetMessages": self.no_offset_messages, "queues": [q.to_json() for q in self.queues]}
 
 
 class Progress:

@@ -9,7 +9,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from cli_helpers import CONF, FIXTURE, RMQTOOL, ROOT, on_a_terminal
+from cli_helpers import CONF, FIXTURE, RMQTOOL, ROOT, on_a_terminal, table_rows
 from rich.cells import cell_len
 
 from rmqtool.cli.grid import write_table
@@ -26,27 +26,6 @@ def run(*args: str, columns: int | None = None) -> subprocess.CompletedProcess:
     if columns is not None:
         return on_a_terminal(*args, columns=columns)
     return subprocess.run([RMQTOOL, *map(str, args)], capture_output=True, text=True, timeout=120)
-
-
-def table_rows(stdout: str) -> tuple[list[str], list[list[str]]]:
-    """(header cells, row cells) of a streaming table, cut where its rule line says the columns are."""
-    lines = stdout.splitlines()
-    rule = lines.index(next(line for line in lines if line.startswith("─")))
-    spans, at = [], 0
-    for part in lines[rule].split("  "):
-        spans.append((at, at + len(part)))
-        at += len(part) + 2
-    spans[-1] = (spans[-1][0], 1 << 30)  # the last cell runs to the end of its line
-
-    def cells(line: str) -> list[str]:
-        out, col = [""] * len(spans), 0
-        for ch in line:
-            k = next(i for i, (a, b) in enumerate(spans) if col < b)
-            out[k] += ch
-            col += cell_len(ch)
-        return [c.strip() for c in out]
-
-    return cells(lines[rule - 1]), [cells(line) for line in lines[rule + 1 :]]
 
 
 def card(stdout: str) -> dict[str, str]:
