@@ -36,11 +36,12 @@ PREALLOCATE = typer.Option(False, "--preallocate", help="Allocate every new segm
 
 def load_options(cfg, store_timestamp: str | None, queues: int, queue_by: str | None, store_host: str | None = None,
                  time_unit: str | None = None):
-    from rmqtool.cli.times import epoch_ms
+    from rmqtool.cli.times import epoch_ms, unit_needs_a_time
     from rmqtool.engine.commitlog import now_ms
     from rmqtool.load.records import LoadOptions
     from rmqtool.structures.commitlog.hosts import parse_host
 
+    unit_needs_a_time(time_unit, store_timestamp=store_timestamp)
     store_timestamp = epoch_ms(store_timestamp, "--store-timestamp", time_unit)
     return LoadOptions(cfg, now_ms() if store_timestamp is None else store_timestamp, queues, queue_by,
                        parse_host(store_host) if store_host else None)
@@ -268,10 +269,11 @@ def export(
 
     Example: [bold]rmqtool export fixtures/store --out /tmp/export.parquet[/]
     """
-    from rmqtool.cli.times import time_window
+    from rmqtool.cli.times import time_window, unit_needs_a_time
     from rmqtool.engine.reader import open_reader
     from rmqtool.ops.export import export_store
 
+    unit_needs_a_time(time_unit, begin=begin, end=end)
     begin_ms, end_ms = time_window(begin, end, time_unit)
     reader = open_reader(store, config)
     out = None if out == Path("-") else out

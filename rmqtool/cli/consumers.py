@@ -8,7 +8,7 @@ import typer
 
 from rmqtool.cli import output, screen
 from rmqtool.cli.grid import Column
-from rmqtool.cli.times import TIME_HELP, TIME_UNIT, epoch_ms
+from rmqtool.cli.times import TIME_HELP, TIME_UNIT, epoch_ms, unit_needs_a_time
 from rmqtool.errors import EXIT_PROBLEM, RmqError
 
 
@@ -48,6 +48,7 @@ def consumers(
     """
     from rmqtool.engine.reader import open_root_reader
 
+    unit_needs_a_time(time_unit, to_time=to_time)
     when = epoch_ms(to_time, "--to-time", time_unit)
     reader = open_root_reader(store, config)
     if reset is None:

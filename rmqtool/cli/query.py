@@ -9,7 +9,7 @@ import click
 import typer
 
 from rmqtool.cli import output, screen
-from rmqtool.cli.times import TIME_HELP, TIME_UNIT, epoch_ms, time_window
+from rmqtool.cli.times import TIME_HELP, TIME_UNIT, epoch_ms, time_window, unit_needs_a_time
 from rmqtool.errors import NotFound, RmqError
 
 LONG_MAX = 2**63 - 1
@@ -66,6 +66,7 @@ def query(
     from rmqtool.ops.query import StoreQuery
     from rmqtool.structures.commitlog.message import BODY_FORMATS
 
+    unit_needs_a_time(time_unit, time=at_time, begin=begin, end=end)
     at_time = epoch_ms(at_time, "--time", time_unit)
     begin, end = time_window(begin, end, time_unit)
     begin = begin or 0

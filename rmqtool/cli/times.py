@@ -69,6 +69,13 @@ def _seconds_text(number: int) -> str:
     return iso_time(number * 1000) if number * 1000 >= -LONG_MAX - 1 else f"{number} s"
 
 
+def unit_needs_a_time(unit: str | None, **options: str | None) -> None:
+    """A `--time-unit` with none of the command's time options given is refused (options by their names)."""
+    if unit is not None and all(v is None for v in options.values()):
+        names = " or ".join(f"--{name.replace('_', '-')}" for name in options)
+        raise RmqError(f"--time-unit {unit} says how to read {names}: give one of them")
+
+
 def time_window(begin: str | None, end: str | None, unit: str | None = None) -> tuple[int | None, int | None]:
     """`--begin` and `--end` as epoch milliseconds (None: not given); a window that holds no instant is
     refused, naming the options given."""

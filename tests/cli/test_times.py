@@ -164,6 +164,16 @@ def test_an_import_store_timestamp_past_a_long_is_one_line_not_an_overflow_trace
     assert "--store-timestamp 9223372036854775808 is past the last time a store can hold" in _refused(out)
 
 
+@pytest.mark.parametrize("args, message", [
+    (["query", FIXTURE, "--topic", "OrderTopic", "--key", "order-3", "--time-unit", "s"],
+     "--time-unit s says how to read --time or --begin or --end: give one of them"),
+    (["export", FIXTURE, "--time-unit", "ms"], "--time-unit ms says how to read --begin or --end: give one of them"),
+    (["consumers", FIXTURE, "--time-unit", "s"], "--time-unit s says how to read --to-time: give one of them"),
+])
+def test_a_time_unit_without_a_time_is_refused(args, message):
+    assert _refused(run(*args, "--config", CONF)) == f"rmqtool: error: {message}\n"
+
+
 TIME_OPTIONS = {("query", "--time"), ("query", "--begin"), ("query", "--end"), ("export", "--begin"),
                 ("export", "--end"), ("consumers", "--to-time"), ("import", "--store-timestamp"),
                 ("spark-load", "--store-timestamp")}
