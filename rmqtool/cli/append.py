@@ -8,6 +8,7 @@ import click
 import typer
 
 from rmqtool.cli import output
+from rmqtool.cli.times import TIME_HELP, TIME_UNIT
 from rmqtool.errors import EXIT_PROBLEM, RmqError
 
 CONFIG = typer.Option(None, "--config", help="broker.conf with the store's settings (segment sizes, index, delays).",
@@ -17,7 +18,7 @@ FLUSH = typer.Option(None, "--flush", help="sync: acknowledge after fdatasync; a
                      click_type=click.Choice(["sync", "async"]))
 
 STORE_TIMESTAMP = typer.Option(None, "--store-timestamp", help="Producer rows: the storeTimestamp of every "
-                               "message, epoch ms or ISO 8601 (default: now).", show_default=False)
+                               f"message ({TIME_HELP}; default: now).", show_default=False)
 QUEUES = typer.Option(4, "--queues", min=1, help="Producer rows without queueId: spread round-robin per topic over "
                       "this many queues.")
 QUEUE_BY = typer.Option(None, "--queue-by", help="Producer rows without queueId: pick the queue by the Java hash of "
@@ -33,13 +34,15 @@ PREALLOCATE = typer.Option(False, "--preallocate", help="Allocate every new segm
                            "file is made rather than met by a later write. Default: sparse files, as the broker's.")
 
 
-def load_options(cfg, store_timestamp: str | None, queues: int, queue_by: str | None, store_host: str | None = None):
-    from rmqtool.cli.times import epoch_ms
+def load_options(cfg, store_timestamp: str | None, queues: int, queue_by: str | None, store_host: str | None = None,
+                 time_unit: str | None = None):
+    from rmqtool.cli.times import epoch_ms, unit_needs_a_time
     from rmqtool.engine.commitlog import now_ms
     from rmqtool.load.records import LoadOptions
     from rmqtool.structures.commitlog.hosts import parse_host
 
-    store_timestamp = epoch_ms(store_timestamp, "--store-timestamp")
+    unit_needs_a_time(time_unit, store_timestamp=store_timestamp)
+    store_timestamp = epoch_ms(store_timestamp, "--store-timestamp", time_unit)
     return LoadOptions(cfg, now_ms() if store_timestamp is None else store_timestamp, queues, queue_by,
                        parse_host(store_host) if store_host else None)
 
@@ -186,6 +189,7 @@ def import_(
     flush: str | None = FLUSH,
     config: Path | None = CONFIG,
     store_timestamp: str | None = STORE_TIMESTAMP,
+    time_unit: str | None = TIME_UNIT,
     queues: int = QUEUES,
     queue_by: str | None = QUEUE_BY,
     register_topics: bool = REGISTER,
@@ -224,7 +228,7 @@ def import_(
     from rmqtool.load.writer import load
 
     cfg = _config(config, preallocate)
-    opts = load_options(cfg, store_timestamp, queues, queue_by)
+    opts = load_options(cfg, store_timestamp, queues, queue_by, time_unit=time_unit)
     if str(source) == "-":
         raise RmqError("import reads a file, not stdin (use append --batch - for lines on stdin)")
     if repack and skip_existing:
@@ -250,10 +254,11 @@ def export(
                                     "import into the same offsets."),
     force: bool = typer.Option(False, "--force", help="Overwrite an existing output file."),
     topic: str | None = typer.Option(None, "--topic", help="Only the messages of this topic.", show_default=False),
-    begin: str | None = typer.Option(None, "--begin", help="Only messages stored at or after this time (epoch ms "
-                                     "or ISO 8601).", show_default=False),
-    end: str | None = typer.Option(None, "--end", help="Only messages stored at or before this time (epoch ms or "
-                                   "ISO 8601).", show_default=False),
+    begin: str | None = typer.Option(None, "--begin", help="Only messages stored at or after this time "
+                                     f"({TIME_HELP}).", show_default=False),
+    end: str | None = typer.Option(None, "--end", help="Only messages stored at or before this time "
+                                   f"({TIME_HELP}).", show_default=False),
+    time_unit: str | None = TIME_UNIT,
     config: Path | None = CONFIG,
 ) -> None:
     """Write every message in the decode JSON schema, ready for `import`; or one topic's, or a time range's.
@@ -264,11 +269,12 @@ def export(
 
     Example: [bold]rmqtool export fixtures/store --out /tmp/export.parquet[/]
     """
-    from rmqtool.cli.times import time_window
+    from rmqtool.cli.times import time_window, unit_needs_a_time
     from rmqtool.engine.reader import open_reader
     from rmqtool.ops.export import export_store
 
-    begin_ms, end_ms = time_window(begin, end)
+    unit_needs_a_time(time_unit, begin=begin, end=end)
+    begin_ms, end_ms = time_window(begin, end, time_unit)
     reader = open_reader(store, config)
     out = None if out == Path("-") else out
     summary = export_store(reader, out, fmt, decompress=decompress, overwrite=force, topic=topic, begin=begin_ms,

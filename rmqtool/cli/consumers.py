@@ -8,7 +8,7 @@ import typer
 
 from rmqtool.cli import output, screen
 from rmqtool.cli.grid import Column
-from rmqtool.cli.times import epoch_ms
+from rmqtool.cli.times import TIME_HELP, TIME_UNIT, epoch_ms, unit_needs_a_time
 from rmqtool.errors import EXIT_PROBLEM, RmqError
 
 
@@ -20,7 +20,8 @@ def consumers(
     reset: str | None = typer.Option(None, "--reset", metavar="GROUP", help="Reset this group's offsets on --topic "
                                      "(needs the store's lock: stop the broker first).", show_default=False),
     to_time: str | None = typer.Option(None, "--to-time", help="Reset: to the first message stored at or after this "
-                                       "time (epoch ms or ISO 8601), per queue.", show_default=False),
+                                       f"time ({TIME_HELP}), per queue.", show_default=False),
+    time_unit: str | None = TIME_UNIT,
     to_offset: int | None = typer.Option(None, "--to-offset", min=0, help="Reset: to this queue offset on every "
                                          "queue.", show_default=False),
     to_earliest: bool = typer.Option(False, "--to-earliest", help="Reset: to each queue's min offset."),
@@ -47,6 +48,8 @@ def consumers(
     """
     from rmqtool.engine.reader import open_root_reader
 
+    unit_needs_a_time(time_unit, to_time=to_time)
+    when = epoch_ms(to_time, "--to-time", time_unit)
     reader = open_root_reader(store, config)
     if reset is None:
         if to_time is not None or to_offset is not None or to_earliest or to_latest or dry_run:
@@ -57,7 +60,7 @@ def consumers(
         raise RmqError("--reset needs --topic (the topic whose offsets to reset)")
     if group is not None and group != reset:
         raise RmqError(f"--group {group} and --reset {reset} name different groups")
-    _reset(reader, reset, topic, dry_run, as_json, to_time=epoch_ms(to_time, "--to-time"), to_offset=to_offset,
+    _reset(reader, reset, topic, dry_run, as_json, to_time=when, to_offset=to_offset,
            earliest=to_earliest, latest=to_latest)
 
 

@@ -9,7 +9,7 @@ import click
 import typer
 
 from rmqtool.cli import output, screen
-from rmqtool.cli.times import epoch_ms, time_window
+from rmqtool.cli.times import TIME_HELP, TIME_UNIT, epoch_ms, time_window, unit_needs_a_time
 from rmqtool.errors import NotFound, RmqError
 
 LONG_MAX = 2**63 - 1
@@ -25,10 +25,10 @@ def query(
     unique_key: str | None = typer.Option(None, "--unique-key", help="A UNIQ_KEY, looked up in the index.",
                                           show_default=False),
     real_topic: bool = typer.Option(False, "--real-topic", help="Also find delayed messages by REAL_TOPIC."),
-    begin: str | None = typer.Option(None, "--begin", help="Keys: stored at or after this time (epoch ms or "
-                                     "ISO 8601; default: the first message).", show_default=False),
-    end: str | None = typer.Option(None, "--end", help="Keys: stored at or before this time (epoch ms or ISO 8601; "
-                                   "default: the end of the store).", show_default=False),
+    begin: str | None = typer.Option(None, "--begin", help="Keys: stored at or after this time "
+                                     f"({TIME_HELP}; default: the first message).", show_default=False),
+    end: str | None = typer.Option(None, "--end", help="Keys: stored at or before this time "
+                                   f"({TIME_HELP}; default: the end of the store).", show_default=False),
     max_hits: int = typer.Option(64, "--max", min=1, help="Keys: index hits examined at most (the broker's maxNum)."),
     scan: bool = typer.Option(False, "--scan", help="Keys: scan the commitlog instead of the index."),
     queue: int | None = typer.Option(None, "--queue", help="Queue id (with --queue-offset or --time).",
@@ -39,8 +39,9 @@ def query(
     phy_offset: int | None = typer.Option(None, "--phy-offset", min=0, help="Physical (commitlog) offset.",
                                           show_default=False),
     at_time: str | None = typer.Option(None, "--time", help="Queue offset of the first message stored at or "
-                                       "after this time (epoch ms, or ISO 8601: 2026-11-25, 2026-11-25T10:30:00Z).",
+                                       f"after this time ({TIME_HELP}: 2026-11-25, 2026-11-25T10:30:00Z).",
                                        show_default=False),
+    time_unit: str | None = TIME_UNIT,
     body: str | None = typer.Option(None, "--body", help="Body rendering (default: base64 in JSON, text otherwise).",
                                     show_default=False,
                                     click_type=click.Choice(["text", "hex", "base64", "none", "stored"])),
@@ -65,8 +66,9 @@ def query(
     from rmqtool.ops.query import StoreQuery
     from rmqtool.structures.commitlog.message import BODY_FORMATS
 
-    at_time = epoch_ms(at_time, "--time")
-    begin, end = time_window(begin, end)
+    unit_needs_a_time(time_unit, time=at_time, begin=begin, end=end)
+    at_time = epoch_ms(at_time, "--time", time_unit)
+    begin, end = time_window(begin, end, time_unit)
     begin = begin or 0
     end = LONG_MAX if end is None else end
     if body is None:

@@ -9,6 +9,7 @@ import typer
 
 from rmqtool.cli import output
 from rmqtool.cli.append import CONFIG, QUEUE_BY, QUEUES, REGISTER, STORE_TIMESTAMP, _config, load_options
+from rmqtool.cli.times import TIME_UNIT
 
 MASTER = typer.Option("local[*]", "--master", help="Spark master URL (local[*]: embedded, all cores).")
 VERBOSE = typer.Option(False, "--verbose", help="Let Spark's own log (JVM warnings, log4j) through to stderr.")
@@ -31,6 +32,7 @@ def spark_load(
                                        "loaded again (default: derived from the inputs and settings).",
                                        show_default=False),
     store_timestamp: str | None = STORE_TIMESTAMP,
+    time_unit: str | None = TIME_UNIT,
     queues: int = QUEUES,
     queue_by: str | None = QUEUE_BY,
     register_topics: bool = REGISTER,
@@ -51,7 +53,7 @@ def spark_load(
     from rmqtool.spark.load import load_input
     from rmqtool.spark.load import spark_load as run
 
-    opts = load_options(_config(config), store_timestamp, queues, queue_by)
+    opts = load_options(_config(config), store_timestamp, queues, queue_by, time_unit=time_unit)
     job = load_input(inputs, fmt, spark_threshold)
     with output.stages(job.stages) as done:
         result = run(job, store, opts, master=master, partitions=partitions, load_id=load_id,

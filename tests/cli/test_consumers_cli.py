@@ -77,6 +77,32 @@ def test_a_bad_reset_is_one_line_exit_2_and_changes_nothing(store, args, message
     assert not (store / "config" / "consumerOffset.json.bak").exists()
 
 
+def test_reset_to_a_time_in_seconds_is_refused_and_changes_no_offset(store):
+    before = (store / "config" / "consumerOffset.json").read_bytes()
+    out = run("consumers", store, "--reset", "billing", "--topic", "OrderTopic", "--to-time", "1795347811")
+    assert _error_line(out) == ("rmqtool: error: --to-time 1795347811 reads as seconds (2026-11-22T11:43:31.000Z); as "
+                                "milliseconds it is 1970-01-21T18:42:27.811Z: give milliseconds or ISO 8601, or "
+                                "--time-unit s\n")
+    assert (store / "config" / "consumerOffset.json").read_bytes() == before
+    assert not (store / "config" / "consumerOffset.json.bak").exists()
+
+
+def test_reset_to_a_negative_time_is_refused_and_changes_no_offset(store):
+    before = (store / "config" / "consumerOffset.json").read_bytes()
+    out = run("consumers", store, "--reset", "billing", "--topic", "OrderTopic", "--to-time", "-5", "--time-unit", "ms")
+    assert "--to-time -5 is negative" in _error_line(out)
+    assert (store / "config" / "consumerOffset.json").read_bytes() == before
+
+
+def test_reset_to_a_time_in_seconds_with_time_unit_s_is_that_time_in_milliseconds(store, golden_expected):
+    times = sorted(m["storeTimestamp"] for m in golden_expected["messages"])
+    seconds = times[len(times) // 2] // 1000
+    common = ["consumers", store, "--reset", "billing", "--topic", "OrderTopic", "--dry-run", "--json"]
+    by_seconds = run(*common, "--to-time", seconds, "--time-unit", "s")
+    assert by_seconds.returncode == 0, by_seconds.stderr
+    assert json.loads(by_seconds.stdout) == json.loads(run(*common, "--to-time", seconds * 1000).stdout)
+
+
 def test_reset_while_a_broker_holds_the_lock_is_refused(store):
     with lock_held_elsewhere(store / "lock"):
         assert "locked by another process" in _error_line(
