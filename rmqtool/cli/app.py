@@ -151,17 +151,19 @@ def _interrupt(signum, frame) -> None:
 def _command_for(args: list[str]):
     """The click command that runs `args`. Only the named top-level command is built: building every
     command's options costs more than a lookup in a small store. Help, completion (which
-    passes no arguments) and an unknown name get the whole tree."""
+    passes no arguments) and an unknown name get the whole tree. Its numbers are ranged as `numbers` says."""
     import copy
+
+    from rmqtool.cli.numbers import bound_numbers
 
     name = args[0] if args else None
     commands = [c for c in app.registered_commands if c.name == name]
     groups = [g for g in app.registered_groups if g.name == name]
     if not (commands or groups):
-        return typer.main.get_command(app)
+        return bound_numbers(typer.main.get_command(app))
     one = copy.copy(app)
     one.registered_commands, one.registered_groups = commands, groups
-    return typer.main.get_command(one)
+    return bound_numbers(typer.main.get_command(one))
 
 
 def _bare_group(command, args: list[str]) -> bool:
