@@ -76,6 +76,16 @@ def test_decode_count_stops_before_a_crc_error_past_its_last_message(tmp_path):
     assert past[-2]["error"].startswith("body CRC mismatch: stored ")
 
 
+def test_query_at_the_logs_end_names_the_last_record_not_a_bad_magic_code():
+    end = run("query", STORE, "--phy-offset", "151686")
+    assert end.returncode == 3 and end.stdout == ""
+    assert end.stderr == ("rmqtool: not found: offset 151686 is the end of the log: no message is written there yet "
+                          "(the last one starts at 151493, 193 bytes)\n")
+    past = run("query", STORE, "--phy-offset", "151687")
+    assert past.returncode == 3
+    assert past.stderr == "rmqtool: not found: no message starts at offset 151687 (bad magic code 0x00000000)\n"
+
+
 def test_decoded_record_states_of_the_fixture():
     got = jsonl(run("decode", "commitlog", STORE, "--config", CONF, "--jsonl").stdout)
     assert len(got) == 420
