@@ -83,7 +83,12 @@ def main(argv: list[str] | None = None) -> None:
     forget_warnings()  # each command warns once of each thing (a caller running several in one process)
     previous = signal.getsignal(signal.SIGTERM)
     try:
+        if argv is None:  # from here Ctrl-C is a KeyboardInterrupt the command cleans up after (rmqtool.cli)
+            signal.signal(signal.SIGINT, signal.default_int_handler)
         _main(argv)
+    except KeyboardInterrupt:  # before the command began or after it ended: nothing to clean up
+        print("rmqtool: interrupted", file=sys.stderr)
+        sys.exit(EXIT_INTERRUPTED)
     finally:
         if argv is None:  # the console script: a signal during the teardown must not turn the exit into a kill
             for sig in INTERRUPTS:
