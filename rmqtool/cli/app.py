@@ -84,9 +84,11 @@ def main(argv: list[str] | None = None) -> None:
     previous = signal.getsignal(signal.SIGTERM)
     try:
         if argv is None:  # from here Ctrl-C is a KeyboardInterrupt the command cleans up after (rmqtool.cli)
-            signal.signal(signal.SIGINT, signal.default_int_handler)
+            signal.signal(signal.SIGINT, _ctrl_c)
         _main(argv)
-    except KeyboardInterrupt:  # before the command began or after it ended: nothing to clean up
+    except (KeyboardInterrupt, RuntimeError) as e:  # before the command began or after it ended: nothing to clean
+        if isinstance(e, RuntimeError) and not isinstance(e.__cause__, KeyboardInterrupt):  # (Python 3.11 wraps
+            raise  # one raised in a class body's __set_name__, as a module loads)
         print("rmqtool: interrupted", file=sys.stderr)
         sys.exit(EXIT_INTERRUPTED)
     finally:
@@ -151,6 +153,17 @@ def _main(argv: list[str] | None) -> None:
 
 def _interrupt(signum, frame) -> None:
     raise KeyboardInterrupt
+
+
+def _ctrl_c(signum, frame) -> None:
+    """Ctrl-C as a KeyboardInterrupt; a module cut while it loads may leave objects whose `__del__` fails as
+    they go: that is not shown."""
+    sys.unraisablehook = _quiet
+    raise KeyboardInterrupt
+
+
+def _quiet(unraisable) -> None:
+    pass
 
 
 def _command_for(args: list[str]):
