@@ -79,6 +79,23 @@ def generate_rows(path: Path, messages: int, body_size: int, seed: int = 7, row_
                                row_group_size=row_group)
 
 
+def speed_ratios(timed: dict[str, tuple[int, float]], masters: list[str]) -> dict[str, float | None]:
+    """How many times the speed of import each master's load had (and local[2] that of local[1]), from each run's
+    (messages, seconds) as measured: a rate rounded to whole messages per second is 0 for a slow run. None where
+    the run it is compared with did nothing measurable."""
+
+    def ratio(mode: str, base: str) -> float | None:
+        (m, s), (bm, bs) = timed[mode], timed[base]
+        return round((m / s) / (bm / bs), 2) if m and s > 0 and bm and bs > 0 else None
+
+    ratios = {}
+    if "spark-load-local[1]" in timed and "spark-load-local[2]" in timed:
+        ratios["local2OverLocal1"] = ratio("spark-load-local[2]", "spark-load-local[1]")
+    for m in masters:
+        ratios[f"{m}OverImport"] = ratio(f"spark-load-{m}", "import-parquet")
+    return ratios
+
+
 def run_spark_load_bench(*, messages: int, body_size: int, masters: list[str], progress=None) -> dict:
     tmp = Path(tempfile.mkdtemp(prefix="rmqtool-bench-spark-"))
     try:
@@ -87,7 +104,7 @@ def run_spark_load_bench(*, messages: int, body_size: int, masters: list[str], p
         source, warm = tmp / "rows.parquet", tmp / "warm.parquet"
         generate_rows(source, messages, body_size)
         generate_rows(warm, 2000, body_size, seed=1, row_group=_WARM_ROW_GROUP)
-        results = []
+        results, timed = [], {}
         for mode in ["import", *masters]:
             if progress:
                 progress.print(f"{mode} ...")
@@ -98,16 +115,12 @@ def run_spark_load_bench(*, messages: int, body_size: int, masters: list[str], p
                 raise RmqError(f"bench spark-load ({mode}) failed: {out.stderr.strip().splitlines()[-1:]}")
             doc = json.loads(out.stdout.strip().splitlines()[-1])
             name = "import-parquet" if mode == "import" else f"spark-load-{mode}"
+            timed[name] = (doc["messages"], doc["seconds"])
             results.append(throughput(name, doc["messages"], doc["bytes"], doc["seconds"], doc["peak"],
                                       setupSeconds=round(doc["setup"], 2)))
             shutil.rmtree(target, ignore_errors=True)
             shutil.rmtree(str(target) + "-warm", ignore_errors=True)
-        rate = {r["mode"]: r["messagesPerSecond"] for r in results}
-        ratios = {}
-        if "spark-load-local[1]" in rate and "spark-load-local[2]" in rate:
-            ratios["local2OverLocal1"] = round(rate["spark-load-local[2]"] / rate["spark-load-local[1]"], 2)
-        for m in masters:
-            ratios[f"{m}OverImport"] = round(rate[f"spark-load-{m}"] / rate["import-parquet"], 2)
-        return {"mode": "spark-load", "messages": messages, "bodySize": body_size, "runs": results, "ratios": ratios}
+        return {"mode": "spark-load", "messages": messages, "bodySize": body_size, "runs": results,
+                "ratios": speed_ratios(timed, masters)}
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

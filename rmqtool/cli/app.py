@@ -83,7 +83,14 @@ def main(argv: list[str] | None = None) -> None:
     forget_warnings()  # each command warns once of each thing (a caller running several in one process)
     previous = signal.getsignal(signal.SIGTERM)
     try:
+        if argv is None:  # from here Ctrl-C is a KeyboardInterrupt the command cleans up after (rmqtool.cli)
+            signal.signal(signal.SIGINT, _ctrl_c)
         _main(argv)
+    except (KeyboardInterrupt, RuntimeError) as e:  # before the command began or after it ended: nothing to clean
+        if isinstance(e, RuntimeError) and not isinstance(e.__cause__, KeyboardInterrupt):  # (Python 3.11 wraps
+            raise  # one raised in a class body's __set_name__, as a module loads)
+        print("rmqtool: interrupted", file=sys.stderr)
+        sys.exit(EXIT_INTERRUPTED)
     finally:
         if argv is None:  # the console script: a signal during the teardown must not turn the exit into a kill
             for sig in INTERRUPTS:
@@ -148,20 +155,33 @@ def _interrupt(signum, frame) -> None:
     raise KeyboardInterrupt
 
 
+def _ctrl_c(signum, frame) -> None:
+    """Ctrl-C as a KeyboardInterrupt; a module cut while it loads may leave objects whose `__del__` fails as
+    they go: that is not shown."""
+    sys.unraisablehook = _quiet
+    raise KeyboardInterrupt
+
+
+def _quiet(unraisable) -> None:
+    pass
+
+
 def _command_for(args: list[str]):
     """The click command that runs `args`. Only the named top-level command is built: building every
     command's options costs more than a lookup in a small store. Help, completion (which
-    passes no arguments) and an unknown name get the whole tree."""
+    passes no arguments) and an unknown name get the whole tree. Its numbers are ranged as `numbers` says."""
     import copy
+
+    from rmqtool.cli.numbers import bound_numbers
 
     name = args[0] if args else None
     commands = [c for c in app.registered_commands if c.name == name]
     groups = [g for g in app.registered_groups if g.name == name]
     if not (commands or groups):
-        return typer.main.get_command(app)
+        return bound_numbers(typer.main.get_command(app))
     one = copy.copy(app)
     one.registered_commands, one.registered_groups = commands, groups
-    return typer.main.get_command(one)
+    return bound_numbers(typer.main.get_command(one))
 
 
 def _bare_group(command, args: list[str]) -> bool:

@@ -294,8 +294,8 @@ def _recovery_items(doc: dict, store: Path) -> list[str]:
 
 def clean(
     store: Path = typer.Argument(..., help="Store root.", show_default=False),
-    reserved_hours: float | None = typer.Option(None, "--reserved-hours", help="Keep segments modified within this "
-                                                "many hours (default: fileReservedTime of the config, 72).",
+    reserved_hours: float | None = typer.Option(None, "--reserved-hours", min=0, help="Keep segments modified within "
+                                                "this many hours (default: fileReservedTime of the config, 72).",
                                                 show_default=False),
     dry_run: bool = typer.Option(False, "--dry-run", help="List what would be deleted; delete nothing."),
     as_json: bool = typer.Option(False, "--json", help="One JSON document."),

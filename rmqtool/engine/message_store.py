@@ -25,7 +25,7 @@ from rmqtool.engine.config import SYNC_FLUSH, SYNC_MASTER, StoreConfig
 from rmqtool.engine.dispatcher import Dispatcher
 from rmqtool.engine.ha.acks import SlaveAcks
 from rmqtool.engine.index_service import IndexService
-from rmqtool.engine.opening import Store, open_store
+from rmqtool.engine.opening import Store, not_a_store, open_store
 from rmqtool.engine.recognition import require_store_root
 from rmqtool.engine.results import PutResult, PutStatus
 from rmqtool.engine.rules import topic_refusal
@@ -345,7 +345,7 @@ def _prepare_root(store: Store, create: bool) -> None:
     if paths.is_store():
         return
     if not create:
-        raise RmqError(f"{root} is not a store (no commitlog/ folder)")
+        raise not_a_store(root)
     if root.exists() and any(p.name not in ("lock", "config") for p in root.iterdir()):
         raise RmqError(f"{root} is not empty and holds no store: refusing to create one there")
     try:

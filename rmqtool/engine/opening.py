@@ -89,8 +89,15 @@ def open_existing(path: str | os.PathLike, config: str | os.PathLike | StoreConf
     store = open_store(path, config)
     store.require_writable(action)
     if not store.paths.is_store():
-        raise RmqError(f"{store.root} is not a store (no commitlog/ folder)")
+        raise not_a_store(store.root)
     return store
+
+
+def not_a_store(root: Path) -> RmqError:
+    """The refusal of a root that holds no log: a path that is not there is named as such."""
+    if not root.exists():
+        return RmqError(f"{root}: no such file or directory")
+    return RmqError(f"{root} is not a store (no commitlog/ folder)")
 
 
 def _dledger_data(root: Path) -> Path | None:

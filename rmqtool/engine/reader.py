@@ -85,7 +85,7 @@ class StoreReader:
         store = source if isinstance(source, Store) else None
         p = store.root if store else Path(source)
         if not p.exists():
-            raise RmqError(f"{source}: no such file or directory")
+            raise RmqError(f"{p}: no such file or directory")
         self.single_file = store is None and p.is_file()
         self.start_note: str | None = None  # how a single file's start was found, when its name does not say
         if self.single_file:

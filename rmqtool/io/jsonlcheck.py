@@ -5,7 +5,8 @@ levels deep, and passes bytes that are not UTF-8 into its text columns; Python's
 RecursionError on deep nesting. So every line of a block is checked first: it is one JSON
 object (blank lines aside) with nothing after it, nested at most MAX_DEPTH levels, UTF-8 (no
 byte sequence that is not, no `\\u` escape of a lone surrogate), and, inside the field named
-by `no_null` (a producer row's properties), holds no `null`. The pass does not parse JSON: what
+by `no_null` (a producer row's properties), holds no `null`; a line that ends inside its object is
+refused there, before a later line's fault. The pass does not parse JSON: what
 is malformed otherwise is Arrow's to find. It keeps the name of the top-level field it is in,
 so a refusal names the field.
 """
@@ -22,8 +23,9 @@ from rmqtool.io.schema import NULL_PROPERTY
 from rmqtool.io.textkernels import utf8_len
 
 MAX_DEPTH = 32  # a row is depth 1, its properties 2: anything deeper is no producer row
-OK, NOT_OBJECT, TEXT_AFTER, TOO_DEEP, BAD_UTF8, SURROGATE, NULL_VALUE = range(7)
+OK, NOT_OBJECT, TEXT_AFTER, TOO_DEEP, BAD_UTF8, SURROGATE, NULL_VALUE, UNENDED = range(8)
 REASONS = {
+    UNENDED: "malformed JSON (the row's object does not end on its line)",
     TEXT_AFTER: "text after the row's object (one object per line)",
     TOO_DEEP: f"nested deeper than {MAX_DEPTH} levels",
     BAD_UTF8: NOT_UTF8,
@@ -99,6 +101,8 @@ def first_bad_line(data, no_null, plain_in_string, plain_in_object):
                     return -1, OK, -1, -1
                 b = data[i]
         if b == 10:  # a line ends: the next starts afresh (JSON text holds no raw newline)
+            if started and not closed:
+                return line, UNENDED, -1, -1
             line = i + 1
             depth = 0
             in_str = started = closed = expect_name = is_name = watched = False

@@ -29,6 +29,9 @@ PARQUET_MAGIC = b"PAR1"
 FORMATS = ("jsonl", "parquet", "csv")
 _JSON_BLOCK = 16 << 20  # JSONL read a block at a time
 _JSON_PART = 1 << 20  # parsed in parts of this size on every core
+# The longest row line read: the broker's default maxMessageSize (4 MiB) written as bodyText of \u escapes is
+# 24 MiB; a longer line holds no message a broker stores, and is refused as it is read, never held whole.
+MAX_ROW_LINE = 64 << 20
 _WHOLE_ROW_GROUP = 32 << 20  # Parquet row groups up to this size are read whole
 
 
@@ -171,7 +174,9 @@ class Source:
             bad = check_block(block, no_null)
             if bad is not None:
                 offset, reason, field = bad
-                line_no = self._lines_before(at) + block[:offset].tobytes().count(b"\n") + 1
+                before = self._lines_before(at)
+                self._by_line(bytes(block[:offset]), before, types)  # a fault of an earlier line is named first
+                line_no = before + block[:offset].tobytes().count(b"\n") + 1
                 raise BadRow(f"{self.name}:{line_no}: {'' if field is None else f'{field}: '}{reason}")
             try:
                 table = pj.read_json(pa.py_buffer(block), read_options=pj.ReadOptions(block_size=_JSON_PART),
@@ -191,11 +196,30 @@ class Source:
                     return
                 cut = data.rfind(b"\n") + 1 if len(data) == _JSON_BLOCK else len(data)
                 if not cut:  # one line longer than a block: read on to its end
-                    more = f.readline()
-                    data, cut = data + more, len(data) + len(more)
+                    data = self._long_line(f, data, at)
+                    cut = len(data)
                 yield at, memoryview(data)[:cut]
                 at += cut
                 f.seek(at)
+
+    def _long_line(self, f, start: bytes, at: int) -> bytes:
+        """The line at `at` that `start` (a block of it) begins, read to its end; a fault in `start`, or a
+        line longer than MAX_ROW_LINE, is refused before the rest is read."""
+        bad = check_block(start)  # from the line's start: a fault found in a prefix is one of the line
+        if bad is not None:
+            raise BadRow(f"{self.name}:{self._lines_before(at) + 1}: {'' if bad[2] is None else f'{bad[2]}: '}"
+                         f"{bad[1]}")
+        parts, size = [start], len(start)
+        while not parts[-1].endswith(b"\n"):
+            more = f.readline(_JSON_BLOCK)
+            if not more:
+                break
+            parts.append(more)
+            size += len(more)
+            if size > MAX_ROW_LINE:
+                raise BadRow(f"{self.name}:{self._lines_before(at) + 1}: a line longer than {MAX_ROW_LINE >> 20} "
+                             "MiB (no row of a message the broker stores is); the rest of it was not read")
+        return b"".join(parts)
 
     def _lines_before(self, offset: int) -> int:
         with self._open() as f:

@@ -68,6 +68,11 @@ class LoadOptions:
     queue_by: str | None = None  # a column whose Java hash picks the queue of a row that names none
     store_host: SocketAddress | None = None  # of rows that name none (None: DEFAULT_STORE_HOST)
 
+    def __post_init__(self) -> None:
+        if not -(2**63) <= self.store_timestamp < 2**63:  # the record's field is a Java long
+            raise RmqError(f"--store-timestamp {self.store_timestamp} is out of range (a signed 64-bit "
+                           f"millisecond count: {-(2**63)}..{2**63 - 1})")
+
 
 @dataclass(frozen=True)
 class RowError:

@@ -143,10 +143,13 @@ def selected(chunks: Iterable[ScanChunk], *, count: int | None = None, topic: st
             stored = batch.cols["storeTimestamp"]
             batch = batch.select((stored >= (begin if begin is not None else stored.min()))
                                  & (stored <= (end if end is not None else stored.max())))
-        if batch is not None and left is not None and len(batch) > left:
-            batch = batch.select(np.arange(len(batch)) < left)
+        findings = chunk.findings
+        if batch is not None and left is not None and len(batch) >= left:  # the count ends in this chunk: so do
+            batch = batch.select(np.arange(len(batch)) < left)  # the findings, none read past its last record
+            last = int(batch.offsets[-1]) if len(batch) else -1
+            findings = [f for f in findings if f.offset < last]
         tally.kept += len(batch) if batch is not None else 0
-        yield from _in_offset_order(batch if batch is not None and len(batch) else None, chunk.findings)
+        yield from _in_offset_order(batch if batch is not None and len(batch) else None, findings)
         if batch is not None and left is not None:
             left -= len(batch)
             if left <= 0:

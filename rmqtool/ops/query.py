@@ -64,8 +64,22 @@ class StoreQuery:
         if isinstance(found, message.Blank):
             raise NotFound(f"offset {offset} holds the blank marker that ends segment {seg.path.name}")
         if isinstance(found, message.Corrupt):
-            raise NotFound(f"no message starts at offset {offset} ({found.reason})")
+            raise NotFound(self._at_the_end(offset) or f"no message starts at offset {offset} ({found.reason})")
         return found
+
+    def _at_the_end(self, offset: int) -> str | None:
+        """What to say of `offset` when it is the log's end, where the next message will be written (None when it
+        is not): the last record named."""
+        from rmqtool.ops.hashing import log_extent
+
+        if log_extent(self.reader).end != offset:
+            return None
+        last = None
+        for chunk in self.reader.scan(self.reader.segment_for(offset).start, verify_crc=False, until=offset):
+            if chunk.batch is not None and len(chunk.batch):
+                last = (int(chunk.batch.offsets[-1]), int(chunk.batch.cols["totalSize"][-1]))
+        said = f"offset {offset} is the end of the log: no message is written there yet"
+        return said if last is None else f"{said} (the last one starts at {last[0]}, {last[1]} bytes)"
 
     def hit(self, msg: message.Message) -> Hit:
         return Hit(msg, consumequeue.record_tags_code(msg, self.levels))

@@ -173,3 +173,24 @@ def _wait_for(condition, proc: subprocess.Popen, timeout: float = 60) -> None:
             return
         assert time.monotonic() < deadline, "timed out"
         time.sleep(0.01)
+
+
+@pytest.mark.parametrize("delay", [0, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1])
+def test_ctrl_c_while_the_modules_load_is_exit_130_not_a_keyboardinterrupt_traceback(delay):
+    """The interrupt is sent once rmqtool's own code runs (Python's import-time log names `rmqtool.cli` done:
+    what comes before is the interpreter's start, no code of ours), while typer, numpy and the rest load."""
+    env = {**os.environ, "PYTHONPROFILEIMPORTTIME": "1"}
+    proc = subprocess.Popen([RMQTOOL, "info", str(FIXTURE)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            text=True, env=env)
+    try:
+        for line in proc.stderr:
+            if line.rpartition("|")[2].strip() == "rmqtool.cli":
+                break
+        time.sleep(delay)  # a moment of the load, not a pass criterion: every moment must pass
+        proc.send_signal(signal.SIGINT)
+        rest = proc.stderr.read()
+        assert proc.wait(timeout=120) == 130, rest[-2000:]
+    finally:
+        proc.kill()
+    assert "Traceback" not in rest and "KeyboardInterrupt" not in rest
+    assert rest.splitlines()[-1] == "rmqtool: interrupted"

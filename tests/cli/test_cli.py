@@ -9,6 +9,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from cli_helpers import fixture_copy
+from damage import corrupt
 from fixtures_messages import expected_messages
 
 from rmqtool.structures.commitlog import crc, msgid
@@ -60,6 +62,28 @@ def test_decode_commitlog_from_offset_hex_and_none_bodies():
     assert doc[0]["body"] == raw[size + 88 : size + 88 + body_len].hex()
     out = run("decode", "commitlog", STORE, "--count", "2", "--jsonl", "--body", "none")
     assert [m["body"] for m in jsonl(out.stdout)] == [None, None]
+
+
+def test_decode_count_stops_before_a_crc_error_past_its_last_message(tmp_path):
+    store = fixture_copy(tmp_path)
+    segment = store / "commitlog" / f"{0:020d}"
+    corrupt(store, segment.relative_to(store), "flip", 15310 + 93)  # a body byte of the 26th record
+    out = run("decode", "commitlog", str(segment), "--count", "3", "--jsonl", "--body", "none")
+    assert out.returncode == 0, out.stderr
+    assert [m["commitLogOffset"] for m in jsonl(out.stdout)] == [0, 239, 415] and "error" not in out.stdout
+    past = jsonl(run("decode", "commitlog", str(segment), "--count", "25", "--jsonl", "--body", "none").stdout)
+    assert [m.get("commitLogOffset", m.get("offset")) for m in past[-3:]] == [15018, 15310, 15618]
+    assert past[-2]["error"].startswith("body CRC mismatch: stored ")
+
+
+def test_query_at_the_logs_end_names_the_last_record_not_a_bad_magic_code():
+    end = run("query", STORE, "--phy-offset", "151686")
+    assert end.returncode == 3 and end.stdout == ""
+    assert end.stderr == ("rmqtool: not found: offset 151686 is the end of the log: no message is written there yet "
+                          "(the last one starts at 151493, 193 bytes)\n")
+    past = run("query", STORE, "--phy-offset", "151687")
+    assert past.returncode == 3
+    assert past.stderr == "rmqtool: not found: no message starts at offset 151687 (bad magic code 0x00000000)\n"
 
 
 def test_decoded_record_states_of_the_fixture():

@@ -152,3 +152,17 @@ def test_a_command_that_reads_the_settings_twice_warns_once(store, tmp_path):
     for command in ("verify", "recover", "doctor"):
         out = run(command, str(store), "--config", str(conf))
         assert out.stderr.count("'maxHashSlotNun' is not a broker setting") == 1, (command, out.stderr)
+
+
+MISSING_ROOT = [["info"], ["verify"], ["query", "--phy-offset", "0"], ["inspect", "--phy-offset", "0"], ["hash"],
+                ["consumers"], ["recover", "--dry-run"], ["recover"], ["clean", "--dry-run"], ["doctor"],
+                ["rebuild"], ["export", "--out", "{out}"], ["salvage", "--out", "{out}"]]
+
+
+@pytest.mark.parametrize("args", MISSING_ROOT, ids=lambda a: " ".join(a[:2]))
+def test_a_missing_store_path_is_no_such_file_not_a_folder_without_a_log(tmp_path, args):
+    missing = tmp_path / "missing"
+    out = run(args[0], missing, *(a.format(out=tmp_path / "out") for a in args[1:]))
+    assert out.returncode == 2, out.stderr
+    assert out.stderr == f"rmqtool: error: {missing}: no such file or directory\n"
+    assert not missing.exists()

@@ -105,6 +105,37 @@ def test_deeply_nested_json_is_refused_not_a_recursion_error(tmp_path):
                    nothing("FILE:2", "properties", f"nested deeper than {DEPTH} levels"))
 
 
+@pytest.mark.parametrize(("lines", "want"), [
+    (b'{"topic": "T", "bodyText":\n[1, 2]', "FILE:2: malformed JSON (the row's object does not end on its line)"),
+    (b'{"topic" "T"}\n[1, 2]', "FILE:2: malformed JSON (Expecting ':' delimiter: line 1 column 10 (char 9))"),
+    (b'{"topic": "T", "queueId": "z"}\n[1, 2]', "FILE:2: queueId: must be an integer"),
+], ids=["unended", "malformed", "misfit"])
+def test_a_broken_line_before_a_list_line_is_reported_at_the_broken_line(tmp_path, lines, want):
+    assert_refused(tmp_path, "import", lines, want + "; nothing was written")
+
+
+def test_a_line_longer_than_any_row_is_refused_before_it_is_read_whole(tmp_path):
+    src = tmp_path / "rows.jsonl"
+    with src.open("wb") as f:  # 80 MiB of one body, then garbage after the object
+        f.write(GOOD.encode() + b'\n{"topic": "T", "bodyText": "')
+        for _ in range(80):
+            f.write(b"x" * (1 << 20))
+        f.write(b'"} garbage\n')
+    out = run("import", tmp_path / "new", src, "--config", CONF)
+    assert (out.returncode, out.stderr) == (2, f"rmqtool: error: {src}:2: a line longer than 64 MiB (no row of a "
+                                               "message the broker stores is); the rest of it was not read; nothing "
+                                               "was written\n")
+    assert not (tmp_path / "new").exists()
+
+
+def test_a_long_line_with_a_fault_in_its_first_block_is_refused_at_that_line(tmp_path):
+    src = tmp_path / "rows.jsonl"
+    src.write_bytes(GOOD.encode() + b'\n{"topic": "T"} x' + b"y" * (20 << 20) + b"\n")
+    out = run("import", tmp_path / "new", src, "--config", CONF)
+    assert (out.returncode, out.stderr) == (2, f"rmqtool: error: {src}:2: text after the row's object (one object "
+                                               "per line); nothing was written\n")
+
+
 @pytest.mark.parametrize(("option", "value", "field", "low", "high"), [
     ("--queue", 2**31, "queueId", 0, INT32_MAX),
     ("--flag", 2**40, "flag", -INT32_MAX - 1, INT32_MAX),

@@ -1,0 +1,54 @@
+"""Numbers past what a store can hold: refused where they are parsed, one line naming the option and the range,
+exit 2, no traceback and no file written."""
+
+from __future__ import annotations
+
+import pytest
+from cli_helpers import CONF, FIXTURE, ROOT, run
+
+ROWS = ROOT / "fixtures" / "rows.jsonl"
+LONG = "a signed 64-bit integer: -9223372036854775808..9223372036854775807"
+SEGMENT = FIXTURE / "commitlog" / f"{0:020d}"
+
+
+@pytest.mark.parametrize("command", ["import", "spark-load"])
+@pytest.mark.parametrize("stamp", ["9223372036854775808", "-9223372036854775809"])
+def test_a_store_timestamp_past_a_long_is_one_line_not_an_overflow_traceback(tmp_path, command, stamp):
+    store = tmp_path / "store"
+    args = [store, ROWS] if command == "import" else [ROWS, "--store", store]
+    out = run(command, *args, "--config", CONF, "--store-timestamp", stamp)
+    assert out.returncode == 2, out.stderr
+    assert out.stderr == (f"rmqtool: error: --store-timestamp {stamp} is out of range (a signed 64-bit millisecond "
+                          "count: -9223372036854775808..9223372036854775807)\n")
+    assert not store.exists()
+
+
+@pytest.mark.parametrize(("args", "option", "help_of"), [
+    (["query", FIXTURE, "--phy-offset", "9223372036854775808"], "--phy-offset", "query"),
+    (["query", FIXTURE, "--topic", "OrderTopic", "--queue-offset", "0", "--count", "99999999999999999999"],
+     "--count", "query"),
+    (["query", FIXTURE, "--topic", "OrderTopic", "--queue", "-9223372036854775809", "--queue-offset", "0"],
+     "--queue", "query"),
+    (["decode", "commitlog", SEGMENT, "--count", "9223372036854775808"], "--count", "decode commitlog"),
+    (["inspect", FIXTURE, "--phy-offset", "9223372036854775808"], "--phy-offset", "inspect"),
+], ids=lambda v: v if isinstance(v, str) else None)
+def test_an_integer_option_past_a_long_is_refused_naming_the_option_and_range(args, option, help_of):
+    out = run(*args)
+    value = args[args.index(option) + 1]
+    assert out.returncode == 2 and out.stdout == ""
+    assert out.stderr == (f"rmqtool: error: Invalid value for '{option}': {value} is out of range ({LONG}). "
+                          f"(see 'rmqtool {help_of} --help')\n")
+
+
+@pytest.mark.parametrize(("hours", "why"), [("-1", "-1.0 is not in the range x>=0."),
+                                            ("nan", "nan is not a finite number."),
+                                            ("inf", "inf is not a finite number.")])
+def test_clean_with_negative_or_nan_reserved_hours_is_refused(tmp_path, hours, why):
+    out = run("clean", FIXTURE, "--reserved-hours", hours, "--dry-run")
+    assert out.returncode == 2 and out.stdout == ""
+    assert out.stderr == f"rmqtool: error: Invalid value for '--reserved-hours': {why} (see 'rmqtool clean --help')\n"
+
+
+def test_integer_help_keeps_its_own_range_and_names_no_long_bounds():
+    out = run("query", "--help")
+    assert "INTEGER RANGE [x>=1]" in out.stdout and "9223372036854775807" not in out.stdout
