@@ -266,12 +266,15 @@ class CommitLog:
             raise RmqError(f"a frame at offset {offset} does not continue the commitlog, which ends at "
                            f"{self.max_offset}")
         if not files and offset % self.segment_size:
-            raise RmqError(f"a first frame at offset {offset} is not at a segment start ({self.segment_size} bytes)")
+            raise RmqError(f"a first frame at offset {offset} is not at a segment start of mappedFileSizeCommitLog="
+                           f"{self.segment_size}: the master's segments have another size (give its broker.conf "
+                           "with --config)")
         mf = self.queue.writable(offset)
         size = sum(len(p) for p in parts)
         if mf.end_offset != offset or size > mf.room:
             raise RmqError(f"a frame of {size} bytes at offset {offset} crosses the segment "
-                           f"{mf.from_offset}..{mf.from_offset + mf.size}")
+                           f"{mf.from_offset}..{mf.from_offset + mf.size}: the master's segments are larger than "
+                           f"mappedFileSizeCommitLog={self.segment_size} (give its broker.conf with --config)")
         if size:
             mf.write(*parts)
 
