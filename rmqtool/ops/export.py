@@ -45,9 +45,9 @@ class ExportSummary:
 def export_format(out: str | Path | None, fmt: str | None) -> str:
     """The format asked for, else the one the output file's suffix names (JSONL for stdout or other names);
     a .csv name is refused: `import` would read it as CSV, which cannot hold an export."""
-    if fmt is None and out is not None and Path(out).suffix.lower() == ".csv":
-        raise RmqError(f"{out}: an export cannot be CSV (binary bodies, a properties map): name the file .jsonl or "
-                       ".parquet, or give --format jsonl or parquet")
+    if out is not None and Path(out).suffix.lower() == ".csv":  # import reads a .csv name as CSV, whatever it holds
+        raise RmqError(f"{out}: an export cannot be CSV (binary bodies, a properties map) and import reads a .csv "
+                       "name as CSV: name the file .jsonl or .parquet")
     if fmt is None:
         return _SUFFIX_FORMATS.get(Path(out).suffix.lower(), "jsonl") if out is not None else "jsonl"
     if fmt not in EXPORT_FORMATS:
