@@ -21,7 +21,8 @@ def query(
                                       "producer got back (UNIQ_KEY); or a comma-separated list.", show_default=False),
     topic: str | None = typer.Option(None, "--topic", help="Topic (for --key, --unique-key, --queue).",
                                      show_default=False),
-    key: str | None = typer.Option(None, "--key", help="A KEYS word or a UNIQ_KEY (as the broker's queryMessage), looked up in the index.", show_default=False),
+    key: str | None = typer.Option(None, "--key", help="A KEYS word or a UNIQ_KEY (as the broker's queryMessage), "
+                                   "looked up in the index.", show_default=False),
     unique_key: str | None = typer.Option(None, "--unique-key", help="A UNIQ_KEY, looked up in the index.",
                                           show_default=False),
     real_topic: bool = typer.Option(False, "--real-topic", help="Also find delayed messages by REAL_TOPIC."),
