@@ -79,32 +79,33 @@ class CommitLog:
         """Set the write position of the last segment to the end of its records.
 
         Earlier segments are full by construction. A last segment that ends in anything but
-        a blank marker or zeros was not closed cleanly: that is for recovery to decide. The newest
-        record's storeTimestamp and storeHost are taken on the way, from an earlier segment when the
-        last one holds none.
+        a blank marker or zeros was not closed cleanly: that is for recovery to decide. The last
+        segment's newest record gives storeTimestamp and storeHost; when it holds none, the storeHost
+        is the newest record's of an earlier segment.
         """
         for mf in self.queue.files[:-1]:
             mf.wrote = mf.flushed = mf.size
         last = self.queue.last
         if last is None:
             return
-        pos = self._newest_in(last)
+        pos, newest = self._walk_to_end(last)
         last.wrote = last.flushed = _classify_end(last, pos)
+        if newest is not None:
+            self.last_store_timestamp, self.store_host = newest.store_timestamp, newest.store_host
         for mf in reversed(self.queue.files[:-1]):  # a last segment without records (zeroed, then recovered)
             if self.store_host is not None:
                 break
-            self._newest_in(mf)
+            self.store_host = getattr(self._walk_to_end(mf)[1], "store_host", None)
 
-    def _newest_in(self, mf: MappedFile) -> int:
-        """Walk `mf`'s records, taking the last one's storeTimestamp and storeHost; the walk's end."""
-        pos = 0
+    def _walk_to_end(self, mf: MappedFile) -> tuple[int, message.Message | None]:
+        """Walk `mf`'s records: where the walk stopped, and the last record (None: none)."""
+        pos, newest = 0, None
         for step in walk_on(mf.arr, 0, mf.size, mf.from_offset, self._walk_rows):
             if step.count:
                 newest = message.decode(mf.map, int(self._walk_rows.start[step.count - 1]), verify_crc=False)
-                self.last_store_timestamp, self.store_host = newest.store_timestamp, newest.store_host
             mf.release_range(step.start, step.stop)  # walked: a full 1 GiB segment would stay resident otherwise
             pos = step.stop
-        return pos
+        return pos, newest
 
     # ---- appending -------------------------------------------------------------------------
     def _topic_bytes(self, topic: str) -> bytes:
