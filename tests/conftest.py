@@ -21,6 +21,18 @@ def golden_root() -> Path:
 
 
 @pytest.fixture(scope="session")
+def golden_v5() -> Path:
+    """../shared/golden/v5-rocksdb: a 5.3.3 broker's store with RocksDB consume queues (read-only). Missing: as
+    golden_basic."""
+    path = golden_root() / "v5-rocksdb"
+    if not (path / "expected.json").is_file():
+        if os.environ.get(REQUIRE_GOLDEN_ENV):
+            pytest.fail(f"golden store not found at {path}")
+        pytest.skip(f"golden store not found at {path}")
+    return path
+
+
+@pytest.fixture(scope="session")
 def golden_basic() -> Path:
     """../shared/golden/basic (read-only). Missing: a failure in CI, a skip elsewhere."""
     path = golden_root() / "basic"

@@ -212,8 +212,9 @@ def import_(
     exact propertiesString (a delayed record already on SCHEDULE_TOPIC_XXXX is not moved
     again), and go back to their commitLogOffset: where a broker batch rolled to the next
     segment, it rolls again. A record that is not at the store's write position (a gap, an
-    overlap, an offset going backwards) is refused. Export -> import into an empty store with
-    the same config reproduces the commitlog, consume queues and index entries byte for byte.
+    overlap, an offset going backwards) is refused. Export -> import into an empty store (the
+    export's geometry, or the same config) reproduces the commitlog, consume queues and index
+    entries byte for byte.
     A refused row is an error naming its line (JSONL) or row, and the store is left as it was.
     Records the store holds already are refused (--skip-existing: skipped and counted). With
     --repack the records go one after another from the write position instead (a salvage's gaps
@@ -247,7 +248,7 @@ def export(
     out: Path | None = typer.Option(None, "--out", help="Output file (default, or -: JSONL on stdout).",
                                     show_default=False),
     fmt: str | None = typer.Option(None, "--format", help="Output format (default: from the --out suffix, "
-                                   ".parquet or .pq for Parquet; JSONL otherwise).", show_default=False,
+                                   ".parquet or .pq for Parquet; .csv refused; JSONL otherwise).", show_default=False,
                                    click_type=click.Choice(["jsonl", "parquet"])),
     decompress: bool = typer.Option(False, "--decompress", help="Write compressed messages with plain bodies "
                                     "(codec bits cleared, bodyCRC and storeSize recomputed): the rows no longer "
@@ -264,7 +265,9 @@ def export(
     """Write every message in the decode JSON schema, ready for `import`; or one topic's, or a time range's.
 
     Read-only. Bodies are kept as stored (compressed ones too), so an import reproduces the
-    store byte for byte; --decompress writes plain bodies instead. Corrupt regions are skipped
+    store byte for byte; --decompress writes plain bodies instead. The store's geometry (segment,
+    queue-file and index sizes, its broker address) goes with the rows: Parquet metadata, or a
+    FILE.geometry.json beside a JSONL file; import into a new store takes it. Corrupt regions are skipped
     with a warning and exit code 1.
 
     Example: [bold]rmqtool export fixtures/store --out /tmp/export.parquet[/]

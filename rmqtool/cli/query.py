@@ -21,7 +21,8 @@ def query(
                                       "producer got back (UNIQ_KEY); or a comma-separated list.", show_default=False),
     topic: str | None = typer.Option(None, "--topic", help="Topic (for --key, --unique-key, --queue).",
                                      show_default=False),
-    key: str | None = typer.Option(None, "--key", help="A KEYS word, looked up in the index.", show_default=False),
+    key: str | None = typer.Option(None, "--key", help="A KEYS word or a UNIQ_KEY (as the broker's queryMessage), "
+                                   "looked up in the index.", show_default=False),
     unique_key: str | None = typer.Option(None, "--unique-key", help="A UNIQ_KEY, looked up in the index.",
                                           show_default=False),
     real_topic: bool = typer.Option(False, "--real-topic", help="Also find delayed messages by REAL_TOPIC."),
@@ -114,7 +115,8 @@ def query(
         from rmqtool.ops.consumers import Consumption
 
         consumption = Consumption(reader.paths.root)
-        _show(hits, body, "json" if as_json else "jsonl" if as_jsonl else "full" if full else "lines", consumption)
+        _show(hits, body, "json" if as_json else "jsonl" if as_jsonl else "full" if full else "lines", consumption,
+              q.matched)
         if consumption.error:
             output.warn(f"consumed or not is not shown: {screen.terminal_text(consumption.error)}")
         if q.limited:
@@ -133,11 +135,13 @@ def _need(value, flag: str):
     return value
 
 
-def _show(hits, body: str, how: str, consumption) -> None:
+def _show(hits, body: str, how: str, consumption, matched: dict[int, str]) -> None:
     """Hits as one JSON document, JSON lines, one line each (one hit: its card), or cards; each with
-    the groups that have (or have not yet) consumed it."""
+    the groups that have (or have not yet) consumed it and, for a key search, the property its key matched."""
     def doc(hit) -> dict:
         out = hit.to_json(body)
+        if hit.message.physical_offset in matched:
+            out["matchedBy"] = matched[hit.message.physical_offset]
         status = consumption.of(hit.message)
         return out if status is None else {**out, "consumption": status}
 
@@ -150,13 +154,28 @@ def _show(hits, body: str, how: str, consumption) -> None:
 
         message_table([[h.to_json("base64") for h in hits]], body)
         _consumption_table(hits, consumption)
+        _matched_note(hits, matched)
     else:
         for h in hits:
             card = _card(h, body)
             status = consumption.of(h.message)
             if status is not None:
                 card["consumed by"] = _consumed_words(status)
+            if h.message.physical_offset in matched:
+                card["matched by"] = matched[h.message.physical_offset]
             output.stdout.print(output.key_values(f"message {card['msgId']}", card))
+
+
+def _matched_note(hits, matched: dict[int, str]) -> None:
+    """Which property a key search matched, counted: "key matched by KEYS in 2 messages, by UNIQ_KEY in 1"."""
+    counts: dict[str, int] = {}
+    for h in hits:
+        field = matched.get(h.message.physical_offset)
+        if field is not None:
+            counts[field] = counts.get(field, 0) + 1
+    if counts:
+        output.note("key matched " + ", ".join(f"by {f} in {n} message{'s' if n > 1 else ''}"
+                                               for f, n in sorted(counts.items())))
 
 
 def _consumed_words(status: dict) -> str:

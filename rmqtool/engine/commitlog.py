@@ -79,22 +79,33 @@ class CommitLog:
         """Set the write position of the last segment to the end of its records.
 
         Earlier segments are full by construction. A last segment that ends in anything but
-        a blank marker or zeros was not closed cleanly: that is for recovery to decide.
+        a blank marker or zeros was not closed cleanly: that is for recovery to decide. The last
+        segment's newest record gives storeTimestamp and storeHost; when it holds none, the storeHost
+        is the newest record's of an earlier segment.
         """
         for mf in self.queue.files[:-1]:
             mf.wrote = mf.flushed = mf.size
         last = self.queue.last
         if last is None:
             return
-        pos = 0
-        for step in walk_on(last.arr, 0, last.size, last.from_offset, self._walk_rows):
+        pos, newest = self._walk_to_end(last)
+        last.wrote = last.flushed = _classify_end(last, pos)
+        if newest is not None:
+            self.last_store_timestamp, self.store_host = newest.store_timestamp, newest.store_host
+        for mf in reversed(self.queue.files[:-1]):  # a last segment without records (zeroed, then recovered)
+            if self.store_host is not None:
+                break
+            self.store_host = getattr(self._walk_to_end(mf)[1], "store_host", None)
+
+    def _walk_to_end(self, mf: MappedFile) -> tuple[int, message.Message | None]:
+        """Walk `mf`'s records: where the walk stopped, and the last record (None: none)."""
+        pos, newest = 0, None
+        for step in walk_on(mf.arr, 0, mf.size, mf.from_offset, self._walk_rows):
             if step.count:
-                newest = message.decode(last.map, int(self._walk_rows.start[step.count - 1]), verify_crc=False)
-                self.last_store_timestamp, self.store_host = newest.store_timestamp, newest.store_host
-            last.release_range(step.start, step.stop)  # walked: a full 1 GiB segment would stay resident otherwise
+                newest = message.decode(mf.map, int(self._walk_rows.start[step.count - 1]), verify_crc=False)
+            mf.release_range(step.start, step.stop)  # walked: a full 1 GiB segment would stay resident otherwise
             pos = step.stop
-        end = _classify_end(last, pos)
-        last.wrote = last.flushed = end
+        return pos, newest
 
     # ---- appending -------------------------------------------------------------------------
     def _topic_bytes(self, topic: str) -> bytes:
@@ -256,12 +267,15 @@ class CommitLog:
             raise RmqError(f"a frame at offset {offset} does not continue the commitlog, which ends at "
                            f"{self.max_offset}")
         if not files and offset % self.segment_size:
-            raise RmqError(f"a first frame at offset {offset} is not at a segment start ({self.segment_size} bytes)")
+            raise RmqError(f"a first frame at offset {offset} is not at a segment start of mappedFileSizeCommitLog="
+                           f"{self.segment_size}: the master's segments have another size (give its broker.conf "
+                           "with --config)")
         mf = self.queue.writable(offset)
         size = sum(len(p) for p in parts)
         if mf.end_offset != offset or size > mf.room:
             raise RmqError(f"a frame of {size} bytes at offset {offset} crosses the segment "
-                           f"{mf.from_offset}..{mf.from_offset + mf.size}")
+                           f"{mf.from_offset}..{mf.from_offset + mf.size}: the master's segments are larger than "
+                           f"mappedFileSizeCommitLog={self.segment_size} (give its broker.conf with --config)")
         if size:
             mf.write(*parts)
 

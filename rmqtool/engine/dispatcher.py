@@ -79,7 +79,8 @@ class Dispatcher:
                 if pos + found.size != mf.size:  # a replica whose master rolls segments of another size
                     raise RmqError(f"the end marker at offset {self.dispatched} closes a segment at offset "
                                    f"{self.dispatched + found.size}, but this store's segment ends at "
-                                   f"{mf.from_offset + mf.size}: its mappedFileSizeCommitLog is not its master's")
+                                   f"{mf.from_offset + mf.size}: its mappedFileSizeCommitLog is not its master's "
+                                   "(give the master's broker.conf with --config)")
                 self._past(mf, pos)
                 continue
             self._dispatch(mf, n)

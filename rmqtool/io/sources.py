@@ -80,6 +80,13 @@ class Source:
     def _detect(self) -> str:
         return "jsonl" if self.stdin else file_format(self.name)
 
+    @property
+    def geometry(self) -> dict | None:
+        """The exported store's geometry the file carries (`io.geometry`), None when it carries none."""
+        from rmqtool.io import geometry
+
+        return None if self.stdin else geometry.read(self.name, self.fmt)
+
     def _open(self):
         return io.BytesIO(self._data) if self.stdin else open(self.name, "rb")
 
@@ -264,6 +271,8 @@ class TableSource:
     def columns(self) -> set[str]:
         return self._names
 
+    geometry = None  # rows in memory carry no store's geometry
+
     def batches(self, types: dict[str, pa.DataType], rows: int) -> Iterator[pa.RecordBatch]:
         source = self._batches.to_batches(rows) if isinstance(self._batches, pa.Table) else self._batches
         for batch in source:
@@ -316,6 +325,11 @@ class SourceFiles:
 
     def columns(self) -> set[str]:
         return set() if self.producer_rows else self.sources[0].columns()
+
+    @property
+    def geometry(self) -> dict | None:
+        """The first file's geometry (the parts of one export carry the same)."""
+        return None if self.producer_rows else self.sources[0].geometry
 
     def batches(self, types: dict[str, pa.DataType], rows: int) -> Iterator[pa.RecordBatch]:
         base = 0

@@ -73,7 +73,9 @@ def place_as_stored(lengths: np.ndarray, offsets: np.ndarray, start: int, segmen
         w, o = int(expected[k]), int(offsets[k])
         what = "an overlap" if o < w else "a gap"
         raise PlacementError(k, f"commitLogOffset {o} is not the write position {w} ({what}: "
-                                f"{abs(o - w)} bytes); import a whole export into the store it continues")
+                                f"{abs(o - w)} bytes); import a whole export into the store it continues, with "
+                                f"the exported store's mappedFileSizeCommitLog (this store's is {segment_size}: "
+                                "give the exported store's broker.conf with --config)")
     over = np.flatnonzero(~message.fits(lengths, segment_size - offsets % segment_size))
     if len(over):
         k = int(over[0])

@@ -23,6 +23,7 @@ from rmqtool.engine.opening import Store, open_store
 from rmqtool.engine.reader import StoreReader
 from rmqtool.engine.rollback import transaction
 from rmqtool.errors import RmqError
+from rmqtool.io import geometry
 from rmqtool.io.pipeline import ahead
 from rmqtool.io.schema import PRODUCER_TYPES, STORED_ONLY, STORED_TYPES
 from rmqtool.io.sources import BadRow, Source
@@ -88,6 +89,8 @@ def load(root, source: Source, opts: LoadOptions, *, flush: str | None = None, b
     stored = is_export(source)
     held = root if isinstance(root, MessageStore) else None
     opened = held.opened if held else root if isinstance(root, Store) else open_store(root, opts.cfg)
+    if held is None and stored:
+        opened = _with_geometry(opened, source, repack)
     opts = replace(opts, cfg=opened.config)
     created = held is None and not opened.root.exists()
     store = held
@@ -129,6 +132,23 @@ def load(root, source: Source, opts: LoadOptions, *, flush: str | None = None, b
     if held is None:
         store.close()
     return summary
+
+
+def _with_geometry(opened: Store, source: Source, repack: bool) -> Store:
+    """The store an export goes into, with the geometry the export carries (`io.geometry`): a new store takes
+    it where --config sets nothing (a contradiction is refused; repacked records take the --config's); an
+    existing one must have the exported store's segment size unless the records are repacked."""
+    travelled = getattr(source, "geometry", None)
+    if not travelled:
+        return opened
+    if not opened.segments:
+        return open_store(opened.root, geometry.applied(opened.config, travelled, source.name, strict=not repack))
+    size, here = travelled.get("mappedFileSizeCommitLog"), opened.config.mappedFileSizeCommitLog
+    if size is not None and size != here and not repack:
+        raise RmqError(f"{source.name} was exported from a store with mappedFileSizeCommitLog={size}, but the "
+                       f"segments of {opened.root} are {here} bytes: its records' commitLogOffsets do not fit them "
+                       "(--config cannot change a store's segments): import it into a new store, or with --repack")
+    return opened
 
 
 def _with(first, rest: Iterator) -> Iterator:

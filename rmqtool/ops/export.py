@@ -2,7 +2,10 @@
 
 Rows keep the stored bytes (an export imports back byte for byte); corrupt regions are skipped
 and returned as findings. JSONL is written by the column-wise line writer (`io.jsonl`); Parquet
-gets the row batches as they are, one row group per batch.
+gets the row batches as they are, one row group per batch. The store's geometry goes with the rows
+(`io.geometry`): Parquet key-value metadata, a `<out>.geometry.json` sidecar beside a JSONL file.
+The format is the one `import` reads the name as; CSV cannot hold an export (binary bodies, a
+properties map) and is refused.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from pathlib import Path
 
 from rmqtool.engine.reader import StoreReader
 from rmqtool.errors import RmqError
+from rmqtool.io import geometry
 from rmqtool.io.atomic import atomic_output
 from rmqtool.io.jsonl import jsonl_bytes
 from rmqtool.io.schema import MESSAGE_SCHEMA
@@ -39,7 +43,11 @@ class ExportSummary:
 
 
 def export_format(out: str | Path | None, fmt: str | None) -> str:
-    """The format asked for, else the one the output file's suffix names (JSONL for stdout or other names)."""
+    """The format asked for, else the one the output file's suffix names (JSONL for stdout or other names);
+    a .csv name is refused: `import` would read it as CSV, which cannot hold an export."""
+    if out is not None and Path(out).suffix.lower() == ".csv":  # import reads a .csv name as CSV, whatever it holds
+        raise RmqError(f"{out}: an export cannot be CSV (binary bodies, a properties map) and import reads a .csv "
+                       "name as CSV: name the file .jsonl or .parquet")
     if fmt is None:
         return _SUFFIX_FORMATS.get(Path(out).suffix.lower(), "jsonl") if out is not None else "jsonl"
     if fmt not in EXPORT_FORMATS:
@@ -64,27 +72,34 @@ def export_store(reader: StoreReader, out: str | Path | None, fmt: str | None = 
     summary = ExportSummary()
     if fmt == "parquet" and out is None:
         raise RmqError("--format parquet needs --out FILE")
-    with _sink(out, fmt, overwrite, what) as write:
+    facts = geometry.of_store(reader.config, None)
+    with _sink(out, fmt, overwrite, what, facts) as write:
         for item in log_rows(reader, render=_RENDERERS[fmt], bodies=UNCOMPRESSED if decompress else STORED,
                              topic=topic, begin=begin, end=end, from_offset=from_offset):
             if isinstance(item, Finding):
                 summary.findings.append(item)
                 continue
-            rows, payload = item
+            rows, payload, host = item
             write(payload)
             summary.messages += rows
+            facts[geometry.STORE_HOST] = host or facts.get(geometry.STORE_HOST)
     return summary
 
 
-# (rows, what the sink writes) of a row batch, computed in the read path's workers
-_RENDERERS = {"jsonl": lambda rows: (rows.num_rows, jsonl_bytes(rows, "base64")),
-              "parquet": lambda rows: (rows.num_rows, rows)}
+def _last_host(rows) -> str | None:
+    return rows.column("storeHost")[-1].as_py() if rows.num_rows else None
+
+
+# (rows, what the sink writes, the last row's storeHost) of a row batch, computed in the read path's workers
+_RENDERERS = {"jsonl": lambda rows: (rows.num_rows, jsonl_bytes(rows, "base64"), _last_host(rows)),
+              "parquet": lambda rows: (rows.num_rows, rows, _last_host(rows))}
 _DICTIONARY_COLUMNS = ["topic", "bornHost", "storeHost", "compression"]  # the others rarely repeat
 
 
 @contextlib.contextmanager
-def _sink(out: str | Path | None, fmt: str, overwrite: bool, what: str):
-    """A `write(rows)` callable for the output file (stdout when `out` is None)."""
+def _sink(out: str | Path | None, fmt: str, overwrite: bool, what: str, facts: dict):
+    """A `write(rows)` callable for the output file (stdout when `out` is None); `facts`, the geometry as
+    it is when the rows are written, goes into the file (Parquet) or beside it (JSONL)."""
     if out is None:
         yield sys.stdout.buffer.write
         return
@@ -94,7 +109,11 @@ def _sink(out: str | Path | None, fmt: str, overwrite: bool, what: str):
 
             with pq.ParquetWriter(tmp, MESSAGE_SCHEMA, use_dictionary=_DICTIONARY_COLUMNS) as writer:
                 yield writer.write_batch
+                writer.add_key_value_metadata({geometry.PARQUET_KEY: geometry.encode(facts)})
         else:
             with open(tmp, "wb") as f:
                 yield f.write
+    if fmt == "jsonl":
+        with atomic_output(geometry.sidecar(out), True, what) as tmp:
+            tmp.write_bytes(geometry.encode(facts))
 

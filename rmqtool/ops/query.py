@@ -49,6 +49,7 @@ class StoreQuery:
         self._geometries: dict[int, tuple[int, int] | None] = {}
         self.skipped: dict[str, str] = {}  # index file -> why lookups skip it (a warning to show)
         self.limited = False  # a key search stopped at its max_hits: more messages may carry the key
+        self.matched: dict[int, str] = {}  # a key search's hit (its offset) -> the property it matched: KEYS, UNIQ_KEY
 
     def close(self) -> None:
         self.maps.close()
@@ -154,7 +155,8 @@ class StoreQuery:
 
     def by_key(self, topic: str, key: str, *, unique: bool = False, begin: int = 0, end: int = LONG_MAX,
                max_hits: int = 64, real_topic: bool = False) -> list[Hit]:
-        """Messages of `topic` carrying `key` (a KEYS word, or the UNIQ_KEY), confirmed record by record."""
+        """Messages of `topic` carrying `key` (a KEYS word or the UNIQ_KEY, as the broker's queryMessage finds
+        both under topic#key; `unique`: the UNIQ_KEY only), confirmed record by record."""
         topics = [topic, SCHEDULE_TOPIC] if real_topic and topic != SCHEDULE_TOPIC else [topic]
         out: dict[int, Hit] = {}
         for t in topics:
@@ -167,8 +169,9 @@ class StoreQuery:
                     msg = self.record(offset)
                 except NotFound:
                     continue
-                if carries(msg, topic, key, unique, real_topic):
-                    out[offset] = self.hit(msg)
+                field = matched_field(msg, topic, key, unique, real_topic)
+                if field is not None:
+                    out[offset], self.matched[offset] = self.hit(msg), field
         return [out[o] for o in sorted(out)]
 
     def scan_key(self, topic: str, key: str, *, unique: bool = False, begin: int = 0, end: int = LONG_MAX,
@@ -185,8 +188,10 @@ class StoreQuery:
                 msg = batch.message(i)
                 if sysflag.transaction_type(msg.sys_flag) == sysflag.TRANSACTION_ROLLBACK:
                     continue  # never indexed: the index would not find it either
-                if begin <= msg.store_timestamp <= end and carries(msg, topic, key, unique, real_topic):
+                field = matched_field(msg, topic, key, unique, real_topic)
+                if begin <= msg.store_timestamp <= end and field is not None:
                     out.append(self.hit(msg))
+                    self.matched[msg.physical_offset] = field
                     if len(out) >= max_hits:
                         self.limited = True
                         return out
@@ -289,12 +294,15 @@ class StoreQuery:
         return doc
 
 
-def carries(msg: message.Message, topic: str, key: str, unique: bool, real_topic: bool) -> bool:
-    """Whether `msg` is a message of `topic` with `key`: what an index hit must prove."""
+def matched_field(msg: message.Message, topic: str, key: str, unique: bool, real_topic: bool) -> str | None:
+    """The property by which `msg` is a message of `topic` with `key` (UNIQ_KEY first, as the broker indexes
+    it, then KEYS; `unique`: UNIQ_KEY only), None when it is not: what an index hit must prove."""
     props = properties.parse_java(msg.properties_string)
     if msg.topic != topic and not (real_topic and msg.topic == SCHEDULE_TOPIC
                                    and props.get(properties.REAL_TOPIC) == topic):
-        return False
-    if unique:
-        return props.get(properties.UNIQ_KEY) == key
-    return key in properties.keys_of(props)
+        return None
+    if props.get(properties.UNIQ_KEY) == key:
+        return properties.UNIQ_KEY
+    if not unique and key in properties.keys_of(props):
+        return properties.KEYS
+    return None

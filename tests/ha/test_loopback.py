@@ -345,8 +345,29 @@ def test_follower_with_another_segment_size_than_its_master_is_refused(tmp_path,
     finally:
         master.close()
         ms.close()
-    with pytest.raises(RmqError, match="its mappedFileSizeCommitLog is not its master's"):
+    # under load the master may start the follower at its last segment (16384): refused at the first frame then
+    with pytest.raises(RmqError, match=r"mappedFileSizeCommitLog.*(is not its master's|the master's segments have "
+                                       r"another size).*--config"):
         slave.close()
+
+
+def test_follower_of_an_empty_store_under_the_default_segment_size_names_the_setting_and_config(tmp_path, conf):
+    """The master starts an empty follower at its last segment (16384 * k here), no 1 GiB segment start."""
+    ms, master = _master(tmp_path / "m", _cfg(conf))
+    try:
+        for msg in _messages(30):
+            ms.put_message(msg)
+        start = ms.commitlog.max_offset // 16384 * 16384
+        slave = Following(tmp_path / "s", StoreConfig(), master.address[1])
+        _wait(lambda: not slave.thread.is_alive(), "the follower to stop")
+    finally:
+        master.close()
+        ms.close()
+    with pytest.raises(RmqError) as refused:
+        slave.close()
+    assert str(refused.value) == (f"a first frame at offset {start} is not at a segment start of "
+                                  "mappedFileSizeCommitLog=1073741824: the master's segments have another size "
+                                  "(give its broker.conf with --config)")
 
 
 def test_catch_up_with_frames_smaller_than_a_records_takes_many_frames_per_send(tmp_path, conf):

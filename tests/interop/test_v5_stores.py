@@ -12,7 +12,6 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import REQUIRE_GOLDEN_ENV, golden_root
 from stores5x import make_5x_checkpoint_store, make_batch_queue_store, make_timer_store
 
 from rmqtool.bench.layouts import records, to_dledger, to_rocksdb
@@ -46,16 +45,6 @@ def tree_digest(root: Path) -> str:
             p = Path(dirpath) / name
             h.update(name.encode() + b"\0" + p.read_bytes())
     return h.hexdigest()
-
-
-@pytest.fixture(scope="module")
-def golden_v5() -> Path:
-    path = golden_root() / "v5-rocksdb"
-    if not (path / "expected.json").is_file():
-        if os.environ.get(REQUIRE_GOLDEN_ENV):
-            pytest.fail(f"golden store not found at {path}")
-        pytest.skip(f"golden store not found at {path}")
-    return path
 
 
 @pytest.fixture(scope="module")

@@ -18,6 +18,7 @@ from cli_helpers import CONF, FIXTURE, RMQTOOL, run
 
 from rmqtool.bench.generate import generate_store
 from rmqtool.engine.reader import open_reader
+from rmqtool.io import geometry
 from rmqtool.io.atomic import atomic_output
 from rmqtool.io.schema import MESSAGE_SCHEMA
 from rmqtool.ops import export
@@ -85,7 +86,7 @@ def test_a_killed_export_leaves_only_its_temporary_which_the_next_export_of_that
     other.write_bytes(b"")
     done = run("export", FIXTURE, "--config", CONF, "--out", target)
     assert done.returncode == 0, done.stderr
-    assert sorted(tmp_path.iterdir()) == sorted([target, alive, other])
+    assert sorted(tmp_path.iterdir()) == sorted([target, geometry.sidecar(target), alive, other])
     assert len(target.read_text().splitlines()) == 420
 
 
@@ -100,12 +101,16 @@ def test_an_export_that_fills_the_disk_names_the_file_and_leaves_nothing(big_sto
 
 
 def parquet_bytes(store: Path, conf: Path) -> bytes:
-    """The Parquet export as it has always been written: one row group per row batch of the read path."""
+    """The Parquet export as it has always been written: one row group per row batch of the read path, and the
+    store's geometry in the key-value metadata."""
     sink = io.BytesIO()
+    reader = open_reader(store, conf)
     with pq.ParquetWriter(sink, MESSAGE_SCHEMA, use_dictionary=export._DICTIONARY_COLUMNS) as writer:
-        for item in log_rows(open_reader(store, conf)):
+        for item in log_rows(reader):
             if not isinstance(item, Finding):
                 writer.write_batch(item)
+        facts = geometry.of_store(reader.config, "198.51.100.7:10911")
+        writer.add_key_value_metadata({geometry.PARQUET_KEY: geometry.encode(facts)})
     return sink.getvalue()
 
 
@@ -114,7 +119,8 @@ def test_a_complete_export_is_the_target_alone_with_the_bytes_it_always_had(tmp_
     for args, name in ((["export"], "e.jsonl"), (["salvage"], "s.jsonl"), (["export"], "e.parquet")):
         done = run(*args, FIXTURE, "--config", CONF, "--out", tmp_path / name)
         assert done.returncode == 0, done.stderr
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["e.jsonl", "e.parquet", "s.jsonl"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["e.jsonl", "e.jsonl.geometry.json", "e.parquet", "s.jsonl",
+                                                          "s.jsonl.geometry.json"]
     assert (tmp_path / "e.jsonl").read_bytes() == (tmp_path / "s.jsonl").read_bytes() == stdout
     assert len(stdout.splitlines()) == 420
     assert (tmp_path / "e.parquet").read_bytes() == parquet_bytes(FIXTURE, CONF)
