@@ -95,7 +95,19 @@ class CommitLog:
         for mf in reversed(self.queue.files[:-1]):  # a last segment without records (zeroed, then recovered)
             if self.store_host is not None:
                 break
-            self.store_host = getattr(self._walk_to_end(mf)[1], "store_host", None)
+            self.store_host = getattr(self._newest_of_full(mf), "store_host", None)
+
+    def _newest_of_full(self, mf: MappedFile) -> message.Message | None:
+        """The newest record of a full segment, looked for back from its end marker (the segment is not walked:
+        a 1 GiB segment costs its last maxMessageSize bytes)."""
+        from rmqtool.files.segments import nonzero_end
+
+        data = nonzero_end(mf.path, 0)
+        marker = data - message.BLANK_MARKER_LEN
+        if marker < 0 or not isinstance(message.decode(mf.map, marker, data, verify_crc=False), message.Blank):
+            return None
+        reach = self.cfg.maxMessageSize + (2 << 16)  # the body, and properties and topic of 2-byte lengths each
+        return message.last_record_before(mf.map, marker, reach)
 
     def _walk_to_end(self, mf: MappedFile) -> tuple[int, message.Message | None]:
         """Walk `mf`'s records: where the walk stopped, and the last record (None: none)."""

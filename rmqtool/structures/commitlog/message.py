@@ -457,3 +457,28 @@ def render_body(body: bytes, how: str) -> str | None:
     if how == "hex":
         return body.hex()
     return None
+
+
+def last_record_before(buf, end: int, reach: int) -> Message | None:
+    """The record that ends exactly at `end` (where an end-of-segment marker or the data stops), found by
+    looking back at most `reach` bytes for a start whose totalSize reaches `end` and whose fields all add up
+    (the nearest such start wins; a body that happens to hold such numbers is checked as a whole record
+    too). None when there is no such record: the segment's newest record without walking it."""
+    import numpy as np
+
+    lo = max(0, end - reach)
+    arr = np.frombuffer(buf, dtype=np.uint8)[lo:end]
+    if len(arr) < MIN_RECORD_LEN:
+        return None
+    starts = np.arange(len(arr) - MIN_RECORD_LEN + 1)
+    word = (arr[: len(arr) - 3].astype(np.int64) << 24 | arr[1 : len(arr) - 2].astype(np.int64) << 16
+            | arr[2 : len(arr) - 1].astype(np.int64) << 8 | arr[3:].astype(np.int64))
+    sized = starts[word[starts] == (len(arr) - starts)]
+    for at in sized[::-1].tolist():
+        magic = int(word[at + 4])
+        if magic - (1 << 32) not in (MAGIC_V1, MAGIC_V2) and magic not in (MAGIC_V1, MAGIC_V2):
+            continue
+        found = decode(buf, lo + at, end, verify_crc=False)
+        if isinstance(found, Message) and found.store_size == end - lo - at:
+            return found
+    return None
