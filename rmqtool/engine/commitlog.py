@@ -102,12 +102,8 @@ class CommitLog:
         a 1 GiB segment costs its last maxMessageSize bytes)."""
         from rmqtool.files.segments import nonzero_end
 
-        data = nonzero_end(mf.path, 0)
-        marker = data - message.BLANK_MARKER_LEN
-        if marker < 0 or not isinstance(message.decode(mf.map, marker, data, verify_crc=False), message.Blank):
-            return None
         reach = self.cfg.maxMessageSize + (2 << 16)  # the body, and properties and topic of 2-byte lengths each
-        return message.last_record_before(mf.map, marker, reach)
+        return message.newest_of_full_segment(mf.map, nonzero_end(mf.path, 0), reach)
 
     def _walk_to_end(self, mf: MappedFile) -> tuple[int, message.Message | None]:
         """Walk `mf`'s records: where the walk stopped, and the last record (None: none)."""

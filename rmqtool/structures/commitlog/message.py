@@ -482,3 +482,12 @@ def last_record_before(buf, end: int, reach: int) -> Message | None:
         if isinstance(found, Message) and found.store_size == end - lo - at:
             return found
     return None
+
+
+def newest_of_full_segment(buf, data_end: int, reach: int) -> Message | None:
+    """The newest record of a segment closed by its end marker, whose data (the marker included) ends at
+    `data_end` (`last_record_before` the marker); None when no marker closes it there."""
+    marker = data_end - BLANK_MARKER_LEN
+    if marker < 0 or not isinstance(decode(buf, marker, data_end, verify_crc=False), Blank):
+        return None
+    return last_record_before(buf, marker, reach)
