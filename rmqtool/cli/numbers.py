@@ -7,7 +7,7 @@ import math
 
 import click
 
-LONG_MIN, LONG_MAX = -(2**63), 2**63 - 1
+from rmqtool.structures.layout import JAVA_LONG_MAX, JAVA_LONG_MIN
 
 
 class Long(click.IntRange):
@@ -22,8 +22,9 @@ class Long(click.IntRange):
 
     def convert(self, value, param, ctx) -> int:
         number = click.INT.convert(value, param, ctx)
-        if not LONG_MIN <= number <= LONG_MAX:
-            self.fail(f"{number} is out of range (a signed 64-bit integer: {LONG_MIN}..{LONG_MAX}).", param, ctx)
+        if not JAVA_LONG_MIN <= number <= JAVA_LONG_MAX:
+            self.fail(f"{number} is out of range (a signed 64-bit integer: {JAVA_LONG_MIN}..{JAVA_LONG_MAX}).", param,
+                      ctx)
         return number if self.min is None and self.max is None else super().convert(number, param, ctx)
 
     def _describe_range(self) -> str:

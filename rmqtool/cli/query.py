@@ -11,8 +11,7 @@ import typer
 from rmqtool.cli import output, screen
 from rmqtool.cli.times import TIME_HELP, TIME_UNIT, epoch_ms, time_window, unit_needs_a_time
 from rmqtool.errors import NotFound, RmqError
-
-LONG_MAX = 2**63 - 1
+from rmqtool.structures.layout import JAVA_LONG_MAX
 
 
 def query(
@@ -71,7 +70,7 @@ def query(
     at_time = epoch_ms(at_time, "--time", time_unit)
     begin, end = time_window(begin, end, time_unit)
     begin = begin or 0
-    end = LONG_MAX if end is None else end
+    end = JAVA_LONG_MAX if end is None else end
     if body is None:
         body = "base64" if as_json or as_jsonl else "text"
     if body not in BODY_FORMATS:

@@ -11,10 +11,10 @@ import click
 import typer
 
 from rmqtool.errors import RmqError
+from rmqtool.structures.layout import JAVA_LONG_MAX
 from rmqtool.text import iso_time
 
 SECONDS_LOOK = (10**9, 10**11)  # seconds of 2001 .. 5138 that as milliseconds are 1970-01-12 .. 1973-03-03
-LONG_MAX = 2**63 - 1  # a store time is a Java long of milliseconds
 EXAMPLES = "e.g. 1700000000000, 2026-11-25, 2026-11-25T10:30:00Z or 2026-11-25T11:30:00+01:00"
 TIME_HELP = "epoch ms or ISO 8601; a time without a zone is UTC"
 UNITS = ("ms", "s")
@@ -59,14 +59,14 @@ def _number_ms(number: int, option: str, unit: str | None) -> int:
         raise RmqError(f"{option} {number} reads as seconds ({iso_time(number * 1000)}); as milliseconds it is "
                        f"{iso_time(number)}: give milliseconds or ISO 8601, or --time-unit s")
     ms = number * 1000 if unit == "s" else number
-    if ms > LONG_MAX:
+    if ms > JAVA_LONG_MAX:
         raise RmqError(f"{option} {number}{' s' if unit == 's' else ''} is past the last time a store can hold "
-                       f"({LONG_MAX} ms)")
+                       f"({JAVA_LONG_MAX} ms)")
     return ms
 
 
 def _seconds_text(number: int) -> str:
-    return iso_time(number * 1000) if number * 1000 >= -LONG_MAX - 1 else f"{number} s"
+    return iso_time(number * 1000) if number * 1000 >= -JAVA_LONG_MAX - 1 else f"{number} s"
 
 
 def unit_needs_a_time(unit: str | None, **options: str | None) -> None:

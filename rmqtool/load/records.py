@@ -52,6 +52,7 @@ from rmqtool.structures.commitlog.hosts import SocketAddress, address_len, parse
 from rmqtool.structures.commitlog.propskernel import build_properties
 from rmqtool.structures.commitlog.uniqkernel import put_load_keys
 from rmqtool.structures.javahash import java_string_hash
+from rmqtool.structures.layout import JAVA_LONG_MAX, JAVA_LONG_MIN
 
 MAX_ERRORS = 20  # bad rows reported per chunk
 _PLACEHOLDER = "0" * uniqkey.LEN
@@ -69,9 +70,9 @@ class LoadOptions:
     store_host: SocketAddress | None = None  # of rows that name none (None: DEFAULT_STORE_HOST)
 
     def __post_init__(self) -> None:
-        if not -(2**63) <= self.store_timestamp < 2**63:  # the record's field is a Java long
+        if not JAVA_LONG_MIN <= self.store_timestamp <= JAVA_LONG_MAX:  # the record's field is a Java long
             raise RmqError(f"--store-timestamp {self.store_timestamp} is out of range (a signed 64-bit "
-                           f"millisecond count: {-(2**63)}..{2**63 - 1})")
+                           f"millisecond count: {JAVA_LONG_MIN}..{JAVA_LONG_MAX})")
 
 
 @dataclass(frozen=True)

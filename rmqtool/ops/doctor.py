@@ -138,13 +138,15 @@ def _unfinished_repacks(reader: StoreReader) -> list[Repair]:
     from rmqtool.files.lost import LOST_DIR, PLAN_FILE
     from rmqtool.ops.hashing import log_extent
 
-    found = []
+    found: list[Repair] = []
+    log_end = None  # walked once, and only when a doctor's folder is waiting
     for plan_file in sorted((reader.paths.root / LOST_DIR).glob(f"*/{PLAN_FILE}")):
         folder = plan_file.parent
         plan = json.loads(plan_file.read_text())
         if plan.get("doctor") != CUT_AND_REPACK or (folder / REPACKED).exists() or not (folder / SALVAGED).exists():
             continue
-        if log_extent(reader).end == plan["at"]:
+        log_end = log_extent(reader).end if log_end is None else log_end
+        if log_end == plan["at"]:
             found.append(Repair("commitlog", FINISH_REPACK, str(folder / SALVAGED),
                                 f"an interrupted doctor cut the log at {plan['at']} and did not append the intact "
                                 "records it kept after the cut: append them now", (), plan["at"]))

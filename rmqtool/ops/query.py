@@ -23,12 +23,12 @@ from rmqtool.structures.commitlog import message, msgid, properties, sysflag, un
 from rmqtool.structures.commitlog.delay import SCHEDULE_TOPIC
 from rmqtool.structures.consumequeue.queues import MapCache
 from rmqtool.structures.index import lookup
+from rmqtool.structures.layout import JAVA_LONG_MAX
 from rmqtool.text import iso_time
 
 if TYPE_CHECKING:
     import numpy as np
 
-LONG_MAX = 2**63 - 1
 
 
 Hit = message.DecodedMessage  # what every query returns
@@ -141,7 +141,7 @@ class StoreQuery:
             self.skipped[path] = f"{path}: {reason}; the lookup skipped it"
         return found
 
-    def index_offsets(self, topic: str, key: str, *, begin: int = 0, end: int = LONG_MAX,
+    def index_offsets(self, topic: str, key: str, *, begin: int = 0, end: int = JAVA_LONG_MAX,
                       max_hits: int = 64) -> list[int]:
         """The broker's raw index hits for topic#key: newest file first, at most `max_hits`.
 
@@ -153,7 +153,7 @@ class StoreQuery:
         key_hash = index.key_hash(index.index_key(topic, key))
         return lookup.offsets(files, self._geometry, key_hash, begin, end, max_hits)
 
-    def by_key(self, topic: str, key: str, *, unique: bool = False, begin: int = 0, end: int = LONG_MAX,
+    def by_key(self, topic: str, key: str, *, unique: bool = False, begin: int = 0, end: int = JAVA_LONG_MAX,
                max_hits: int = 64, real_topic: bool = False) -> list[Hit]:
         """Messages of `topic` carrying `key` (a KEYS word or the UNIQ_KEY, as the broker's queryMessage finds
         both under topic#key; `unique`: the UNIQ_KEY only), confirmed record by record."""
@@ -174,7 +174,7 @@ class StoreQuery:
                     out[offset], self.matched[offset] = self.hit(msg), field
         return [out[o] for o in sorted(out)]
 
-    def scan_key(self, topic: str, key: str, *, unique: bool = False, begin: int = 0, end: int = LONG_MAX,
+    def scan_key(self, topic: str, key: str, *, unique: bool = False, begin: int = 0, end: int = JAVA_LONG_MAX,
                  max_hits: int = 64, real_topic: bool = False) -> list[Hit]:
         """The same answer from a full scan of the commitlog (no index needed)."""
         out = []
@@ -197,7 +197,7 @@ class StoreQuery:
                         return out
         return out
 
-    def why_no_hits(self, topic: str, key: str, *, unique: bool = False, begin: int = 0, end: int = LONG_MAX,
+    def why_no_hits(self, topic: str, key: str, *, unique: bool = False, begin: int = 0, end: int = JAVA_LONG_MAX,
                     max_hits: int = 64, scan: bool = False, real_topic: bool = False) -> str:
         """Why a key search found nothing, naming the part of the question that excluded everything: the
         time window (when the key is carried outside it: the same search again without it) or the key;
@@ -207,7 +207,7 @@ class StoreQuery:
             shown = ", ".join(known[:8]) + (f" and {len(known) - 8} more" if len(known) > 8 else "")
             raise NotFound(f"the store holds no queue of topic {topic} (its topics: {shown or 'none'})")
         what = f"{'unique key' if unique else 'key'} {key!r}"
-        if begin > 0 or end < LONG_MAX:
+        if begin > 0 or end < JAVA_LONG_MAX:
             find = self.scan_key if scan else self.by_key
             limited, self.limited = self.limited, False
             outside = find(topic, key, unique=unique, real_topic=real_topic, max_hits=max_hits)
@@ -215,7 +215,7 @@ class StoreQuery:
             if outside:
                 times = [h.message.store_timestamp for h in outside]
                 window = (f"--begin {iso_time(begin)}" if begin > 0 else "the start of the store") + " and " + \
-                    (f"--end {iso_time(end)}" if end < LONG_MAX else "the end of the store")
+                    (f"--end {iso_time(end)}" if end < JAVA_LONG_MAX else "the end of the store")
                 count = f"{len(outside)}{' or more' if more else ''} message(s)"
                 return (f"{count} of topic {topic} carry {what}, stored {iso_time(min(times))} .. "
                         f"{iso_time(max(times))}: none between {window}")

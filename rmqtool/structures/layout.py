@@ -12,6 +12,8 @@ import struct
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+JAVA_LONG_MIN, JAVA_LONG_MAX = -(1 << 63), (1 << 63) - 1  # the range of a ">i8" field: offsets, times, counts
+
 if TYPE_CHECKING:
     import numpy as np
 

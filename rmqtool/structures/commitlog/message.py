@@ -470,14 +470,10 @@ def last_record_before(buf, end: int, reach: int) -> Message | None:
     arr = np.frombuffer(buf, dtype=np.uint8)[lo:end]
     if len(arr) < MIN_RECORD_LEN:
         return None
-    starts = np.arange(len(arr) - MIN_RECORD_LEN + 1)
-    word = (arr[: len(arr) - 3].astype(np.int64) << 24 | arr[1 : len(arr) - 2].astype(np.int64) << 16
-            | arr[2 : len(arr) - 1].astype(np.int64) << 8 | arr[3:].astype(np.int64))
-    sized = starts[word[starts] == (len(arr) - starts)]
-    for at in sized[::-1].tolist():
-        magic = int(word[at + 4])
-        if magic - (1 << 32) not in (MAGIC_V1, MAGIC_V2) and magic not in (MAGIC_V1, MAGIC_V2):
-            continue
+    n = len(arr) - MIN_RECORD_LEN + 1  # starts where a whole record still fits before `end`
+    size = (arr[:n].astype(np.int64) << 24 | arr[1 : n + 1].astype(np.int64) << 16
+            | arr[2 : n + 2].astype(np.int64) << 8 | arr[3 : n + 3].astype(np.int64))  # a big-endian totalSize
+    for at in np.flatnonzero(size == len(arr) - np.arange(n))[::-1].tolist():  # decode checks magic and fields
         found = decode(buf, lo + at, end, verify_crc=False)
         if isinstance(found, Message) and found.store_size == end - lo - at:
             return found

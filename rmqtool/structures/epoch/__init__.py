@@ -27,6 +27,7 @@ from pathlib import Path
 
 from rmqtool.report import ERROR, WARNING, Finding
 from rmqtool.structures.config.persist import BAK, sibling
+from rmqtool.structures.layout import JAVA_LONG_MAX
 
 FILE = "epochFileCheckpoint"
 STRUCTURE = "epoch"
@@ -34,7 +35,6 @@ LINE_SEPARATOR = b"\n"  # what a Linux JVM appends to each entry line before the
 CRC_NOT_CHECKED = 0
 CRC_MASK = 0x7FFFFFFF
 ENTRY_SEPARATOR = "-"
-JAVA_LONG_MAX = (1 << 63) - 1  # an open epoch's end in the broker
 # Finding kinds: the first three make the broker pass the file over for its .bak; the last stops it.
 UNREADABLE, COUNT_MISMATCH, CRC_MISMATCH, NOT_A_NUMBER = "unreadable", "count-mismatch", "crc-mismatch", "not-a-number"
 _EOL = re.compile(rb"\r\n|\r|\n")
