@@ -140,8 +140,8 @@ def _reset(reader, group: str, topic: str, dry_run: bool, as_json: bool, **targe
     where = (f"the first message stored at or after {output.iso_time(to['time'])}" if "time" in to else
              f"offset {to['offset']}" if "offset" in to else "each queue's min offset" if "earliest" in to else
              "each queue's max offset")
-    t = output.table(f"{group} on {topic}: {verb} offsets to {where}",
-                     ["queue", "old offset", "new offset", "min", "max"])
+    output.stdout.print(screen.terminal_text(f"{group} on {topic}: {verb} offsets to {where}"), soft_wrap=True)
+    t = output.table(None, ["queue", "old offset", "new offset", "min", "max"])
     for r in plan.rows:
         t.add_row(str(r["queueId"]), _n(r["oldOffset"]), str(r["newOffset"]), str(r["minOffset"]), str(r["maxOffset"]))
     output.stdout.print(t)
