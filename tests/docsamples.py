@@ -92,22 +92,21 @@ def samples(root: Path = ROOT) -> list[Sample]:
         doc = str(path.relative_to(root))
         for info, body in _blocks(path.read_text()):
             console = info == "console"
-            current: list[Sample] = []
+            current: list[Sample] = []  # the samples of the last command line: its output lines go to them
+            exit_of: Sample | None = None  # the sample whose exit code the line after `$ echo $?` gives
             for number, line in body:
                 prompted = PROMPT.match(line)
                 if console and not prompted:
-                    if current and line.strip() and not line.startswith("#"):
+                    if exit_of and line.strip().isdigit():
+                        exit_of.exit_code, exit_of = int(line), None
+                    elif current and line.strip():
                         current[-1].output.append(line)
                     continue
                 shell = line[prompted.end():] if prompted else line
-                if console and shell.strip() == "echo $?":
-                    current = [_ExitOf(current[-1])] if current else []
-                    continue
+                exit_of, current = (current[-1] if current and shell.strip() == "echo $?" else None), []
                 if not re.search(r"(^|[\s|&;/])rmqtool\s", shell):
-                    current = []
                     continue
                 argvs, comment = _commands(shell)
-                current = []
                 for argv in argvs:
                     s = Sample(doc, number, shell, _strip_redirections(argv), console,
                                prompted.group(0).strip()[:-1] if prompted else "")
@@ -123,18 +122,6 @@ def samples(root: Path = ROOT) -> list[Sample]:
         if s.output and s.output[0].startswith("rmqtool: error:") and s.exit_code == 0:
             s.exit_code = 2
     return found
-
-
-class _ExitOf:
-    """The line after `$ echo $?`: it sets the exit code of the sample before."""
-
-    def __init__(self, sample: Sample):
-        self.sample = sample
-        self.output = self
-
-    def append(self, line: str) -> None:
-        if line.strip().isdigit():
-            self.sample.exit_code = int(line.strip())
 
 
 def _strip_redirections(argv: list[str]) -> list[str]:
