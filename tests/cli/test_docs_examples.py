@@ -10,7 +10,7 @@ import click
 import pytest
 import typer
 from click.testing import CliRunner
-from docsamples import PARSE_ONLY, ROOT, Runner, mismatch, samples, shown
+from docsamples import PARSE_ONLY, ROOT, Runner, mismatch, parse, samples, shown
 
 from rmqtool.cli.app import app
 
@@ -44,9 +44,13 @@ def test_a_sample_with_another_first_line_is_told_apart():
     assert "first line" in mismatch(sample, ["rmqtool: warning: " + sample.output[0]])
 
 
-def test_parse_only_commands_are_the_ones_that_need_a_peer_spark_or_minutes():
-    assert PARSE_ONLY == ("ha", "bench", "spark-load", "spark-export")
+def test_a_parse_only_command_with_a_misspelled_option_does_not_parse():
     assert {s.argv[0] for s in ALL} >= set(PARSE_ONLY)
+    parse(["bench", "scan", "--messages", "1000000", "--mode", "full"])
+    with pytest.raises(click.NoSuchOption, match="--mesages"):
+        parse(["bench", "scan", "--mesages", "1000000"])
+    with pytest.raises(click.BadParameter, match="'fast' is not one of"):
+        parse(["bench", "scan", "--mode", "fast"])
 
 
 def _help_commands(*group: str) -> list[str]:
