@@ -75,7 +75,7 @@ def test_quitting_the_pager_early_prints_no_traceback(big, name, before):
     read a row count never set (UnboundLocalError, 30 lines of traceback, exit 1). `before`: what the
     command wrote to stderr before its table (the queue's name)."""
     proc = _on_a_terminal(commands(big)[name], {**WIDE, "PAGER": "head -c 100"})
-    _, err = proc.communicate(timeout=120)
+    _, err = proc.communicate(timeout=RUN_GUARD_S)
     assert (proc.returncode, err.decode()) == (0, before)
 
 
@@ -84,7 +84,7 @@ def test_quitting_the_pager_early_on_a_terminal_exits_0(big):
     sys.stdout for its own while typer marked the broken pipe on it, so the exit was 1 (damage found)."""
     seen: list[bytes] = []
     proc = _on_a_terminal(commands(big)["decode-table"], {**WIDE, "PAGER": "head -c 100"}, stderr=True, seen=seen)
-    assert proc.wait(timeout=120) == 0
+    assert proc.wait(timeout=RUN_GUARD_S) == 0
     assert b"Traceback" not in b"".join(seen)
 
 
@@ -97,7 +97,7 @@ def test_a_pipe_closed_early_with_stderr_on_a_terminal_exits_0(big, name):
         assert select.select([proc.stdout], [], [], 60)[0], "no line reached the pipe"
         assert proc.stdout.readline()
         proc.stdout.close()  # `head -1` is done
-        assert proc.wait(timeout=120) == 0
+        assert proc.wait(timeout=RUN_GUARD_S) == 0
     finally:
         proc.kill()
         proc.wait()
@@ -111,7 +111,7 @@ def test_a_table_redirected_to_a_file_with_stderr_on_a_terminal_is_in_the_file(t
         proc = subprocess.Popen([RMQTOOL, "decode", "commitlog", str(FIXTURE)], stdout=f, stderr=sub,
                                 env={**os.environ, **WIDE})
     os.close(sub)
-    assert proc.wait(timeout=120) == 0
+    assert proc.wait(timeout=RUN_GUARD_S) == 0
     lines = out.read_text().splitlines()
     assert lines[0].startswith("phyOffset   size  topic") and len(lines) == 2 + 420  # header, rule, 420 messages
 
@@ -127,7 +127,7 @@ def test_an_interrupted_command_says_it_was_interrupted(big, name):
     else:
         assert proc.stdout.readline()  # the rest waits in a full pipe: the command is still writing
     proc.send_signal(signal.SIGINT)
-    _, err = proc.communicate(timeout=120)
+    _, err = proc.communicate(timeout=RUN_GUARD_S)
     assert (proc.returncode, err.decode()) == (130, "rmqtool: interrupted\n")
 
 
@@ -159,7 +159,7 @@ def test_an_interrupt_while_paging_leaves_no_pager_running_behind(big, tmp_path)
             proc.wait(timeout=1)
     finally:
         (tmp_path / "quit").touch()  # `q` in the pager (it ends whatever the command did)
-    _, err = proc.communicate(timeout=60)
+    _, err = proc.communicate(timeout=RUN_GUARD_S)
     assert (tmp_path / "quit-done").exists()
     assert (proc.returncode, err.decode()) == (130, "rmqtool: interrupted\n")
 

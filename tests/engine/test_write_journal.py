@@ -15,14 +15,14 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from cli_helpers import RMQTOOL, run
+from cli_helpers import RMQTOOL, RUN_GUARD_S, run
 
 from rmqtool.engine.config import StoreConfig
 from rmqtool.engine.journal import JOURNAL_NAME
 from rmqtool.engine.message_store import MessageStore
 from rmqtool.engine.producer import build_message
 
-DEADLINE_S = 60
+DEADLINE_S = RUN_GUARD_S
 CONF = "mappedFileSizeCommitLog=1048576\nmappedFileSizeConsumeQueue=6000\nmaxHashSlotNum=64\nmaxIndexNum=256\n"
 
 

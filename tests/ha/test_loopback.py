@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
-from cli_helpers import RMQTOOL
+from cli_helpers import RMQTOOL, RUN_GUARD_S
 
 from rmqtool.engine.config import SYNC_MASTER, StoreConfig
 from rmqtool.engine.ha.acks import SlaveAcks
@@ -29,7 +29,7 @@ from rmqtool.ops.replication import serving
 from rmqtool.structures.commitlog.hosts import parse_host
 from rmqtool.structures.commitlog.message import Message
 
-DEADLINE_S = 30
+DEADLINE_S = RUN_GUARD_S
 CONF = """mappedFileSizeCommitLog=16384
 mappedFileSizeConsumeQueue=400
 maxHashSlotNum=16

@@ -10,11 +10,11 @@ import time
 from pathlib import Path
 
 import pytest
-from cli_helpers import RMQTOOL, run
+from cli_helpers import RMQTOOL, RUN_GUARD_S, run
 
 from rmqtool.bench.generate import generate_store
 
-DEADLINE_S = 60
+DEADLINE_S = RUN_GUARD_S
 
 
 @pytest.fixture(scope="module")
