@@ -4,7 +4,8 @@ EXIT_OK = 0  # done; for a key search, also when it found nothing (an empty list
 EXIT_PROBLEM = 1  # the command ran and found damage: corruption, verify findings, corrupt regions skipped
 EXIT_BAD_INPUT = 2  # refused before doing anything: bad arguments, not a store, a contradicting config, locked
 EXIT_NOT_FOUND = 3  # what was asked for does not exist: a msgId, an offset, a queue, a topic; the reason says which
-EXIT_INTERRUPTED = 130  # SIGINT or SIGTERM, after cleaning up
+EXIT_INTERRUPTED = 130  # SIGINT (Ctrl-C) stopped the command, after cleaning up: 128 + the signal, as a shell says
+EXIT_TERMINATED = 143  # SIGTERM stopped the command, after cleaning up
 
 
 class RmqError(Exception):
@@ -20,7 +21,8 @@ class NotFound(RmqError):
 
 
 class Interrupted(RmqError):
-    """SIGINT or SIGTERM stopped a command, which cleaned up after itself: the message says what is left."""
+    """SIGINT or SIGTERM stopped a command, which cleaned up after itself: the message says what is left. The CLI
+    exits with the code of the signal that came (EXIT_INTERRUPTED or EXIT_TERMINATED)."""
 
     exit_code = EXIT_INTERRUPTED
 

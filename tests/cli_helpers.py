@@ -60,7 +60,7 @@ def on_a_terminal(*args: str, columns: int = 80, env: dict | None = None) -> sub
                             env={**child_env, "PAGER": "", "TERM": "dumb", "NO_COLOR": "1", **(env or {})})
     os.close(sub)
     seen = read_terminal(main)
-    proc.wait(timeout=120)
+    proc.wait(timeout=RUN_GUARD_S)
     err.seek(0)
     return subprocess.CompletedProcess(args, proc.returncode, seen.decode("utf-8", "replace").replace("\r\n", "\n"),
                                        err.read().decode("utf-8", "replace"))

@@ -27,7 +27,7 @@ from rmqtool.cli import (
     verify,
 )
 from rmqtool.cli.output import printable
-from rmqtool.errors import EXIT_BAD_INPUT, EXIT_INTERRUPTED, Interrupted, NotFound, RmqError
+from rmqtool.errors import EXIT_BAD_INPUT, EXIT_INTERRUPTED, EXIT_TERMINATED, Interrupted, NotFound, RmqError
 from rmqtool.files.signals import INTERRUPTS
 
 app = typer.Typer(
@@ -81,6 +81,7 @@ def main(argv: list[str] | None = None) -> None:
     from rmqtool.errors import forget_warnings
 
     forget_warnings()  # each command warns once of each thing (a caller running several in one process)
+    _STOPPED_BY.clear()
     previous = signal.getsignal(signal.SIGTERM)
     try:
         if argv is None:  # from here Ctrl-C is a KeyboardInterrupt the command cleans up after (rmqtool.cli)
@@ -90,7 +91,7 @@ def main(argv: list[str] | None = None) -> None:
         if isinstance(e, RuntimeError) and not isinstance(e.__cause__, KeyboardInterrupt):  # (Python 3.11 wraps
             raise  # one raised in a class body's __set_name__, as a module loads)
         print("rmqtool: interrupted", file=sys.stderr)
-        sys.exit(EXIT_INTERRUPTED)
+        sys.exit(_stopped_code())
     finally:
         if argv is None:  # the console script: a signal during the teardown must not turn the exit into a kill
             for sig in INTERRUPTS:
@@ -104,7 +105,7 @@ def _main(argv: list[str] | None) -> None:
 
     args = sys.argv[1:] if argv is None else argv
     command = _command_for(args)
-    signal.signal(signal.SIGTERM, _interrupt)  # SIGTERM ends a command as Ctrl-C does: cleaned up, exit 130
+    signal.signal(signal.SIGTERM, _interrupt)  # SIGTERM ends a command as Ctrl-C does: cleaned up, exit 143
     try:
         with output.scan_progress(" ".join(a for a in args[:2] if not a.startswith("-"))):
             code = command.main(args=args, prog_name="rmqtool", standalone_mode=False)
@@ -113,7 +114,7 @@ def _main(argv: list[str] | None) -> None:
         sys.exit(e.exit_code)
     except Interrupted as e:
         print(f"rmqtool: interrupted: {printable(e)}", file=sys.stderr)
-        sys.exit(e.exit_code)
+        sys.exit(_stopped_code())
     except RmqError as e:
         print(f"rmqtool: error: {printable(e)}", file=sys.stderr)
         sys.exit(e.exit_code)
@@ -125,7 +126,7 @@ def _main(argv: list[str] | None) -> None:
         sys.exit(2)
     except click.exceptions.Abort:
         print("rmqtool: aborted", file=sys.stderr)
-        sys.exit(EXIT_INTERRUPTED)
+        sys.exit(_stopped_code())
     except click.ClickException as e:
         ctx = getattr(e, "ctx", None)
         hint = f" (see '{ctx.command_path} --help')" if ctx is not None else ""
@@ -146,18 +147,30 @@ def _main(argv: list[str] | None) -> None:
         code = EXIT_INTERRUPTED
     if code == EXIT_INTERRUPTED:  # typer's answer to a KeyboardInterrupt (Ctrl-C) inside the command
         print("rmqtool: interrupted", file=sys.stderr)
+        code = _stopped_code()
     if code == 0 and _bare_group(command, args):
         sys.exit(2)
     sys.exit(code if isinstance(code, int) else 0)
 
 
+_STOPPED_BY: list[int] = []  # the signals that stopped this command, in the order they came
+
+
+def _stopped_code() -> int:
+    """An interrupted command's exit code: the shell's 128 + the signal that stopped it (Ctrl-C, or none seen:
+    click's Abort at a prompt, a KeyboardInterrupt of its own, is SIGINT's)."""
+    return EXIT_TERMINATED if _STOPPED_BY[:1] == [signal.SIGTERM] else EXIT_INTERRUPTED
+
+
 def _interrupt(signum, frame) -> None:
+    _STOPPED_BY.append(signum)
     raise KeyboardInterrupt
 
 
 def _ctrl_c(signum, frame) -> None:
     """Ctrl-C as a KeyboardInterrupt; a module cut while it loads may leave objects whose `__del__` fails as
     they go: that is not shown."""
+    _STOPPED_BY.append(signum)
     sys.unraisablehook = _quiet
     raise KeyboardInterrupt
 

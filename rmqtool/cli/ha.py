@@ -24,24 +24,25 @@ ACK_WHEN = {"flushed": "once fdatasync'ed here", "written": "once written here, 
 
 
 class _Stop(threading.Event):
-    """An event that SIGINT and SIGTERM set: the command then ends cleanly, and exits 130 as an interrupted
-    command does (`signalled`)."""
+    """An event that SIGINT and SIGTERM set: the command then ends cleanly, and exits as an interrupted command
+    does, 130 after SIGINT and 143 after SIGTERM (`signalled`: the first signal that came)."""
 
     def __init__(self) -> None:
         super().__init__()
-        self.signalled = False
+        self.signalled: int | None = None
         for sig in (signal.SIGINT, signal.SIGTERM):
             signal.signal(sig, self._on_signal)
 
-    def _on_signal(self, *_) -> None:
-        self.signalled = True
+    def _on_signal(self, signum: int, _frame) -> None:
+        if self.signalled is None:
+            self.signalled = signum
         self.set()
 
     def exit_if_signalled(self) -> None:
-        from rmqtool.errors import EXIT_INTERRUPTED
+        from rmqtool.errors import EXIT_INTERRUPTED, EXIT_TERMINATED
 
-        if self.signalled:
-            raise typer.Exit(EXIT_INTERRUPTED)
+        if self.signalled is not None:
+            raise typer.Exit(EXIT_TERMINATED if self.signalled == signal.SIGTERM else EXIT_INTERRUPTED)
 
 
 def _stop_on_signals() -> _Stop:
@@ -64,7 +65,7 @@ def follow(
 
     Segments are named and rolled as the broker's slave does; consume queues and the index are
     dispatched as its reput does. Reconnects on its own; Ctrl-C (or SIGTERM) closes the store
-    cleanly (what was acknowledged is durable) and exits 130. A store that does not line up with
+    cleanly (what was acknowledged is durable) and exits 130 (143 after SIGTERM). A store that does not line up with
     its master (ahead of it, or sent an offset that is not its end) is refused: exit 2. A store
     whose last writer was killed is recovered first.
 
@@ -121,7 +122,7 @@ def serve(
                                           show_default=False),
     config: Path | None = CONFIG,
 ) -> None:
-    """Serve a store's commitlog to slaves (Java brokers or `ha follow`) until Ctrl-C or SIGTERM (exit 130).
+    """Serve a store's commitlog to slaves (Java brokers or `ha follow`) until Ctrl-C (exit 130) or SIGTERM (143).
 
     A slave that reports 0 gets bytes from the start of the last segment, any other from
     exactly its offset; frames of at most haTransferBatchSize bytes never cross a segment;

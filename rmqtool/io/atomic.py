@@ -4,7 +4,7 @@ The output is written under a temporary name beside its target, `.NAME.rmqtool-t
 renamed to the target only at the end, after it is flushed and fsynced (an existing target, with
 `force`, stays as it was until then). On an interrupt (SIGINT, or SIGTERM, which the CLI turns
 into one), an exception or a full disk the temporary is removed: an interrupt becomes an
-`Interrupted` saying what stopped (exit 130), a refusal of the system (ENOSPC, EACCES, ...) an
+`Interrupted` saying what stopped (exit 130, 143 after SIGTERM), a refusal of the system (ENOSPC, EACCES, ...) an
 RmqError naming the target (exit 2), and anything else goes on as it was. A SIGKILL leaves the
 temporary; the next run that writes the same target removes temporaries of it whose process is
 gone.

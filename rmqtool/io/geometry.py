@@ -4,6 +4,8 @@ An export's records go back to their commitLogOffsets, which only fit a store wh
 size the exported store's had. `export` records that geometry (`SETTINGS`, broker.conf names, and
 `storeHost`, the newest record's broker address) in the file: Parquet as key-value metadata under
 `PARQUET_KEY`, JSONL in a sidecar `<out>.geometry.json` (so every line of the export stays one message).
+`spark-export`'s dataset keeps it in its folder, `DATASET_FILE` (Spark's readers skip a `_` name), which
+each of its part files, Parquet or JSON lines, is read with.
 `import` into a new store uses it where --config does not set the value, and refuses a --config that
 contradicts it, naming both values.
 """
@@ -22,6 +24,7 @@ SETTINGS = ("mappedFileSizeCommitLog", "mappedFileSizeConsumeQueue", "maxHashSlo
 STORE_HOST = "storeHost"
 PARQUET_KEY = b"rmqtool.geometry"
 SIDECAR_SUFFIX = ".geometry.json"
+DATASET_FILE = "_geometry.json"
 _MAX_SIDECAR_BYTES = 1 << 16
 
 
@@ -54,14 +57,21 @@ def read(path: str, fmt: str) -> dict | None:
             raise RmqError(f"{path}: not a readable Parquet file ({e})") from None
         data, where = meta.get(PARQUET_KEY), f"{path}: Parquet metadata {PARQUET_KEY.decode()}"
     elif fmt == "jsonl" and sidecar(path).is_file():
-        where = str(sidecar(path))
-        with open(where, "rb") as f:
-            data = f.read(_MAX_SIDECAR_BYTES + 1)
+        data, where = _small(sidecar(path)), str(sidecar(path))
     else:
-        return None
+        data = None
+    dataset = Path(path).parent / DATASET_FILE
+    if data is None and fmt in ("parquet", "jsonl") and dataset.is_file():  # a part file of a spark-export
+        data, where = _small(dataset), str(dataset)
     if data is None:
         return None
     return _checked(data, where)
+
+
+def _small(path: Path) -> bytes:
+    """A geometry file's bytes, at most one past the longest a geometry is (`_checked` refuses a longer one)."""
+    with open(path, "rb") as f:
+        return f.read(_MAX_SIDECAR_BYTES + 1)
 
 
 def _checked(data: bytes, where: str) -> dict:

@@ -99,7 +99,8 @@ _DICTIONARY_COLUMNS = ["topic", "bornHost", "storeHost", "compression"]  # the o
 @contextlib.contextmanager
 def _sink(out: str | Path | None, fmt: str, overwrite: bool, what: str, facts: dict):
     """A `write(rows)` callable for the output file (stdout when `out` is None); `facts`, the geometry as
-    it is when the rows are written, goes into the file (Parquet) or beside it (JSONL)."""
+    it is when the rows are written, goes into the file (Parquet) or beside it (JSONL, renamed into place
+    just before the rows are)."""
     if out is None:
         yield sys.stdout.buffer.write
         return
@@ -113,7 +114,7 @@ def _sink(out: str | Path | None, fmt: str, overwrite: bool, what: str, facts: d
         else:
             with open(tmp, "wb") as f:
                 yield f.write
-    if fmt == "jsonl":
-        with atomic_output(geometry.sidecar(out), True, what) as tmp:
-            tmp.write_bytes(geometry.encode(facts))
+            # the sidecar lands first (a stale one replaced), the rows after: no JSONL is without its geometry
+            with atomic_output(geometry.sidecar(out), True, what) as side:
+                side.write_bytes(geometry.encode(facts))
 

@@ -4,7 +4,8 @@ The driver walks record headers to cut every segment into ranges of about the sa
 least one per core in all), each starting where a record starts. A task reads its range through
 the one read path (`ops.log_rows`) and hands the row batches to Spark with `mapInArrow`.
 Partition k holds range k, so the dataset's part files are in log order; rows are those of
-`rmqtool export`.
+`rmqtool export`. The store's geometry goes in the folder (`io.geometry.DATASET_FILE`): `import` of a part
+file into a new store takes it.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from rmqtool.engine.reader import StoreReader
 from rmqtool.errors import RmqError
 from rmqtool.files.segments import SegmentFile, data_end, open_read_only
 from rmqtool.files.signals import uninterrupted
+from rmqtool.io import geometry
 from rmqtool.io.atomic import atomic_output
 from rmqtool.io.schema import MESSAGE_SCHEMA
 
@@ -144,5 +146,6 @@ def spark_export(store: Path, out: Path, cfg: StoreConfig, *, fmt: str = "parque
                     with contextlib.suppress(Exception):  # a py4j call the interrupt cut may fail
                         stop()
             raise
+        (tmp / geometry.DATASET_FILE).write_bytes(geometry.encode(geometry.of_store(reader.config, None)))
     note("export", counter.value)
     return ExportResult(len(ranges), counter.value, str(out))

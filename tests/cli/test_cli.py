@@ -5,25 +5,19 @@ from __future__ import annotations
 import json
 import struct
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from cli_helpers import fixture_copy
+from cli_helpers import RMQTOOL, RUN_GUARD_S, fixture_copy, run
 from damage import corrupt
 from fixtures_messages import expected_messages
 
 from rmqtool.structures.commitlog import crc, msgid
 from rmqtool.structures.javahash import java_string_hash
 
-RMQTOOL = str(Path(sys.executable).with_name("rmqtool"))
 ROOT = Path(__file__).resolve().parents[2]
 STORE = str(ROOT / "fixtures" / "store")
 CONF = str(ROOT / "fixtures" / "broker.conf")
-
-
-def run(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([RMQTOOL, *args], capture_output=True, text=True, timeout=120)
 
 
 def jsonl(text: str) -> list[dict]:
@@ -253,4 +247,4 @@ def test_a_reader_that_stops_early_is_not_reported_as_damage(args):
     assert proc.stdout.readline()
     proc.stdout.close()
     err = proc.stderr.read()
-    assert proc.wait(timeout=120) == 0 and b"Traceback" not in err and b"error" not in err, err
+    assert proc.wait(timeout=RUN_GUARD_S) == 0 and b"Traceback" not in err and b"error" not in err, err

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import base64
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from cli_helpers import run
 from lockholder import lock_held_elsewhere
 
 from rmqtool.structures import index
@@ -16,14 +15,9 @@ from rmqtool.structures.commitlog import msgid
 from rmqtool.structures.commitlog.delay import SCHEDULE_TOPIC
 from rmqtool.structures.commitlog.hosts import parse_host
 
-RMQTOOL = str(Path(sys.executable).with_name("rmqtool"))
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURE = ROOT / "fixtures" / "store"
 CONF = str(ROOT / "fixtures" / "broker.conf")
-
-
-def run(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([RMQTOOL, *args], capture_output=True, text=True, timeout=120, input=stdin)
 
 
 def decoded(store: Path, body: str = "stored") -> list[dict]:

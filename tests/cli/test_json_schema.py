@@ -20,7 +20,7 @@ from pathlib import Path
 import click
 import pytest
 import typer
-from cli_helpers import CONF, FIXTURE, RMQTOOL, writable_copy
+from cli_helpers import CONF, FIXTURE, RMQTOOL, RUN_GUARD_S, writable_copy
 from json_schema_doc import Checker, one_per_field, parse, references
 from stores5x import make_ha_store, make_timer_store
 
@@ -420,10 +420,10 @@ def test_ha_lines_have_a_field_the_doc_lacks_or_lack_one_it_lists(stores, checke
         puts = [serve.stdout.readline() for _ in rows.read_text().splitlines()]
         follow = subprocess.run([RMQTOOL, "ha", "follow", stores.tmp("slave"), "--master", f"127.0.0.1:{port}",
                                  "--config", conf, "--until-caught-up", "--jsonl"], capture_output=True, text=True,
-                                timeout=60)
+                                timeout=RUN_GUARD_S)
     finally:
         serve.send_signal(signal.SIGINT)
-        serve.communicate(timeout=30)
+        serve.communicate(timeout=RUN_GUARD_S)
     assert follow.returncode == 0, follow.stderr
     assert_documented(checker, "ha serve --append", "".join(puts))
     assert_documented(checker, "ha follow --jsonl", follow.stdout)

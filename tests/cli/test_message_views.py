@@ -9,7 +9,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from cli_helpers import CONF, FIXTURE, RMQTOOL, ROOT, on_a_terminal, table_rows
+from cli_helpers import CONF, FIXTURE, ROOT, on_a_terminal, table_rows
+from cli_helpers import run as piped
 from rich.cells import cell_len
 
 from rmqtool.cli.grid import write_table
@@ -25,7 +26,7 @@ def run(*args: str, columns: int | None = None) -> subprocess.CompletedProcess:
     """rmqtool with its output piped (never cut), or on a terminal `columns` wide."""
     if columns is not None:
         return on_a_terminal(*args, columns=columns)
-    return subprocess.run([RMQTOOL, *map(str, args)], capture_output=True, text=True, timeout=120)
+    return piped(*args)
 
 
 def card(stdout: str) -> dict[str, str]:

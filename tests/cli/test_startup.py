@@ -4,7 +4,7 @@ import json
 import subprocess
 import sys
 
-from cli_helpers import FIXTURE, run
+from cli_helpers import FIXTURE, RUN_GUARD_S, run
 
 PROBE = (
     "import json, sys\n"
@@ -23,7 +23,8 @@ PROBE = (
 
 
 def probe(*args: str) -> dict:
-    out = subprocess.run([sys.executable, "-c", PROBE, *map(str, args)], capture_output=True, text=True, timeout=120)
+    out = subprocess.run([sys.executable, "-c", PROBE, *map(str, args)], capture_output=True, text=True,
+                         timeout=RUN_GUARD_S)
     return json.loads(out.stderr.strip().splitlines()[-1])
 
 

@@ -9,7 +9,7 @@ import sys
 import time
 from dataclasses import replace
 
-from cli_helpers import CONF
+from cli_helpers import CONF, RUN_GUARD_S
 
 from rmqtool.engine.config import StoreConfig
 from rmqtool.engine.producer import build_message
@@ -27,7 +27,8 @@ finally:
 
 
 def _loader_modules(*args: str) -> list[str]:
-    done = subprocess.run([sys.executable, "-c", IMPORTED_AFTER, *args], capture_output=True, text=True, timeout=120)
+    done = subprocess.run([sys.executable, "-c", IMPORTED_AFTER, *args], capture_output=True, text=True,
+                          timeout=RUN_GUARD_S)
     assert done.returncode == 0, done.stderr
     return json.loads(done.stderr.splitlines()[-1])
 

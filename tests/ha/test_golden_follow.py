@@ -11,13 +11,14 @@ import threading
 from pathlib import Path
 
 import pytest
+from cli_helpers import RUN_GUARD_S
 from ha_wire import frames, recv_exact, reports, stream, wire
 
 from rmqtool.engine.config import StoreConfig
 from rmqtool.engine.ha.slave import Diverged, Follower
 from rmqtool.engine.message_store import MessageStore
 
-DEADLINE_S = 20
+DEADLINE_S = RUN_GUARD_S
 
 
 @pytest.fixture

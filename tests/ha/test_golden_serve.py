@@ -10,6 +10,7 @@ import struct
 from pathlib import Path
 
 import pytest
+from cli_helpers import RUN_GUARD_S
 from ha_wire import SEGMENT, cut_commitlog, frames, read_frame, reports, stream, wire
 
 from rmqtool.engine.config import StoreConfig
@@ -17,7 +18,7 @@ from rmqtool.engine.ha.acks import SlaveAcks
 from rmqtool.engine.ha.master import HaMaster
 from rmqtool.engine.message_store import MessageStore
 
-DEADLINE_S = 20
+DEADLINE_S = RUN_GUARD_S
 
 
 def _captured_phase(root: Path) -> dict:

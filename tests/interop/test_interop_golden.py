@@ -7,16 +7,14 @@ import base64
 import hashlib
 import ipaddress
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from cli_helpers import run
 
 from rmqtool.engine.reader import open_reader
 from rmqtool.ops.views import decode_log, index_report, queue_entries
 
-RMQTOOL = str(Path(sys.executable).with_name("rmqtool"))
 FIELDS = ["msgId", "commitLogOffset", "storeSize", "topic", "queueId", "queueOffset", "sysFlag", "flag",
           "bornTimestamp", "storeTimestamp", "reconsumeTimes", "preparedTransactionOffset", "bodyCRC", "body",
           "propertiesString", "properties", "tagsCode"]
@@ -102,30 +100,26 @@ def test_checkpoint_matches(golden_reader, golden_expected):
                   ("physicMsgTimestamp", "logicsMsgTimestamp", "indexMsgTimestamp")}
 
 
-def _run(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([RMQTOOL, *args], capture_output=True, text=True, timeout=120)
-
-
 def test_cli_decodes_the_golden_store_and_changes_nothing(golden_basic, golden_expected):
     store, conf = str(golden_basic / "store"), str(golden_basic / "broker.conf")
     before = _tree_fingerprint(golden_basic)
-    out = _run("decode", "commitlog", store, "--config", conf, "--jsonl", "--body", "base64")
+    out = run("decode", "commitlog", store, "--config", conf, "--jsonl", "--body", "base64")
     assert out.returncode == 0, out.stderr
     got = [json.loads(line) for line in out.stdout.splitlines()]
     assert len(got) == 1500
     for exp, msg in zip(golden_expected["messages"], got, strict=True):
         _assert_message(exp, msg)
     q = golden_expected["queues"][0]
-    out = _run("decode", "consumequeue", store, "--topic", q["topic"], "--queue", str(q["queueId"]),
+    out = run("decode", "consumequeue", store, "--topic", q["topic"], "--queue", str(q["queueId"]),
                "--config", conf, "--jsonl")
     assert [[e["queueOffset"], e["commitLogOffset"], e["size"], e["tagsCode"]]
             for e in map(json.loads, out.stdout.splitlines())] == q["entries"]
-    out = _run("decode", "index", store, "--config", conf, "--json", "--no-entries")
+    out = run("decode", "index", store, "--config", conf, "--json", "--no-entries")
     headers = {f["name"]: f["header"] for f in json.loads(out.stdout)["files"]}
     for exp in golden_expected["indexFiles"]:
         assert headers[exp["name"]]["indexCount"] == exp["indexCount"]
         assert headers[exp["name"]]["endPhyOffset"] == exp["endPhyOffset"]
-    out = _run("decode", "checkpoint", store, "--json")
+    out = run("decode", "checkpoint", store, "--json")
     assert json.loads(out.stdout)["indexMsgTimestamp"] == golden_expected["checkpoint"]["indexMsgTimestamp"]
     assert _tree_fingerprint(golden_basic) == before
     assert not (golden_basic / "store" / "abort").exists()

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from cli_helpers import RUN_GUARD_S, run
 from stores5x import make_5x_checkpoint_store, make_batch_queue_store, make_timer_store
 
 from rmqtool.bench.layouts import records, to_dledger, to_rocksdb
@@ -28,11 +29,6 @@ from rmqtool.structures.consumequeue import rockskeys as rocksqueue
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURE = ROOT / "fixtures" / "store"
 FIXTURE_CONF = ROOT / "fixtures" / "broker.conf"
-RMQTOOL = str(Path(sys.executable).parent / "rmqtool")
-
-
-def run(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([RMQTOOL, *args], capture_output=True, text=True, timeout=180)
 
 
 def tree_digest(root: Path) -> str:
@@ -129,7 +125,7 @@ def test_without_rocksdict_the_error_says_what_to_install(golden_v5):
     code = ("import sys; sys.modules['rocksdict'] = None\n"
             "from rmqtool.cli.app import main\n"
             f"main(['decode', 'consumequeue', {str(golden_v5 / 'store')!r}, '--topic', 'OrderTopic', '--queue', '0'])")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=RUN_GUARD_S)
     assert out.returncode == 2
     assert "pip install 'rmqtool[rocksdb]'" in out.stderr and "Traceback" not in out.stderr
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
-from cli_helpers import CONF, FIXTURE, RMQTOOL, run
+from cli_helpers import CONF, FIXTURE, RMQTOOL, RUN_GUARD_S, run
 
 from rmqtool.bench.generate import generate_store
 from rmqtool.engine.reader import open_reader
@@ -46,7 +46,7 @@ def temporaries(target: Path) -> list[Path]:
 def growing_temporary(proc: subprocess.Popen, target: Path) -> Path:
     """The temporary of `target` once `proc` has been seen making it larger twice (the run is mid-write)."""
     sizes: set[int] = set()
-    deadline = time.monotonic() + 120
+    deadline = time.monotonic() + RUN_GUARD_S
     while proc.poll() is None and time.monotonic() < deadline:
         found = temporaries(target)
         if found:
@@ -67,8 +67,8 @@ def test_an_output_interrupted_mid_write_leaves_no_file_and_says_so(big_store, t
     proc = start(command, big_store, "--out", target)
     assert growing_temporary(proc, target).name == f".e{suffix}.rmqtool-tmp-{proc.pid}"
     proc.send_signal(sig)
-    _, err = proc.communicate(timeout=60)
-    assert proc.returncode == 130
+    _, err = proc.communicate(timeout=RUN_GUARD_S)
+    assert proc.returncode == 128 + sig
     assert err == f"rmqtool: interrupted: {command} stopped; nothing was written to {target}\n"
     assert list(tmp_path.iterdir()) == []
 
@@ -133,7 +133,7 @@ def test_forcing_over_an_existing_file_keeps_it_until_the_new_one_is_whole(big_s
     growing_temporary(proc, target)
     assert target.read_bytes() == b"keep me\n"
     proc.send_signal(signal.SIGINT)
-    _, err = proc.communicate(timeout=60)
+    _, err = proc.communicate(timeout=RUN_GUARD_S)
     assert proc.returncode == 130 and err.count("\n") == 1
     assert list(tmp_path.iterdir()) == [target] and target.read_bytes() == b"keep me\n"
     done = run("export", FIXTURE, "--config", CONF, "--out", target, "--force")

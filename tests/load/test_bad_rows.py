@@ -11,7 +11,7 @@ import subprocess
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from cli_helpers import CONF, RMQTOOL, fixture_copy, run, tree_digest
+from cli_helpers import CONF, RMQTOOL, RUN_GUARD_S, fixture_copy, run, tree_digest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from refusals import GOOD, assert_refused, nothing
@@ -150,7 +150,7 @@ def test_an_append_topic_that_is_not_utf8_is_refused_not_a_unicode_error(tmp_pat
     for store in (tmp_path / "new", fixture_copy(tmp_path)):
         before = tree_digest(store) if store.exists() else None
         out = subprocess.run([RMQTOOL, b"append", bytes(store), b"--config", bytes(CONF), b"--topic", b"T\xff",
-                              b"--body", b"b"], capture_output=True, timeout=120)
+                              b"--body", b"b"], capture_output=True, timeout=RUN_GUARD_S)
         assert (out.returncode, out.stderr) == (2, b"rmqtool: error: MESSAGE_ILLEGAL: topic: not UTF-8 text\n")
         assert (tree_digest(store) if store.exists() else None) == before
 

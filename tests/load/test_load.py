@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from cli_helpers import CONF, FIXTURE, run
+from cli_helpers import CONF, FIXTURE, RUN_GUARD_S, run
 
 from rmqtool.engine.config import StoreConfig
 from rmqtool.errors import RmqError
@@ -222,7 +222,7 @@ def test_import_of_an_export_needs_no_optional_extra(tmp_path):
     export = tmp_path / "export.parquet"
     assert run("export", str(FIXTURE), "--config", str(CONF), "--out", str(export)).returncode == 0
     out = subprocess.run([sys.executable, "-c", _NO_EXTRAS, str(tmp_path / "s"), str(export), str(CONF)],
-                         capture_output=True, text=True, timeout=120)
+                         capture_output=True, text=True, timeout=RUN_GUARD_S)
     assert out.returncode == 0, out.stderr
     segment = Path("commitlog") / f"{0:020d}"
     assert (tmp_path / "s" / segment).read_bytes() == (FIXTURE / segment).read_bytes()

@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
-from cli_helpers import CONF, fixture_copy, run
+from cli_helpers import CONF, RUN_GUARD_S, fixture_copy, run
 from tail_damage import CUT_AT, GARBAGE, LAST_SEGMENT, LOG_END, SEG, crash_with_damaged_tail
 
 from rmqtool.files.lock import StoreLock
@@ -108,7 +108,7 @@ def held_elsewhere(lock_file: Path) -> str:
              "try:\n    fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB, 1, 0)\n    print('free')\n"
              "except OSError:\n    print('held')\n")
     return subprocess.run([sys.executable, "-c", probe, str(lock_file)], capture_output=True, text=True,
-                          timeout=60).stdout.strip()
+                          timeout=RUN_GUARD_S).stdout.strip()
 
 
 def test_recover_holds_lock_from_plan_to_redispatch(store, monkeypatch, capsys):

@@ -6,12 +6,10 @@ import hashlib
 import json
 import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from cli_helpers import fixture_copy
+from cli_helpers import fixture_copy, run
 from lockholder import lock_held_elsewhere
 
 from rmqtool.engine.config import StoreConfig
@@ -19,15 +17,10 @@ from rmqtool.ops.recovery import apply_recovery, plan_recovery
 from rmqtool.ops.verify import verify_path
 from rmqtool.structures.commitlog import message, msgid
 
-RMQTOOL = str(Path(sys.executable).with_name("rmqtool"))
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURE = ROOT / "fixtures" / "store"
 CONF = str(ROOT / "fixtures" / "broker.conf")
 SEG = 65536
-
-
-def run(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([RMQTOOL, *args], capture_output=True, text=True, timeout=120)
 
 
 def cfg() -> StoreConfig:

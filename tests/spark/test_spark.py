@@ -15,7 +15,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from cli_helpers import CONF, tree_digest
+from cli_helpers import CONF, RUN_GUARD_S, tree_digest
 from spark_rows import STAMP, export_rows, files_of, imported, producer_rows, write_jsonl
 
 from rmqtool.engine import staging as staging_mod
@@ -186,6 +186,24 @@ def test_spark_export_equals_export_row_for_row(tmp_path, spark, cfg, fixture_st
     else:
         got = [json.loads(line) for p in parts for line in p.read_text().splitlines()]
     assert got == want
+
+
+@pytest.mark.parametrize("fmt", ["parquet", "jsonl"])
+def test_import_of_a_spark_export_into_a_new_store_takes_its_geometry_not_the_default_segment(tmp_path, spark, cfg,
+                                                                                              fixture_store, fmt):
+    """spark-export wrote no geometry: the first part file imported into a new store made 1 GiB segments, and the
+    part whose records begin the second 64 KiB segment was refused as a gap."""
+    out = tmp_path / "out"
+    spark_export(fixture_store, out, cfg, fmt=fmt)
+    assert json.loads((out / "_geometry.json").read_text()) == {
+        "mappedFileSizeCommitLog": 65536, "mappedFileSizeConsumeQueue": 4000, "maxHashSlotNum": 64, "maxIndexNum": 256}
+    parts = sorted(p for p in out.iterdir() if p.name.startswith("part-"))
+    assert len(parts) > 1
+    for part in parts:  # in log order, the first into a new store with no --config
+        done = subprocess.run([RMQTOOL, "import", str(tmp_path / "copy"), str(part)], capture_output=True, text=True,
+                              timeout=RUN_GUARD_S)
+        assert done.returncode == 0, done.stderr
+    assert files_of(tmp_path / "copy", "commitlog") == files_of(fixture_store, "commitlog")
 
 
 def test_csv_input_with_json_properties_loads_like_its_jsonl(tmp_path, spark, cfg):

@@ -7,13 +7,11 @@ import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import pytest
+from cli_helpers import RMQTOOL, RUN_GUARD_S
 
 from rmqtool.bench.generate import generate_store
-
-RMQTOOL = str(Path(sys.executable).with_name("rmqtool"))
 
 
 @pytest.mark.spark
@@ -24,12 +22,12 @@ def test_a_spark_export_terminated_while_tasks_write_leaves_no_folder(tmp_path):
     proc = subprocess.Popen([RMQTOOL, "spark-export", str(store), "--out", str(out), "--master", "local[2]"], env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     tmp = tmp_path / f".out.rmqtool-tmp-{proc.pid}"
-    deadline = time.monotonic() + 300
+    deadline = time.monotonic() + RUN_GUARD_S
     while proc.poll() is None and time.monotonic() < deadline and not any(tmp.glob("_temporary/*/_temporary/*/part-*")):
         time.sleep(0.02)
     assert proc.poll() is None and not out.exists(), "the export was not seen writing into its temporary folder"
     proc.send_signal(signal.SIGTERM)
-    _, err = proc.communicate(timeout=120)
-    assert proc.returncode == 130, err
+    _, err = proc.communicate(timeout=RUN_GUARD_S)
+    assert proc.returncode == 143, err
     assert err == f"rmqtool: interrupted: spark-export stopped; nothing was written to {out}\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["store"]
