@@ -402,13 +402,12 @@ def _text_words(col, errors: RowErrors):
 def _word_lists(col, errors: RowErrors):
     """A keys column of lists, its rows with an item that is not a UTF-8 string flagged and emptied."""
     flat = pc.list_flatten(col)
-    parents = pc.list_parent_indices(col).to_numpy(zero_copy_only=False)
-    if _is_text(flat.type):
-        bad_items = ~_given(flat) | ~utf8_valid(*string_buffers(flat))
-    else:  # numbers, objects, ... (a list of nulls too: no row has a word)
-        bad_items = np.ones(len(flat), dtype=bool)
     bad = np.zeros(len(col), dtype=bool)
-    bad[parents[bad_items]] = True
+    if _is_text(flat.type):
+        parents = pc.list_parent_indices(col).to_numpy(zero_copy_only=False)
+        bad[parents[~_given(flat) | ~utf8_valid(*string_buffers(flat))]] = True
+    else:  # numbers, objects, ... (a list of nulls too: no row has a word): any row with an item is bad
+        bad = pc.fill_null(pc.greater(pc.list_value_length(col), 0), False).to_numpy(zero_copy_only=False)
     errors.flag(bad, "keys", KEYS_MUST)
     if not _is_text(flat.type):
         return pa.nulls(len(col), pa.list_(pa.string()))

@@ -81,6 +81,11 @@ def test_an_offset_beyond_64_bits_in_an_export_is_refused_not_an_overflow_error(
         assert (tree_digest(store) if store.exists() else None) == before
 
 
+def test_keys_as_a_list_of_nulls_are_refused_not_an_index_error(tmp_path):
+    assert_refused(tmp_path, "append", b'{"topic": "T", "keys": [null, null]}',
+                   nothing("FILE:2", "keys", "must be a string or a list of strings"))
+
+
 def test_keys_as_a_list_of_numbers_are_refused_not_an_arrow_error(tmp_path):
     assert_refused(tmp_path, "append", b'{"topic": "T", "keys": [1, 2]}',
                    nothing("FILE:2", "keys", "must be a string or a list of strings"))
