@@ -6,7 +6,8 @@ checkpoint against the data, and whether `abort` is present and a process holds 
 Each topic is summed up as its consumers see it: the messages between its queues' min and max
 offsets, their bytes (the entries' sizes) and the first and last store time among them.
 Cost: the first and the last segment are scanned, the consume queues' entries (20 bytes a
-message), two records per queue and each index header are read; nothing else.
+message), two records per queue and each index header are read; nothing else. The timeline
+(`ops.timeline`) reads the entries once more and about 20 store times per bucket edge per queue file.
 """
 
 from __future__ import annotations
@@ -22,7 +23,11 @@ from rmqtool.files.swap import JOURNAL, staging_root
 from rmqtool.structures import REGISTRY
 
 
-def store_info(path: str | os.PathLike, config: str | os.PathLike | None = None) -> dict:
+def store_info(path: str | os.PathLike, config: str | os.PathLike | None = None, *, buckets: int | None = None) \
+        -> dict:
+    """The `info --json` document; `buckets`: the timeline's bucket count at most (60 unless given)."""
+    from rmqtool.ops.timeline import store_timeline
+
     reader = open_root_reader(path, config)
     try:
         kind = reader.store.kind
@@ -34,6 +39,7 @@ def store_info(path: str | os.PathLike, config: str | os.PathLike | None = None)
                 doc[key] = value
         doc["messagesInQueues"] = sum(q["maxOffset"] - q["minOffset"] for t in doc["consumeQueues"]["topics"]
                                       for q in t["queues"])
+        doc["timeline"] = store_timeline(reader, doc["consumeQueues"]["topics"], buckets)
         doc["abortFile"] = reader.paths.abort.exists()
         doc["unfinishedSwap"] = (staging_root(reader.paths) / JOURNAL).exists()  # the next writer finishes it
         interrupted = journal.pending(reader.paths)  # the next writer rolls it back
