@@ -139,3 +139,27 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log):
             return "spark" if in_spark else super()._split_scope(nodeid)
 
     return SparkGroupScheduling(config, log)
+
+
+GAP_BASE_MS = 1_700_000_000_000
+GAP_AFTER_ROW = 200  # rows 0..199 are stored 137 ms apart, then 5 minutes pass with no message
+GAP_MS = 300_000
+
+
+@pytest.fixture(scope="session")
+def gapped_store(tmp_path_factory: pytest.TempPathFactory, fixture_store: Path) -> Path:
+    """fixtures/store's records again, each with its own store time: row i at GAP_BASE_MS + 137 * i, the rows
+    from GAP_AFTER_ROW on GAP_MS later (read-only: copy it before writing)."""
+    from cli_helpers import CONF, run
+
+    work = tmp_path_factory.mktemp("gapped")
+    exported = run("export", str(fixture_store))
+    assert exported.returncode == 0, exported.stderr
+    rows = [json.loads(line) for line in exported.stdout.splitlines()]
+    for i, row in enumerate(rows):
+        row["storeTimestamp"] = GAP_BASE_MS + 137 * i + (GAP_MS if i >= GAP_AFTER_ROW else 0)
+    source = work / "rows.jsonl"
+    source.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    done = run("import", str(work / "store"), str(source), "--config", str(CONF))
+    assert done.returncode == 0, done.stderr
+    return work / "store"
