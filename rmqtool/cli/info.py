@@ -15,6 +15,7 @@ def info(
     store: Path = typer.Argument(..., help="Store root.", show_default=False),
     as_json: bool = typer.Option(False, "--json", help="One JSON document."),
     config: Path | None = typer.Option(None, "--config", help="broker.conf of the store.", show_default=False),
+    no_chart: bool = typer.Option(False, "--no-chart", help="Leave out the timeline chart (a pipe never has it)."),
 ) -> None:
     """Show a store at a glance: its kind, commitlog extent, topics, consume queues, index and checkpoint.
 
@@ -23,7 +24,8 @@ def info(
     consume queues hold), the index files, the checkpoint against the data, and whether an abort
     file is present or a process holds the lock; for a 5.x broker in controller mode, its epochs,
     its broker identity and the checkpoint's HA offsets. Reads the first and last segment, the
-    consume queues and the index headers only.
+    consume queues and the index headers only. In a terminal the timeline (messages per time bucket,
+    found from the consume queues) is drawn under the summary.
 
     Example: [bold]rmqtool info fixtures/store[/]
     """
@@ -65,6 +67,8 @@ def info(
     if "ha" in doc:
         summary.update(_ha_lines(doc["ha"]))
     output.stdout.print(output.key_values("store", summary))
+    if not no_chart:
+        _chart(doc["timeline"])
     _topic_tables(queues["topics"])
 
 
@@ -78,6 +82,20 @@ _QUEUE_COLUMNS = [Column("topic", 16, least=12, keep=9), Column("queue", 5, righ
                   Column("min offset", 10, right=True, keep=6, crowds=True),
                   Column("max offset", 10, right=True, keep=7, crowds=True),
                   Column("messages", 8, right=True, keep=5, crowds=True)]
+
+
+def _chart(timeline: dict) -> None:
+    """The timeline as bars, only on a terminal (a pipe gets the tables alone)."""
+    import sys
+
+    from rmqtool.cli.screen import screen_width
+    from rmqtool.cli.timechart import chart_lines
+
+    if not sys.stdout.isatty():
+        return
+    lines = chart_lines(timeline, screen_width(sys.stdout))
+    if lines:
+        sys.stdout.write("\n".join(lines) + "\n\n")
 
 
 def _topic_tables(topics: list[dict]) -> None:
