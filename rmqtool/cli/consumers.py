@@ -65,13 +65,12 @@ def consumers(
 
 
 def _progress(reader, group: str | None, topic: str | None, as_json: bool) -> None:
-    from rmqtool.ops.consumers import STATE_TEXT, consumer_lag
+    from rmqtool.ops.consumers import STATE_TEXT, consumer_lag, progress_doc
 
     groups = consumer_lag(reader, group, topic)
     flagged = sum(len(g.flagged) for g in groups)
     if as_json:
-        output.emit_json({"store": str(reader.paths.root), "groups": [g.to_json() for g in groups],
-                          "flaggedQueues": flagged})
+        output.emit_json(progress_doc(reader, groups))
     elif not groups:
         output.note("0 groups: the store has no committed consumer offsets"
                     + (f" on topic {screen.terminal_text(topic)}" if topic else ""))

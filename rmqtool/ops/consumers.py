@@ -192,6 +192,12 @@ def consumer_lag(reader: StoreReader, group: str | None = None, topic: str | Non
         progress.close()
 
 
+def progress_doc(reader: StoreReader, groups: list[GroupLag]) -> dict:
+    """The `consumers --json` document of `consumer_lag`'s groups."""
+    return {"store": str(reader.paths.root), "groups": [g.to_json() for g in groups],
+            "flaggedQueues": sum(len(g.flagged) for g in groups)}
+
+
 # ---- was this message consumed? ------------------------------------------------------------------
 class Consumption:
     """Who has consumed a message, from the store's consumer and delay offsets (read once, on first

@@ -16,7 +16,7 @@ import os
 from pathlib import Path
 
 from rmqtool.engine import journal
-from rmqtool.engine.reader import open_root_reader
+from rmqtool.engine.reader import StoreReader, open_root_reader
 from rmqtool.files.lock import lock_holder
 from rmqtool.files.segments import list_segments
 from rmqtool.files.swap import JOURNAL, staging_root
@@ -26,32 +26,38 @@ from rmqtool.structures import REGISTRY
 def store_info(path: str | os.PathLike, config: str | os.PathLike | None = None, *, buckets: int | None = None) \
         -> dict:
     """The `info --json` document; `buckets`: the timeline's bucket count at most (60 unless given)."""
-    from rmqtool.ops.timeline import store_timeline
-
     reader = open_root_reader(path, config)
     try:
-        kind = reader.store.kind
-        doc: dict = {"store": str(reader.paths.root), **kind.to_json()}
-        for structure in REGISTRY:  # the log first: the checkpoint is read against its newest record
-            section = structure.info(reader, doc)
-            if section is not None:  # None: the store has none of the structure's files (5.x HA)
-                key, value = section
-                doc[key] = value
-        doc["messagesInQueues"] = sum(q["maxOffset"] - q["minOffset"] for t in doc["consumeQueues"]["topics"]
-                                      for q in t["queues"])
-        doc["timeline"] = store_timeline(reader, doc["consumeQueues"]["topics"], buckets)
-        doc["abortFile"] = reader.paths.abort.exists()
-        doc["unfinishedSwap"] = (staging_root(reader.paths) / JOURNAL).exists()  # the next writer finishes it
-        interrupted = journal.pending(reader.paths)  # the next writer rolls it back
-        doc["interruptedWrite"] = None if interrupted is None else {
-            "command": interrupted["command"], "pid": interrupted["pid"], "startedMs": interrupted["startedMs"],
-            "commitlogEnd": interrupted["mark"]["commitlogEnd"]}
-        doc["lockHeldBy"] = lock_holder(reader.paths)
-        if kind.timer_store:
-            doc["timerFiles"] = _timer(reader.paths.root)
-        return doc
+        return info_doc(reader, buckets=buckets)
     finally:
         reader.queues.close()
+
+
+def info_doc(reader: StoreReader, *, buckets: int | None = None, queue_rows: list[dict] | None = None) -> dict:
+    """`store_info` of an open reader; `queue_rows`, when given, gains each queue's messages and bytes (read
+    by the same pass as the timeline)."""
+    from rmqtool.ops.timeline import store_timeline
+
+    kind = reader.store.kind
+    doc: dict = {"store": str(reader.paths.root), **kind.to_json()}
+    for structure in REGISTRY:  # the log first: the checkpoint is read against its newest record
+        section = structure.info(reader, doc)
+        if section is not None:  # None: the store has none of the structure's files (5.x HA)
+            key, value = section
+            doc[key] = value
+    doc["messagesInQueues"] = sum(q["maxOffset"] - q["minOffset"] for t in doc["consumeQueues"]["topics"]
+                                  for q in t["queues"])
+    doc["timeline"] = store_timeline(reader, doc["consumeQueues"]["topics"], buckets, queue_rows)
+    doc["abortFile"] = reader.paths.abort.exists()
+    doc["unfinishedSwap"] = (staging_root(reader.paths) / JOURNAL).exists()  # the next writer finishes it
+    interrupted = journal.pending(reader.paths)  # the next writer rolls it back
+    doc["interruptedWrite"] = None if interrupted is None else {
+        "command": interrupted["command"], "pid": interrupted["pid"], "startedMs": interrupted["startedMs"],
+        "commitlogEnd": interrupted["mark"]["commitlogEnd"]}
+    doc["lockHeldBy"] = lock_holder(reader.paths)
+    if kind.timer_store:
+        doc["timerFiles"] = _timer(reader.paths.root)
+    return doc
 
 
 def _timer(root: Path) -> dict:

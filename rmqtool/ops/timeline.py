@@ -43,10 +43,12 @@ def empty_timeline() -> dict:
     return {"startMs": 0, "endMs": 0, "bucketMs": 0, "edgesMs": [], "messages": [], "bytes": [], "topics": []}
 
 
-def store_timeline(reader: Any, topics: list[dict], buckets: int | None = None) -> dict:
+def store_timeline(reader: Any, topics: list[dict], buckets: int | None = None,
+                   queue_rows: list[dict] | None = None) -> dict:
     """The timeline of the topics as `info` sums them up (`consumeQueues.topics`: each queue's min and max
     offset, each topic's first and last store time). Reads each queue's entries once, one file at a time,
-    and about 20 store times per edge per queue file."""
+    and about 20 store times per edge per queue file. `queue_rows`, when given, gains each queue's topic,
+    queueId, minOffset, maxOffset, messages and bytes (the entries' sizes between min and max)."""
     import numpy as np
 
     from rmqtool.structures.consumequeue.queues import MapCache
@@ -54,10 +56,10 @@ def store_timeline(reader: Any, topics: list[dict], buckets: int | None = None) 
 
     firsts = [t["firstStoreTimestamp"] for t in topics if t["messages"] and t["firstStoreTimestamp"] is not None]
     lasts = [t["lastStoreTimestamp"] for t in topics if t["messages"] and t["lastStoreTimestamp"] is not None]
-    if not firsts or not lasts:
+    last = max(max(lasts), 0) if firsts and lasts else 0
+    edges = bucket_edges(max(min(firsts), 0), last, buckets) if firsts and lasts else []
+    if not edges and queue_rows is None:
         return empty_timeline()
-    first, last = max(min(firsts), 0), max(max(lasts), 0)
-    edges = bucket_edges(first, last, buckets)
     edge_array = np.asarray(edges, dtype=np.int64)
     series = []
     maps = MapCache()
@@ -66,15 +68,20 @@ def store_timeline(reader: Any, topics: list[dict], buckets: int | None = None) 
             count = np.zeros(len(edges), dtype=np.int64)
             nbytes = np.zeros(len(edges), dtype=np.int64)
             for q in t["queues"]:
-                if q["maxOffset"] > q["minOffset"]:
-                    c, b = queue_edges(reader, maps, t["topic"], q["queueId"], q["minOffset"], q["maxOffset"],
-                                       edge_array)
-                    count += c
-                    nbytes += b
+                low, high = q["minOffset"], q["maxOffset"]
+                c, b, total = queue_edges(reader, maps, t["topic"], q["queueId"], low, high, edge_array) \
+                    if high > low else (0, 0, 0)
+                count += c
+                nbytes += b
+                if queue_rows is not None:
+                    queue_rows.append({"topic": t["topic"], "queueId": q["queueId"], "minOffset": low,
+                                       "maxOffset": high, "messages": max(high - low, 0), "bytes": total})
             series.append({"topic": t["topic"], "messages": np.diff(count).tolist(),
                            "bytes": np.diff(nbytes).tolist()})
     finally:
         maps.close()
+    if not edges:
+        return empty_timeline()
     series.sort(key=lambda s: (-sum(s["messages"]), s["topic"]))
     n = len(edges) - 1
     return {"startMs": edges[0], "endMs": last, "bucketMs": edges[1] - edges[0], "edgesMs": edges,

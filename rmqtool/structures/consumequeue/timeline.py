@@ -61,10 +61,10 @@ def edge_positions(view: Any, maps: MapCache, offsets: np.ndarray, edges: np.nda
 
 
 def queue_edges(view: Any, maps: MapCache, topic: str, queue_id: int, low: int, high: int,
-                edges: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(messages, bytes) of the queue's entries between `low` and `high` stored before each edge; the first
-    edge is clamped to (0, 0) and the last to (high - low, the entries' sizes), so the differences count
-    every message once. Reads the queue one file at a time."""
+                edges: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
+    """(messages, bytes) of the queue's entries between `low` and `high` stored before each edge, and the
+    entries' sizes in all; the first edge is clamped to (0, 0) and the last to (high - low, that sum), so the
+    differences count every message once. Reads the queue one file at a time."""
     import numpy as np
 
     count = np.zeros(len(edges), dtype=np.int64)
@@ -86,4 +86,4 @@ def queue_edges(view: Any, maps: MapCache, topic: str, queue_id: int, low: int, 
         count, nbytes = np.maximum.accumulate(count), np.maximum.accumulate(nbytes)
         count[-1], nbytes[-1] = max(high - low, 0), total
         count, nbytes = np.minimum(count, count[-1]), np.minimum(nbytes, nbytes[-1])
-    return count, nbytes
+    return count, nbytes, total

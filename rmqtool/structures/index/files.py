@@ -42,6 +42,18 @@ class IndexFileView:
         """Entries 1 .. indexCount-1 (the used ones), with their entry numbers."""
         return index.decode_entries(self.buf, self.hash_slots, index.FIRST_INDEX + self.held)[index.FIRST_INDEX :]
 
+    def chain_lengths(self) -> dict[str, int]:
+        """How many slots naming a written entry have a chain of each length ("1": slots, "2": ...), each
+        chain as a lookup walks it (`chain.lengths`)."""
+        import numpy as np
+
+        from rmqtool.structures.index import chain
+
+        found = chain.lengths(self.buf, self.hash_slots, chain.entry_bound(self.header["indexCount"], self.index_num),
+                              self.header["beginTimestamp"])
+        counts = np.bincount(found) if found.size else np.zeros(0, dtype=np.int64)
+        return {str(n): int(c) for n, c in enumerate(counts.tolist()) if c}
+
 
 class IndexFiles:
     """Index files read with a store's settings: the geometry from the config or, where the config
