@@ -6,14 +6,14 @@ from __future__ import annotations
 CSP = "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:"
 
 _PALETTE = ("#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#b07aa1", "#ff9da7", "#9c755f",
-            "#bab0ac")
+            "#bab0ac", "#c7c7c7")  # the last: `other`
 
 STYLE = ("body{font:14px/1.4 system-ui,sans-serif;margin:1.5em auto;max-width:1000px;color:#222;padding:0 1em}"
          "h1{font-size:1.4em;word-break:break-all}h2{font-size:1.15em;margin-top:2em;border-bottom:1px solid #ddd}"
          ".note{color:#555}svg.chart{max-width:100%;height:auto;display:block}"
          "svg text{font-size:11px;fill:#333}svg .axis{fill:#666}svg .empty{fill:#888}"
          ".gap{fill:#fbe3e3}.bar{fill:#4e79a7}.cell{fill:#2b5d8a}.hole{fill:#999}.damaged{fill:#d62728}"
-         ".baseline,.tick line{stroke:#666}.committed path{fill:#222}.c-other{fill:#bbb;background:#bbb}"
+         ".baseline,.tick line{stroke:#666}.committed path{fill:#222}"
          + "".join(f".c{i}{{fill:{c};background:{c}}}" for i, c in enumerate(_PALETTE))
          + ".legend{list-style:none;padding:0;display:flex;flex-wrap:wrap;gap:.3em 1em;margin:.3em 0}"
          ".swatch{display:inline-block;width:.8em;height:.8em;margin-right:.3em}"

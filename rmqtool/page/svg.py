@@ -24,9 +24,10 @@ def attrs(values: dict[str, object]) -> str:
     return "".join(f' {k.replace("_", "-")}="{esc(v)}"' for k, v in values.items() if v is not None)
 
 
-def num(value: float) -> str:
-    """A coordinate: at most two decimals, no trailing zeros ("12", "3.5")."""
-    return f"{value:.2f}".rstrip("0").rstrip(".")
+def num(value: float, digits: int = 2) -> str:
+    """A coordinate: at most `digits` decimals, no trailing zeros ("12", "3.5")."""
+    out = f"{value:.{digits}f}".rstrip("0").rstrip(".")
+    return "0" if out == "-0" else out
 
 
 def rect(x: float, y: float, w: float, h: float, cls: str, title: str | None = None, **data: object) -> str:

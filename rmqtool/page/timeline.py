@@ -1,11 +1,12 @@
 """The timeline: messages (or bytes) per time bucket, stacked by topic, on an axis of UTC times.
 
-Each bucket is a `<g class="bucket">` with `data-start-ms`, `data-end-ms`, `data-messages` and `data-bytes`;
-inside it one `<rect class="seg">` per topic with traffic in it (`data-topic`, `data-value`), stacked from
-the baseline, the bucket's height its total over the largest bucket's. The `TOPICS` largest topics have
-their own colour, the others are summed as `other`. A bucket without traffic (a gap) has no topic rects
-but a pale full-height `<rect class="gap">` so it stands out. Consumer groups' committed positions are
-markers (`<g class="committed">`, `data-group`, `data-committed-ms`) on the time axis.
+Each bucket is a `<g class="bucket">` with `data-start-ms`, `data-end-ms`, `data-messages` and
+`data-bytes`; inside it one `<rect class="cK">` per topic with traffic in it (`data-value`; the legend's
+item `data-k="K"` names the topic), stacked from the baseline, the bucket's height its total over the
+largest bucket's. The `TOPICS` largest topics have their own colour, the others are summed as `other`
+(the last colour). A bucket without traffic (a gap) has no topic rects but a pale full-height
+`<rect class="gap">` so it stands out. Consumer groups' committed positions are markers
+(`<g class="committed">`, `data-group`, `data-committed-ms`) on the time axis.
 """
 
 from __future__ import annotations
@@ -33,10 +34,6 @@ def series(timeline: dict, metric: str) -> list[tuple[str, list[int]]]:
     return out
 
 
-def colour_class(i: int, name: str) -> str:
-    return "c-other" if name == OTHER and i == TOPICS else f"c{i}"
-
-
 def timeline_chart(timeline: dict, metric: str, markers: list[tuple[str, int]] = ()) -> str:
     """The stacked bars of `metric` ("messages" or "bytes"), with `markers` (group, committed store ms)."""
     chart = f"timeline-{metric}"
@@ -52,18 +49,18 @@ def timeline_chart(timeline: dict, metric: str, markers: list[tuple[str, int]] =
     stacks = series(timeline, metric)
     for i in range(n):
         x = LEFT + i * width
-        inner = []
+        inner = [f"<title>{iso_time(edges[i])}: {timeline['messages'][i]} messages, "
+                 f"{human_bytes(timeline['bytes'][i])}</title>"] if metric == "messages" else []
         if totals[i] == 0:
-            inner.append(rect(x, 0, width, HEIGHT, "gap",
-                              f"no traffic {iso_time(edges[i])} .. {iso_time(edges[i + 1])}"))
+            inner.append(rect(x, 0, width, HEIGHT, "gap"))
         y = HEIGHT
-        for k, (topic, values) in enumerate(stacks):
+        for k, (_, values) in enumerate(stacks):
             if values[i]:
                 h = scaled(values[i], largest, HEIGHT)
                 y -= h
-                inner.append(rect(x, y, width, h, f"seg {colour_class(k, topic)}", f"{topic}: {values[i]}",
-                                  data_topic=topic, data_value=values[i]))
-        body.append(f'<g class="bucket" data-i="{i}" data-start-ms="{edges[i]}" data-end-ms="{edges[i + 1]}" '
+                inner.append(f'<rect x="{num(x, 1)}" y="{num(y, 1)}" width="{num(width, 1)}" height="{num(h, 1)}" '
+                             f'class="c{k}" data-value="{values[i]}"/>')
+        body.append(f'<g class="bucket" data-start-ms="{edges[i]}" data-end-ms="{edges[i + 1]}" '
                     f'data-messages="{timeline["messages"][i]}" data-bytes="{timeline["bytes"][i]}">'
                     + "".join(inner) + "</g>")
     body.append(f'<line class="baseline" x1="{LEFT}" y1="{HEIGHT}" x2="{num(LEFT + span)}" y2="{HEIGHT}"/>')
@@ -94,7 +91,7 @@ def _markers(markers: list[tuple[str, int]], edges: list[int], left: float, span
 
 
 def _legend(stacks: list[tuple[str, list[int]]]) -> str:
-    items = "".join(f'<li><span class="swatch {colour_class(k, t)}"></span>{esc(short(t, 48))}</li>'
+    items = "".join(f'<li data-k="{k}" data-topic="{esc(t)}"><span class="swatch c{k}"></span>{esc(short(t, 48))}</li>'
                     for k, (t, _) in enumerate(stacks))
     return f'<ul class="legend">{items}</ul>'
 

@@ -7,12 +7,11 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
 from cli_helpers import RUN_GUARD_S
-from page_picture import EVIL, sample_picture
+from page_helpers import EVIL, Elements, sample_picture
 
 from rmqtool.page import render
 
@@ -46,25 +45,6 @@ def page_requests(net_log: Path) -> set[str]:
             and "file://" in e["params"].get("network_isolation_key", "") + e["params"].get("site_for_cookies", "")}
 
 
-class Elements(HTMLParser):
-    """Every start tag of a document as (tag, attributes), and its text."""
-
-    def __init__(self, text: str):
-        super().__init__()
-        self.tags: list[tuple[str, dict[str, str | None]]] = []
-        self.text: list[str] = []
-        self.feed(text)
-
-    def handle_starttag(self, tag, attrs):
-        self.tags.append((tag, dict(attrs)))
-
-    def handle_data(self, data):
-        self.text.append(data)
-
-    def having(self, tag: str, **match: str) -> list[dict]:
-        return [a for t, a in self.tags if t == tag and all(a.get(k.replace("_", "-")) == v for k, v in match.items())]
-
-
 @pytest.fixture(scope="module")
 def opened(tmp_path_factory):
     """The sample picture's page, its DOM after the script ran, chromium's stderr and the page's requests."""
@@ -88,8 +68,9 @@ def test_the_timeline_buckets_read_back_with_the_gap_empty(opened):
     _, dom, _, _ = opened
     buckets = dom.having("g", **{"class": "bucket"})
     assert [(b["data-messages"], b["data-bytes"]) for b in buckets] == [("30", "3000"), ("0", "0"), ("10", "1500")] * 2
-    assert [s["data-value"] for s in dom.having("rect", **{"class": "seg c0"})] == ["20", "10", "2000", "1500"]
-    assert [s["data-topic"] for s in dom.having("rect", **{"class": "seg c1"})] == [EVIL, EVIL]
+    assert [s["data-value"] for s in dom.having("rect", **{"class": "c0"})] == ["20", "10", "2000", "1500"]
+    assert [s["data-value"] for s in dom.having("rect", **{"class": "c1"})] == ["10", "1000"]
+    assert [(li["data-k"], li["data-topic"]) for li in dom.having("li")] == [("0", "OrderTopic"), ("1", EVIL)] * 2
     assert len(dom.having("rect", **{"class": "gap"})) == 2  # the middle bucket of both timelines
 
 
@@ -110,7 +91,7 @@ def test_a_topic_named_like_a_script_is_shown_as_text_and_never_runs(opened):
     assert page.read_text().count("<script") == 1  # the page's own
     assert sum(1 for t, _ in dom.tags if t == "script") == 1
     assert EVIL in "".join(dom.text)
-    assert dom.having("rect", data_topic=EVIL)
+    assert dom.having("rect", data_topic=EVIL)  # its queue's bar
     assert console(stderr) == []
 
 

@@ -1,7 +1,10 @@
 """A small picture (the document `rmqtool report` renders) built to the contract, with exact numbers:
-three one-second buckets, the middle one a gap; two topics, one named like a script."""
+three one-second buckets, the middle one a gap; two topics, one named like a script. And a reader of the
+page's elements, for the charts' unit tests and the browser's DOM alike."""
 
 from __future__ import annotations
+
+from html.parser import HTMLParser
 
 EVIL = "<script>alert(1)</script>"
 START = 1_700_000_000_000
@@ -49,3 +52,22 @@ def sample_picture(*, verified: bool = True) -> dict:
                                                  "firstOffset": 1024}],
                      "doctor": "1 problem: `rmqtool doctor /stores/s1` cuts 512 bytes"} if verified else None,
     }
+
+
+class Elements(HTMLParser):
+    """Every start tag of a document as (tag, attributes), and its text."""
+
+    def __init__(self, text: str):
+        super().__init__()
+        self.tags: list[tuple[str, dict[str, str | None]]] = []
+        self.text: list[str] = []
+        self.feed(text)
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append((tag, dict(attrs)))
+
+    def handle_data(self, data):
+        self.text.append(data)
+
+    def having(self, tag: str, **match: str) -> list[dict]:
+        return [a for t, a in self.tags if t == tag and all(a.get(k.replace("_", "-")) == v for k, v in match.items())]
