@@ -21,7 +21,7 @@ HEIGHT = 220  # px of the bars
 LEFT = 70  # px for the value axis
 AXIS = 40  # px under the bars for the time labels
 MARKER_ROW = 16  # px per consumer group marker row
-TICKS = 5
+TICKS = 4  # labels of about 140 px, a quarter of the axis apart, never overlap
 
 
 def series(timeline: dict, metric: str) -> list[tuple[str, list[int]]]:

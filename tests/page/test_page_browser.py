@@ -4,25 +4,35 @@ runs no script a store's string smuggles in, and asks the network for nothing.""
 
 from __future__ import annotations
 
+import importlib.util
 import json
+import os
 import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
-from cli_helpers import RUN_GUARD_S
+from cli_helpers import CONF, FIXTURE, RUN_GUARD_S, run
 from page_helpers import EVIL, Elements, sample_picture
 
 from rmqtool.page import render
 
 CHROMIUM = shutil.which("chromium")
-pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="no `chromium` on PATH (Debian's package `chromium`; "
-                                                          ".ci/run installs it with apt-get where it can)")
 CHARTS = 8  # two timelines, bytes per topic and per queue, segments, consumer lag, index fill and chains
 # no background traffic of the browser, and no name resolves: nothing can reach a network whatever the page does
 QUIET = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
          "--disable-component-update", "--disable-sync", "--disable-default-apps", "--disable-extensions",
          "--no-pings", "--host-resolver-rules=MAP * ~NOTFOUND"]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def installed():
+    """Skip only where chromium cannot be installed: a root with apt-get (CI, .ci/run) fails instead."""
+    if CHROMIUM is not None:
+        return
+    if shutil.which("apt-get") and os.geteuid() == 0:
+        pytest.fail("no `chromium` on PATH: install Debian's package (`apt-get install -y chromium`, as .ci/run does)")
+    pytest.skip("no `chromium` on PATH, and no apt-get run as root to install Debian's package `chromium`")
 
 
 def chromium(tmp: Path, page: Path, *args: str) -> subprocess.CompletedProcess:
@@ -131,3 +141,16 @@ def test_a_screenshot_of_the_page_is_a_png_of_the_window(tmp_path):
     head = shot.read_bytes()[:24]
     assert head[:8] == b"\x89PNG\r\n\x1a\n"
     assert (int.from_bytes(head[16:20], "big"), int.from_bytes(head[20:24], "big")) == (1280, 2400)
+
+
+@pytest.mark.skipif(importlib.util.find_spec("rmqtool.ops.picture") is None,
+                    reason="rmqtool.ops.picture (the picture `report` draws) is not in this tree")
+def test_the_fixture_stores_report_is_laid_out_quietly_and_asks_for_nothing(tmp_path):
+    page = tmp_path / "fixture-report.html"
+    out = run("report", FIXTURE, "--config", CONF, "--out", page)
+    assert out.returncode == 0, out.stderr
+    done = chromium(tmp_path, page, "--dump-dom")
+    charts = Elements(done.stdout).having("svg", **{"class": "chart"})
+    assert len(charts) == CHARTS and all(c.get("data-rendered") == "1" for c in charts)
+    assert console(done.stderr) == []
+    assert page_requests(tmp_path / "net.json") <= {page.as_uri()}
