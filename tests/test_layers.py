@@ -26,7 +26,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("engine",),
     ("structures",),
     ("files",),
-    ("report", "errors", "text", "__init__"),
+    ("report", "errors", "text", "page", "__init__"),
 )
 NOT_IN_STRUCTURES = ("engine", "ops", "load")
 
@@ -179,6 +179,12 @@ def test_no_two_structure_folders_import_each_other():
 
 def test_no_import_circle():
     assert import_circles(GRAPH) == []
+
+
+def test_the_page_imports_only_text_of_rmqtool():
+    """rmqtool.page draws a document it is given: nothing of the store layers, nor report or errors."""
+    assert sorted({b for a, bs in GRAPH.items() if top_of(a) == "page" for b in bs if top_of(b) != "page"}) \
+        == ["rmqtool.text"]
 
 
 def test_no_test_module_imports_another():

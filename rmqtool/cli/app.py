@@ -23,6 +23,7 @@ from rmqtool.cli import (
     rebuild,
     recover,
     replicas,
+    report,
     spark,
     verify,
 )
@@ -54,6 +55,7 @@ app.command("rebuild")(rebuild.rebuild)
 app.command("doctor")(doctor.doctor)
 app.command("export")(append.export)
 app.command("consumers")(consumers.consumers)
+app.command("report")(report.report)
 app.command("diff")(replicas.diff)
 app.command("hash")(replicas.hash_)
 app.add_typer(ha.app, name="ha")

@@ -163,6 +163,28 @@ def render(
     output.emit(result, "bench render", as_json)
 
 
+@app.command("report")
+def report(
+    store: Path | None = typer.Argument(None, help="Store to draw (read only); omitted: generate one.",
+                                        show_default=False),
+    messages: int = typer.Option(300_000, "--messages", min=1, help="Messages to generate."),
+    body_size: int = GENERATED_BODY_SIZE,
+    repeat: int = typer.Option(2, "--repeat", min=1, help="Timed runs of each; the fastest counts."),
+    as_json: bool = JSON,
+    config: Path | None = STORE_CONFIG,
+) -> None:
+    """`report` (the HTML page) against `info --json` on the same store, each a fresh process: seconds,
+    their ratio, peak RSS and the page's size.
+
+    Example: [bold]rmqtool bench report --messages 20000 --json[/]
+    """
+    from rmqtool.bench.report import run_report_bench
+
+    result = run_report_bench(store, messages=messages, body_size=body_size, repeat=repeat, config=config,
+                              progress=output.stderr if output.stderr.is_terminal else None)
+    output.emit(result, "bench report", as_json)
+
+
 @app.command("consumers")
 def consumers(
     store: Path | None = typer.Argument(None, help="Store to read (never written: the offsets go into a "

@@ -5,6 +5,7 @@ copies of fixtures/store, golden/basic, golden/v5-rocksdb and golden/ha, and on 
 
 from __future__ import annotations
 
+import importlib.util
 import io
 import json
 import re
@@ -327,6 +328,14 @@ BENCH_CASES = [  # the smallest sizes; those that time fresh processes take a fe
     Case("bench scale --json", "1 MB", lambda s: ["bench", "scale", s.tmp("scale"), "--gib", 0.001, "--chunks", 1,
                                                   "--lookups", 1, "--json"]),
 ]
+REPORT_CASES = [  # they draw the picture of ops/picture.py: skipped in a tree without it
+    Case("report --json", "fixture", lambda s: ["report", F, "--config", C, "--out", s.tmp("r.html"), "--json"]),
+    Case("report --json", "verified, bad CRC", lambda s: ["report", s.damaged(), "--config", C, "--verify", "--out",
+                                                          s.tmp("r.html"), "--json"]),
+    Case("bench report --json", "fixture", lambda s: ["bench", "report", F, "--config", C, "--repeat", 1, "--json"]),
+]
+NO_PICTURE = pytest.mark.skipif(importlib.util.find_spec("rmqtool.ops.picture") is None,
+                                reason="rmqtool.ops.picture (the picture `report` draws) is not in this tree")
 SPARK_CASES = [
     Case("spark-export --json", "fixture", lambda s: ["spark-export", F, "--config", C, "--out", s.tmp("out"),
                                                       "--json"]),
@@ -373,6 +382,12 @@ def run_case(case: Case, stores: Stores, checker: Checker) -> None:
 
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
 def test_json_output_has_a_field_the_doc_lacks_or_lacks_one_it_lists(case: Case, stores, checker):
+    run_case(case, stores, checker)
+
+
+@NO_PICTURE
+@pytest.mark.parametrize("case", REPORT_CASES, ids=[c.id for c in REPORT_CASES])
+def test_report_json_has_a_field_the_doc_lacks_or_lacks_one_it_lists(case: Case, stores, checker):
     run_case(case, stores, checker)
 
 
@@ -438,7 +453,7 @@ def _key(command: str) -> tuple[str, str]:
 def test_a_command_with_json_output_is_not_in_the_doc_or_not_run_against_it(checker):
     """Every command of the click tree with --json or --jsonl (and `ha serve --append`) has a section of the
     doc naming it, and a case above that runs it; every command a heading names is run."""
-    run = {c.command for c in (*CASES, *BENCH_CASES, *SPARK_CASES)} | set(HA_COMMANDS)
+    run = {c.command for c in (*CASES, *BENCH_CASES, *REPORT_CASES, *SPARK_CASES)} | set(HA_COMMANDS)
     named = {c for s in checker.sections.values() for c in s.commands}
     commands = json_commands()
     assert not [c for c in commands if not checker.sections_of(c)], "commands no heading of docs/json-schema.md names"

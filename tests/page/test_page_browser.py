@@ -1,0 +1,156 @@
+"""The report page in a real browser: Debian's headless `chromium` lays it out (every chart marked
+`data-rendered="1"` by the page's script, its numbers readable from the DOM), logs nothing to the console,
+runs no script a store's string smuggles in, and asks the network for nothing."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from cli_helpers import CONF, FIXTURE, RUN_GUARD_S, run
+from page_helpers import EVIL, Elements, sample_picture
+
+from rmqtool.page import render
+
+CHROMIUM = shutil.which("chromium")
+CHARTS = 8  # two timelines, bytes per topic and per queue, segments, consumer lag, index fill and chains
+# no background traffic of the browser, and no name resolves: nothing can reach a network whatever the page does
+QUIET = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
+         "--disable-component-update", "--disable-sync", "--disable-default-apps", "--disable-extensions",
+         "--no-pings", "--host-resolver-rules=MAP * ~NOTFOUND"]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def installed():
+    """Skip only where chromium cannot be installed: a root with apt-get (CI, .ci/run) fails instead."""
+    if CHROMIUM is not None:
+        return
+    if shutil.which("apt-get") and os.geteuid() == 0:
+        pytest.fail("no `chromium` on PATH: install Debian's package (`apt-get install -y chromium`, as .ci/run does)")
+    pytest.skip("no `chromium` on PATH, and no apt-get run as root to install Debian's package `chromium`")
+
+
+def chromium(tmp: Path, page: Path, *args: str) -> subprocess.CompletedProcess:
+    """One headless chromium on `page` with its own profile in `tmp`, console and net log on."""
+    return subprocess.run([CHROMIUM, *QUIET, f"--user-data-dir={tmp / 'profile'}", "--enable-logging=stderr",
+                           "--v=0", f"--log-net-log={tmp / 'net.json'}", *args, page.as_uri()],
+                          capture_output=True, text=True, timeout=RUN_GUARD_S)
+
+
+def console(stderr: str) -> list[str]:
+    """The page's console messages in chromium's log."""
+    return [line for line in stderr.splitlines() if ":CONSOLE" in line]
+
+
+def page_requests(net_log: Path) -> set[str]:
+    """Every URL a page of a file:// site asked for (the browser's own requests have another site)."""
+    doc = json.loads(net_log.read_text())
+    start = doc["constants"]["logEventTypes"]["URL_REQUEST_START_JOB"]
+    return {e["params"]["url"] for e in doc["events"] if e["type"] == start
+            and "file://" in e["params"].get("network_isolation_key", "") + e["params"].get("site_for_cookies", "")}
+
+
+@pytest.fixture(scope="module")
+def opened(tmp_path_factory):
+    """The sample picture's page, its DOM after the script ran, chromium's stderr and the page's requests."""
+    tmp = tmp_path_factory.mktemp("browser")
+    page = tmp / "report.html"
+    page.write_text(render(sample_picture()), encoding="utf-8")
+    done = chromium(tmp, page, "--dump-dom")
+    assert done.returncode == 0, done.stderr[-2000:]
+    return page, Elements(done.stdout), done.stderr, page_requests(tmp / "net.json")
+
+
+def test_every_chart_is_laid_out_by_the_browser(opened):
+    _, dom, _, _ = opened
+    charts = dom.having("svg", **{"class": "chart"})
+    assert len(charts) == CHARTS
+    assert [c["data-chart"] for c in charts if c.get("data-rendered") != "1"] == []
+    assert all(int(c["data-width"]) > 0 and int(c["data-height"]) > 0 for c in charts)
+
+
+def test_the_timeline_buckets_read_back_with_the_gap_empty(opened):
+    _, dom, _, _ = opened
+    buckets = dom.having("g", **{"class": "bucket"})
+    assert [(b["data-messages"], b["data-bytes"]) for b in buckets] == [("30", "3000"), ("0", "0"), ("10", "1500")] * 2
+    assert [s["data-value"] for s in dom.having("rect", **{"class": "c0"})] == ["20", "10", "2000", "1500"]
+    assert [s["data-value"] for s in dom.having("rect", **{"class": "c1"})] == ["10", "1000"]
+    assert [(li["data-k"], li["data-topic"]) for li in dom.having("li")] == [("0", "OrderTopic"), ("1", EVIL)] * 2
+    assert len(dom.having("rect", **{"class": "gap"})) == 2  # the middle bucket of both timelines
+
+
+def test_the_bars_read_back_as_the_picture_says(opened):
+    _, dom, _, _ = opened
+    assert [(b["data-label"], b["data-value"]) for b in dom.having("rect", **{"class": "bar"}) if "data-max" in b] \
+        == [("20231114221320000", "31"), ("20231114221322000", "14")]
+    assert [b["data-value"] for b in dom.having("rect", data_group="billing")] == ["8", "4"]
+    assert [(c["data-group"], c["data-committed-ms"]) for c in dom.having("g", **{"class": "committed"})] \
+        == [("billing", "1700000000500")]
+    assert [c["data-used"] for c in dom.having("rect", **{"class": "cell"})] == ["4096", "904"]
+    assert [(d["data-lo"], d["data-hi"], d["data-kind"]) for d in dom.having("rect", **{"class": "damaged"})] \
+        == [("1024", "1536", "bad-crc")]
+
+
+def test_a_topic_named_like_a_script_is_shown_as_text_and_never_runs(opened):
+    page, dom, stderr, _ = opened
+    assert page.read_text().count("<script") == 1  # the page's own
+    assert sum(1 for t, _ in dom.tags if t == "script") == 1
+    assert EVIL in "".join(dom.text)
+    assert dom.having("rect", data_topic=EVIL)  # its queue's bar
+    assert console(stderr) == []
+
+
+def test_the_page_writes_nothing_to_the_console(opened):
+    assert console(opened[2]) == []
+
+
+def test_no_request_leaves_the_page(opened):
+    page, _, _, requests = opened
+    assert requests <= {page.as_uri()}
+
+
+def test_the_request_check_sees_a_page_that_fetches_an_image(tmp_path):
+    """The check above is not blind: a page without the policy that loads an image is caught."""
+    page = tmp_path / "leaky.html"
+    page.write_text('<!DOCTYPE html><html><body><img src="http://example.invalid/x.png"></body></html>')
+    chromium(tmp_path, page, "--dump-dom")
+    assert page_requests(tmp_path / "net.json") == {"http://example.invalid/x.png"}
+
+
+def test_the_policy_blocks_an_image_and_the_console_says_so(tmp_path):
+    """With the page's Content-Security-Policy the same image is refused before any request, and logged."""
+    page = tmp_path / "blocked.html"
+    head = render(sample_picture()).split("<style>")[0]
+    page.write_text(f'{head}</head><body><img src="http://example.invalid/x.png"></body></html>')
+    done = chromium(tmp_path, page, "--dump-dom")
+    assert page_requests(tmp_path / "net.json") == set()
+    assert any("Content Security Policy" in line for line in console(done.stderr))
+
+
+def test_a_screenshot_of_the_page_is_a_png_of_the_window(tmp_path):
+    page = tmp_path / "report.html"
+    page.write_text(render(sample_picture(verified=False)), encoding="utf-8")
+    shot = tmp_path / "shot.png"
+    done = chromium(tmp_path, page, f"--screenshot={shot}", "--window-size=1280,2400", "--hide-scrollbars")
+    assert done.returncode == 0, done.stderr[-2000:]
+    head = shot.read_bytes()[:24]
+    assert head[:8] == b"\x89PNG\r\n\x1a\n"
+    assert (int.from_bytes(head[16:20], "big"), int.from_bytes(head[20:24], "big")) == (1280, 2400)
+
+
+@pytest.mark.skipif(importlib.util.find_spec("rmqtool.ops.picture") is None,
+                    reason="rmqtool.ops.picture (the picture `report` draws) is not in this tree")
+def test_the_fixture_stores_report_is_laid_out_quietly_and_asks_for_nothing(tmp_path):
+    page = tmp_path / "fixture-report.html"
+    out = run("report", FIXTURE, "--config", CONF, "--out", page)
+    assert out.returncode == 0, out.stderr
+    done = chromium(tmp_path, page, "--dump-dom")
+    charts = Elements(done.stdout).having("svg", **{"class": "chart"})
+    assert len(charts) == CHARTS and all(c.get("data-rendered") == "1" for c in charts)
+    assert console(done.stderr) == []
+    assert page_requests(tmp_path / "net.json") <= {page.as_uri()}
