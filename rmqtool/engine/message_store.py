@@ -278,6 +278,12 @@ class MessageStore:
             cp.index = self.index.last_full_end_timestamp or cp.index
         cp.flush()
 
+    def register_written(self) -> None:
+        """Merge the topics written into config/topics.json (with `register_topics`; nothing changes when it
+        holds them already)."""
+        if self.register_topics and self.written:
+            register(self.paths.root, queues_to_register(self.paths.root, self.written))
+
     def close(self) -> None:
         """Clean shutdown: flush everything, write the checkpoint, remove `abort`, release the lock."""
         if self.commitlog is None:
@@ -294,8 +300,7 @@ class MessageStore:
             self.flush()
             self._close_files()
             remove_abort(self.paths.abort)
-            if self.register_topics and self.written:
-                register(self.paths.root, queues_to_register(self.paths.root, self.written))
+            self.register_written()  # nothing left to change after a transaction, which registers before it commits
         finally:
             self._lock.release()
 
