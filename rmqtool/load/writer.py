@@ -74,7 +74,8 @@ Written = Callable[[int, np.ndarray, np.ndarray], None]  # (first row, physical 
 def load(root, source: Source, opts: LoadOptions, *, flush: str | None = None, batch_size: int | None = None,
          register_topics: bool = True, progress: Progress | None = None, delayed: bool = True,
          clock: Callable[[], int] | None = None, skip_existing: bool = False,
-         on_written: Written | None = None, command: str = "import", repack: bool = False) -> LoadSummary:
+         on_written: Written | None = None, command: str = "import", repack: bool = False,
+         committed: Callable[[LoadSummary], None] | None = None) -> LoadSummary:
     """Write every row of `source` into the store at `root` (created when missing). An export's
     records go back as they were stored; producer rows become a producer's messages, in broker
     batches of up to `batch_size` when given. A refused row is an RmqError naming it; the
@@ -85,7 +86,9 @@ def load(root, source: Source, opts: LoadOptions, *, flush: str | None = None, b
     write is a transaction (engine/journal.py) named `command`: interrupted, it is rolled back. With
     `repack` an export's records are written as the broker would have appended them to this store: at the
     write position, one after another, their queue offsets continuing each queue's (their offset msgIds
-    change); everything else of each record is kept."""
+    change); everything else of each record is kept. `committed` hears of the summary the moment the write
+    commits, before the store is closed: a writer killed after the commit and before its report leaves a write
+    that is in though unreported, so the report comes as soon as it can (docs/commands.md: the resume point)."""
     stored = is_export(source)
     held = root if isinstance(root, MessageStore) else None
     opened = held.opened if held else root if isinstance(root, Store) else open_store(root, opts.cfg)
@@ -123,6 +126,8 @@ def load(root, source: Source, opts: LoadOptions, *, flush: str | None = None, b
         summary.end_offset = log.max_offset
         summary.bytes = summary.end_offset - summary.first_offset
         summary.skipped = existing.skipped if existing else 0
+        if committed is not None:
+            committed(summary)
     except BaseException:
         if store is not None and held is None:
             store.close()
