@@ -1,12 +1,12 @@
 """The write journal: a write into an existing store (import, append --batch, append) is all or nothing.
 
 Before its first byte the writer records where every structure of the store ends (a `WriteMark`) in
-`STORE/.rmqtool-write-journal`, synced. Removing the journal, once all that was written is durable,
-is the commit. An interrupt the writer sees (SIGINT, SIGTERM, a full disk, any error) rolls back at
-once through the mark it holds. After a SIGKILL the next writer to open the store, and `recover`,
-find the journal and roll back first: the commitlog is cut at the mark (later segments removed, the
-holding segment zeroed past it), the store is opened as after a crash, and its queues and index are
-undone to the mark.
+`STORE/.rmqtool-write-journal`, synced. Removing the journal, once all that was written is durable
+and the store is closed clean (`abort` gone), is the commit. An interrupt the writer sees (SIGINT,
+SIGTERM, a full disk, any error) rolls back at once through the mark it holds. After a SIGKILL the
+next writer to open the store, and `recover`, find the journal and roll back first: the commitlog is
+cut at the mark (later segments removed, the holding segment zeroed past it), the store is opened as
+after a crash, and its queues, index, checkpoint and topic table are undone to the mark.
 """
 
 from __future__ import annotations

@@ -74,6 +74,7 @@ class MessageStore:
         self.acks = acks
         self.sync_master = acks is not None and self.cfg.brokerRole == SYNC_MASTER
         self.written: dict[str, int] = {}  # topic -> queues it needs (highest queue id written + 1)
+        self.commit_at_close = False  # a journaled write is whole: close removes its journal once clean
         self.commitlog: CommitLog | None = None
         self.queues: dict[tuple[str, int], ConsumeQueue] = {}
         self.index: IndexService | None = None
@@ -301,6 +302,8 @@ class MessageStore:
             self._close_files()
             remove_abort(self.paths.abort)
             self.register_written()  # nothing left to change after a transaction, which registers before it commits
+            if self.commit_at_close:  # a write's commit (engine.rollback.transaction): the store is clean now
+                journal.clear(self.paths)
         finally:
             self._lock.release()
 

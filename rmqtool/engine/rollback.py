@@ -44,6 +44,7 @@ class OpenStore(Protocol):
     written: dict[str, int]
     register_topics: bool
     checkpoint: CheckpointFile
+    commit_at_close: bool
 
     def dispatch(self) -> None: ...
 
@@ -75,9 +76,10 @@ def mark(store: OpenStore) -> WriteMark:
 def transaction(store: OpenStore, command: str, *, journaled: bool = True) -> Iterator[WriteMark]:
     """What is written inside is all or nothing: on any exception (SIGINT, SIGTERM, a full disk) it is
     rolled back at once; with `journaled`, a journal synced before the first byte lets the next writer
-    roll it back after a SIGKILL, and its removal once all is durable is the commit. All is durable: the
-    commitlog, queues, index and checkpoint, and the topic table the write registers (a table written after the
-    commit was lost to a SIGKILL between the two, leaving the new messages under topics the table lacked)."""
+    roll it back after a SIGKILL. The commit is the journal's removal by the store's clean close, once all
+    is durable (the commitlog, queues, index, checkpoint and the topic table the write registers) and `abort`
+    is gone: a write killed at any moment is rolled back or whole, never whole but for a file written after
+    its commit (the topic table was once) nor left to the crash recovery `abort` asks for."""
     before = mark(store)
     try:
         if journaled:  # an interrupt while it is made: the roll back below finds nothing to undo, and removes it
@@ -97,8 +99,7 @@ def transaction(store: OpenStore, command: str, *, journaled: bool = True) -> It
                               f"was") from None
         raise
     if journaled:
-        with uninterrupted():  # the commit: a signal now would leave a whole write that the next writer undoes
-            journal.clear(store.paths)
+        store.commit_at_close = True
 
 
 def roll_back(store: OpenStore, m: WriteMark) -> None:

@@ -87,8 +87,8 @@ def load(root, source: Source, opts: LoadOptions, *, flush: str | None = None, b
     `repack` an export's records are written as the broker would have appended them to this store: at the
     write position, one after another, their queue offsets continuing each queue's (their offset msgIds
     change); everything else of each record is kept. `committed` hears of the summary the moment the write
-    commits, before the store is closed: a writer killed after the commit and before its report leaves a write
-    that is in though unreported, so the report comes as soon as it can (docs/commands.md: the resume point)."""
+    commits: a writer killed after the commit and before its report leaves a write that is in though
+    unreported, so the report comes as soon as it can (docs/commands.md: the resume point)."""
     stored = is_export(source)
     held = root if isinstance(root, MessageStore) else None
     opened = held.opened if held else root if isinstance(root, Store) else open_store(root, opts.cfg)
@@ -126,8 +126,6 @@ def load(root, source: Source, opts: LoadOptions, *, flush: str | None = None, b
         summary.end_offset = log.max_offset
         summary.bytes = summary.end_offset - summary.first_offset
         summary.skipped = existing.skipped if existing else 0
-        if committed is not None:
-            committed(summary)
     except BaseException:
         if store is not None and held is None:
             store.close()
@@ -135,7 +133,9 @@ def load(root, source: Source, opts: LoadOptions, *, flush: str | None = None, b
             shutil.rmtree(opened.root, ignore_errors=True)
         raise
     if held is None:
-        store.close()
+        store.close()  # the commit
+    if committed is not None:
+        committed(summary)
     return summary
 
 
