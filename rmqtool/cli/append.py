@@ -157,10 +157,10 @@ def append(
 
         source = Source(batch, "jsonl")
         with output.progress("append", None) as advance:
-            load(store, source, load_options(cfg, None, queues, None, store_host), flush=flush,
-                 batch_size=batch_size, register_topics=register_topics, progress=advance,
-                 command="append --batch",
-                 committed=lambda done: output.emit_now(done.to_json(), "appended", as_json))
+            summary = load(store, source, load_options(cfg, None, queues, None, store_host), flush=flush,
+                           batch_size=batch_size, register_topics=register_topics, progress=advance,
+                           command="append --batch")
+        output.emit_now(summary.to_json(), "appended", as_json)
         return
     if not topic:
         raise RmqError("give --topic (or --batch FILE)")
@@ -236,8 +236,8 @@ def import_(
         raise RmqError("--repack and --skip-existing exclude each other: repacked records have new offsets")
     with output.progress("import", None) as advance:
         summary = load(store, open_input(source), opts, flush=flush, register_topics=register_topics, progress=advance,
-                       skip_existing=skip_existing, repack=repack,
-                       committed=lambda done: output.emit_now(done.to_json(), "imported", as_json))
+                       skip_existing=skip_existing, repack=repack)
+    output.emit_now(summary.to_json(), "imported", as_json)
     if summary.repacked and not as_json:
         output.note("import: the records were written at new offsets: their offset msgIds changed (their "
                     "UNIQ_KEY client msgIds did not)")

@@ -88,7 +88,7 @@ def emit(doc: dict, title: str, as_json: bool) -> None:
 
 
 def emit_now(doc: dict, title: str, as_json: bool) -> None:
-    """`emit`, flushed at once: a write's report, printed the moment it commits."""
+    """`emit`, flushed at once: a write's report, which a SIGKILL must not find in a pipe's buffer."""
     emit(doc, title, as_json)
     sys.stdout.flush()
 

@@ -3,11 +3,11 @@
 A load writes at the tail of every structure: the commitlog past its end, consume-queue entries
 past each queue's end (new queues in new folders), index entries past the newest file's count
 (new index files after it), and it merges its topics into config/topics.json. So the undo is a
-truncation of each: segments and queue files are
-cut back and zeroed where they were zero, files made since the mark are deleted, and the newest
-index file gets its header back, its new entries zeroed and each slot they touched pointed at
-the entry it pointed at before (the first new entry of a slot remembers it as its prevIndex); the
-topic table's files get their bytes back.
+truncation of each: segments and queue files are cut back and zeroed where they were zero, files
+made since the mark are deleted, and the newest index file gets its header back, its new entries
+zeroed and each slot they touched pointed at the entry it pointed at before (the first new entry of
+a slot remembers it as its prevIndex); the checkpoint's times and the topic table's files get their
+values and bytes back.
 """
 
 from __future__ import annotations

@@ -74,8 +74,7 @@ Written = Callable[[int, np.ndarray, np.ndarray], None]  # (first row, physical 
 def load(root, source: Source, opts: LoadOptions, *, flush: str | None = None, batch_size: int | None = None,
          register_topics: bool = True, progress: Progress | None = None, delayed: bool = True,
          clock: Callable[[], int] | None = None, skip_existing: bool = False,
-         on_written: Written | None = None, command: str = "import", repack: bool = False,
-         committed: Callable[[LoadSummary], None] | None = None) -> LoadSummary:
+         on_written: Written | None = None, command: str = "import", repack: bool = False) -> LoadSummary:
     """Write every row of `source` into the store at `root` (created when missing). An export's
     records go back as they were stored; producer rows become a producer's messages, in broker
     batches of up to `batch_size` when given. A refused row is an RmqError naming it; the
@@ -86,9 +85,8 @@ def load(root, source: Source, opts: LoadOptions, *, flush: str | None = None, b
     write is a transaction (engine/journal.py) named `command`: interrupted, it is rolled back. With
     `repack` an export's records are written as the broker would have appended them to this store: at the
     write position, one after another, their queue offsets continuing each queue's (their offset msgIds
-    change); everything else of each record is kept. `committed` hears of the summary the moment the write
-    commits: a writer killed after the commit and before its report leaves a write that is in though
-    unreported, so the report comes as soon as it can (docs/commands.md: the resume point)."""
+    change); everything else of each record is kept. The write commits as the store closes, just before this
+    returns: a caller reports it at once (docs/commands.md: a killed writer's report is the resume point)."""
     stored = is_export(source)
     held = root if isinstance(root, MessageStore) else None
     opened = held.opened if held else root if isinstance(root, Store) else open_store(root, opts.cfg)
@@ -134,8 +132,6 @@ def load(root, source: Source, opts: LoadOptions, *, flush: str | None = None, b
         raise
     if held is None:
         store.close()  # the commit
-    if committed is not None:
-        committed(summary)
     return summary
 
 
