@@ -152,18 +152,29 @@ def _main(argv: list[str] | None) -> None:
 
 
 def _interrupt(signum, frame) -> None:
-    raise KeyboardInterrupt
+    _ctrl_c(signum, frame)
 
 
 def _ctrl_c(signum, frame) -> None:
     """Ctrl-C as a KeyboardInterrupt; a module cut while it loads may leave objects whose `__del__` fails as
     they go: that is not shown."""
+    global _signal
+    _signal = signum
     sys.unraisablehook = _quiet
     raise KeyboardInterrupt
 
 
+_signal = signal.SIGINT  # the last interrupt's
+
+
 def _quiet(unraisable) -> None:
-    pass
+    """Nothing shown; an interrupt that landed in a callback Python cannot raise from (a weakref's, a `__del__`:
+    printed as "Exception ignored" and lost) comes again on the main thread."""
+    if isinstance(unraisable.exc_value, KeyboardInterrupt):  # from another thread, once out of this hook
+        import _thread
+        import threading
+
+        threading.Timer(0.05, _thread.interrupt_main, (_signal,)).start()
 
 
 def _command_for(args: list[str]):
