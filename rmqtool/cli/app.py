@@ -107,7 +107,7 @@ def _main(argv: list[str] | None) -> None:
 
     args = sys.argv[1:] if argv is None else argv
     command = _command_for(args)
-    signal.signal(signal.SIGTERM, _interrupt)  # SIGTERM ends a command as Ctrl-C does: cleaned up, exit 143
+    signal.signal(signal.SIGTERM, _ctrl_c)  # SIGTERM ends a command as Ctrl-C does: cleaned up, exit 143
     try:
         with output.scan_progress(" ".join(a for a in args[:2] if not a.startswith("-"))):
             code = command.main(args=args, prog_name="rmqtool", standalone_mode=False)
@@ -164,21 +164,23 @@ def _stopped_code() -> int:
     return EXIT_TERMINATED if _STOPPED_BY[:1] == [signal.SIGTERM] else EXIT_INTERRUPTED
 
 
-def _interrupt(signum, frame) -> None:
-    _STOPPED_BY.append(signum)
-    raise KeyboardInterrupt
-
-
 def _ctrl_c(signum, frame) -> None:
-    """Ctrl-C as a KeyboardInterrupt; a module cut while it loads may leave objects whose `__del__` fails as
-    they go: that is not shown."""
+    """Ctrl-C (or SIGTERM) as a KeyboardInterrupt, the signal kept for the exit code; a module cut while it loads
+    may leave objects whose `__del__` fails as they go: that is not shown."""
     _STOPPED_BY.append(signum)
     sys.unraisablehook = _quiet
     raise KeyboardInterrupt
 
 
 def _quiet(unraisable) -> None:
-    pass
+    """Nothing shown; an interrupt that landed in a callback Python cannot raise from (a weakref's, a `__del__`:
+    printed as "Exception ignored" and lost) comes again on the main thread."""
+    if isinstance(unraisable.exc_value, KeyboardInterrupt):  # from another thread, once out of this hook
+        import _thread
+        import threading
+
+        last = _STOPPED_BY[-1] if _STOPPED_BY else signal.SIGINT
+        threading.Timer(0.05, _thread.interrupt_main, (last,)).start()
 
 
 def _command_for(args: list[str]):

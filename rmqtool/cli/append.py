@@ -160,7 +160,7 @@ def append(
             summary = load(store, source, load_options(cfg, None, queues, None, store_host), flush=flush,
                            batch_size=batch_size, register_topics=register_topics, progress=advance,
                            command="append --batch")
-        output.emit(summary.to_json(), "appended", as_json)
+        output.emit_now(summary.to_json(), "appended", as_json)
         return
     if not topic:
         raise RmqError("give --topic (or --batch FILE)")
@@ -237,7 +237,7 @@ def import_(
     with output.progress("import", None) as advance:
         summary = load(store, open_input(source), opts, flush=flush, register_topics=register_topics, progress=advance,
                        skip_existing=skip_existing, repack=repack)
-    output.emit(summary.to_json(), "imported", as_json)
+    output.emit_now(summary.to_json(), "imported", as_json)
     if summary.repacked and not as_json:
         output.note("import: the records were written at new offsets: their offset msgIds changed (their "
                     "UNIQ_KEY client msgIds did not)")

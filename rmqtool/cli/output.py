@@ -87,6 +87,12 @@ def emit(doc: dict, title: str, as_json: bool) -> None:
         _console("stdout").print(key_values(title, doc))
 
 
+def emit_now(doc: dict, title: str, as_json: bool) -> None:
+    """`emit`, flushed at once: a write's report, which a SIGKILL must not find in a pipe's buffer."""
+    emit(doc, title, as_json)
+    sys.stdout.flush()
+
+
 def emit_jsonl(objects: Iterable[dict]) -> None:
     write = sys.stdout.write
     dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode

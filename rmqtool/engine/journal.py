@@ -1,12 +1,12 @@
 """The write journal: a write into an existing store (import, append --batch, append) is all or nothing.
 
 Before its first byte the writer records where every structure of the store ends (a `WriteMark`) in
-`STORE/.rmqtool-write-journal`, synced. Removing the journal, once all that was written is durable,
-is the commit. An interrupt the writer sees (SIGINT, SIGTERM, a full disk, any error) rolls back at
-once through the mark it holds. After a SIGKILL the next writer to open the store, and `recover`,
-find the journal and roll back first: the commitlog is cut at the mark (later segments removed, the
-holding segment zeroed past it), the store is opened as after a crash, and its queues and index are
-undone to the mark.
+`STORE/.rmqtool-write-journal`, synced. Removing the journal, once all that was written is durable
+and the store is closed clean (`abort` gone), is the commit. An interrupt the writer sees (SIGINT,
+SIGTERM, a full disk, any error) rolls back at once through the mark it holds. After a SIGKILL the
+next writer to open the store, and `recover`, find the journal and roll back first: the commitlog is
+cut at the mark (later segments removed, the holding segment zeroed past it), the store is opened as
+after a crash, and its queues, index, checkpoint and topic table are undone to the mark.
 """
 
 from __future__ import annotations
@@ -41,6 +41,9 @@ class WriteMark:
     index_files: int = 0
     index_header: bytes = b""
     index_last_full: int = 0
+    checkpoint: tuple[int, int, int] | None = None  # physic, logics, index times (None: a journal without them)
+    topics_taken: bool = False  # the topic table's files were kept below: the write registers its topics
+    topics: dict[str, bytes | None] | None = None  # config/topics.json and its .bak/.tmp (None: no config/)
 
 
 def journal_path(paths: StorePaths) -> Path:
@@ -81,7 +84,8 @@ def mark_of(doc: dict) -> WriteMark:
     m = doc["mark"]
     return WriteMark(m["commitlogEnd"], m["lastStoreTimestamp"], {_key(k): v for k, v in m["table"].items()},
                      {_key(k): tuple(v) for k, v in m["queueEnds"].items()}, m["logicsTimestamp"], m["written"],
-                     m["indexFiles"], base64.b64decode(m["indexHeader"]), m["indexLastFull"])
+                     m["indexFiles"], base64.b64decode(m["indexHeader"]), m["indexLastFull"],
+                     tuple(m["checkpoint"]) if "checkpoint" in m else None, "topics" in m, _files_of(m.get("topics")))
 
 
 def cut_commitlog(paths: StorePaths, end: int, segment_size: int) -> None:
@@ -136,7 +140,21 @@ def _mark_json(mark: WriteMark) -> dict:
             "table": {_name(k): v for k, v in m["table"].items()},
             "queueEnds": {_name(k): list(v) for k, v in m["queue_ends"].items()},
             "logicsTimestamp": m["logics_timestamp"], "written": m["written"], "indexFiles": m["index_files"],
-            "indexHeader": base64.b64encode(m["index_header"]).decode(), "indexLastFull": m["index_last_full"]}
+            "indexHeader": base64.b64encode(m["index_header"]).decode(), "indexLastFull": m["index_last_full"],
+            **({"checkpoint": list(mark.checkpoint)} if mark.checkpoint is not None else {}),
+            **({"topics": _files_json(mark.topics)} if mark.topics_taken else {})}
+
+
+def _files_json(files: dict[str, bytes | None] | None) -> dict | None:
+    if files is None:
+        return None
+    return {k: None if v is None else base64.b64encode(v).decode() for k, v in files.items()}
+
+
+def _files_of(doc: dict | None) -> dict[str, bytes | None] | None:
+    if doc is None:
+        return None
+    return {k: None if v is None else base64.b64decode(v) for k, v in doc.items()}
 
 
 def _name(key: tuple[str, int]) -> str:

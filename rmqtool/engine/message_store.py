@@ -74,6 +74,7 @@ class MessageStore:
         self.acks = acks
         self.sync_master = acks is not None and self.cfg.brokerRole == SYNC_MASTER
         self.written: dict[str, int] = {}  # topic -> queues it needs (highest queue id written + 1)
+        self.commit_at_close = False  # a journaled write is whole: close removes its journal once clean
         self.commitlog: CommitLog | None = None
         self.queues: dict[tuple[str, int], ConsumeQueue] = {}
         self.index: IndexService | None = None
@@ -278,6 +279,12 @@ class MessageStore:
             cp.index = self.index.last_full_end_timestamp or cp.index
         cp.flush()
 
+    def register_written(self) -> None:
+        """Merge the topics written into config/topics.json (with `register_topics`; nothing changes when it
+        holds them already)."""
+        if self.register_topics and self.written:
+            register(self.paths.root, queues_to_register(self.paths.root, self.written))
+
     def close(self) -> None:
         """Clean shutdown: flush everything, write the checkpoint, remove `abort`, release the lock."""
         if self.commitlog is None:
@@ -294,8 +301,9 @@ class MessageStore:
             self.flush()
             self._close_files()
             remove_abort(self.paths.abort)
-            if self.register_topics and self.written:
-                register(self.paths.root, queues_to_register(self.paths.root, self.written))
+            self.register_written()  # nothing left to change after a transaction, which registers before it commits
+            if self.commit_at_close:  # a write's commit (engine.rollback.transaction): the store is clean now
+                journal.clear(self.paths)
         finally:
             self._lock.release()
 

@@ -2,10 +2,12 @@
 
 A load writes at the tail of every structure: the commitlog past its end, consume-queue entries
 past each queue's end (new queues in new folders), index entries past the newest file's count
-(new index files after it). So the undo is a truncation of each: segments and queue files are
-cut back and zeroed where they were zero, files made since the mark are deleted, and the newest
-index file gets its header back, its new entries zeroed and each slot they touched pointed at
-the entry it pointed at before (the first new entry of a slot remembers it as its prevIndex).
+(new index files after it), and it merges its topics into config/topics.json. So the undo is a
+truncation of each: segments and queue files are cut back and zeroed where they were zero, files
+made since the mark are deleted, and the newest index file gets its header back, its new entries
+zeroed and each slot they touched pointed at the entry it pointed at before (the first new entry of
+a slot remembers it as its prevIndex); the checkpoint's times and the topic table's files get their
+values and bytes back.
 """
 
 from __future__ import annotations
@@ -24,6 +26,9 @@ from rmqtool.errors import Interrupted
 from rmqtool.files.paths import StorePaths
 from rmqtool.files.signals import uninterrupted
 from rmqtool.structures import index
+from rmqtool.structures.checkpoint.file import CheckpointFile
+from rmqtool.structures.config import persist
+from rmqtool.structures.config.topics import topics_path
 from rmqtool.structures.consumequeue.queue import ConsumeQueue
 
 
@@ -37,10 +42,15 @@ class OpenStore(Protocol):
     index: IndexService | None
     dispatcher: Dispatcher
     written: dict[str, int]
+    register_topics: bool
+    checkpoint: CheckpointFile
+    commit_at_close: bool
 
     def dispatch(self) -> None: ...
 
     def flush(self) -> None: ...
+
+    def register_written(self) -> None: ...
 
 
 def mark(store: OpenStore) -> WriteMark:
@@ -50,11 +60,15 @@ def mark(store: OpenStore) -> WriteMark:
     m = WriteMark(log.max_offset, log.last_store_timestamp, dict(log.table),
                   {k: (cq.files.max_offset, cq.max_physical_end) for k, cq in store.queues.items()},
                   store.dispatcher.last_logics_timestamp, dict(store.written))
+    cp = store.checkpoint
+    m.checkpoint = (cp.physic, cp.logics, cp.index)  # the commit's flush writes new ones (an index file filled)
     if store.index is not None:
         m.index_files = len(store.index.files)
         m.index_last_full = store.index.last_full_end_timestamp
         if store.index.files:
             m.index_header = index.header_bytes(store.index.files[-1].mf.map)
+    if store.register_topics:
+        m.topics_taken, m.topics = True, persist.snapshot(topics_path(store.paths.root))
     return m
 
 
@@ -62,7 +76,10 @@ def mark(store: OpenStore) -> WriteMark:
 def transaction(store: OpenStore, command: str, *, journaled: bool = True) -> Iterator[WriteMark]:
     """What is written inside is all or nothing: on any exception (SIGINT, SIGTERM, a full disk) it is
     rolled back at once; with `journaled`, a journal synced before the first byte lets the next writer
-    roll it back after a SIGKILL, and its removal once all is durable is the commit."""
+    roll it back after a SIGKILL. The commit is the journal's removal by the store's clean close, once all
+    is durable (the commitlog, queues, index, checkpoint and the topic table the write registers) and `abort`
+    is gone: a write killed at any moment is rolled back or whole, never whole but for a file written after
+    its commit (the topic table was once) nor left to the crash recovery `abort` asks for."""
     before = mark(store)
     try:
         if journaled:  # an interrupt while it is made: the roll back below finds nothing to undo, and removes it
@@ -70,6 +87,7 @@ def transaction(store: OpenStore, command: str, *, journaled: bool = True) -> It
         yield before
         if journaled:
             store.flush()
+        store.register_written()
     except BaseException as e:
         with uninterrupted():
             roll_back(store, before)
@@ -81,8 +99,7 @@ def transaction(store: OpenStore, command: str, *, journaled: bool = True) -> It
                               f"was") from None
         raise
     if journaled:
-        with uninterrupted():  # the commit: a signal now would leave a whole write that the next writer undoes
-            journal.clear(store.paths)
+        store.commit_at_close = True
 
 
 def roll_back(store: OpenStore, m: WriteMark) -> None:
@@ -108,6 +125,11 @@ def roll_back(store: OpenStore, m: WriteMark) -> None:
         store.dispatcher.last_store_timestamp = m.last_store_timestamp
         store.written.clear()
         store.written.update(m.written)
+        if m.checkpoint is not None:
+            cp = store.checkpoint
+            cp.physic, cp.logics, cp.index = m.checkpoint
+        if m.topics_taken:
+            persist.restore(topics_path(store.paths.root), m.topics)
 
 
 def _drop_queue(store: OpenStore, key: tuple[str, int]) -> None:

@@ -85,7 +85,8 @@ def load(root, source: Source, opts: LoadOptions, *, flush: str | None = None, b
     write is a transaction (engine/journal.py) named `command`: interrupted, it is rolled back. With
     `repack` an export's records are written as the broker would have appended them to this store: at the
     write position, one after another, their queue offsets continuing each queue's (their offset msgIds
-    change); everything else of each record is kept."""
+    change); everything else of each record is kept. The write commits as the store closes, just before this
+    returns: a caller reports it at once (docs/commands.md: a killed writer's report is the resume point)."""
     stored = is_export(source)
     held = root if isinstance(root, MessageStore) else None
     opened = held.opened if held else root if isinstance(root, Store) else open_store(root, opts.cfg)
@@ -130,7 +131,7 @@ def load(root, source: Source, opts: LoadOptions, *, flush: str | None = None, b
             shutil.rmtree(opened.root, ignore_errors=True)
         raise
     if held is None:
-        store.close()
+        store.close()  # the commit
     return summary
 
 

@@ -85,3 +85,44 @@ def save(path: Path, doc: object) -> None:
         fsync_path(path.parent)
     except OSError as e:
         raise RmqError(f"cannot write {path}: {e.strerror}") from None
+
+
+Snapshot = dict[str, bytes | None] | None  # FILE, FILE.bak, FILE.tmp by name (None: absent); None: no folder
+
+
+def snapshot(path: Path) -> Snapshot:
+    """The bytes of `path`'s trio as they are, for `restore` to put back after a write that is taken back."""
+    if not path.parent.is_dir():
+        return None
+    out: dict[str, bytes | None] = {}
+    for p in (path, sibling(path, BAK), sibling(path, TMP)):
+        try:
+            out[p.name] = p.read_bytes()
+        except FileNotFoundError:
+            out[p.name] = None
+    return out
+
+
+def restore(path: Path, snap: Snapshot) -> None:
+    """Put `path`'s trio back as `snapshot` found it, byte for byte and durably (a folder it lacked removed
+    again when nothing else is in it)."""
+    for p in (path, sibling(path, BAK), sibling(path, TMP)):
+        data = snap.get(p.name) if snap is not None else None
+        if data is None:
+            p.unlink(missing_ok=True)
+            continue
+        if p.is_file() and p.read_bytes() == data:
+            continue
+        tmp = sibling(p, ".restore")
+        with open(tmp, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, p)
+    if not path.parent.is_dir():
+        return
+    if snap is None and not any(path.parent.iterdir()):
+        path.parent.rmdir()
+        fsync_path(path.parent.parent)
+    else:
+        fsync_path(path.parent)
