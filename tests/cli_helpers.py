@@ -21,6 +21,19 @@ def run(*args: str, stdin: str | None = None, text: bool = True) -> subprocess.C
                           input=stdin)
 
 
+# config/consumerOffset.json of golden/basic with two groups: billing one queue past its max and on a topic gone,
+# audit behind on both of its queues
+CONSUMER_OFFSETS = ('{\n\t"offsetTable":{\n\t\t"OrderTopic@billing":{0:250,1:66,2:10,3:80\n\t\t},'
+                    '\n\t\t"GoneTopic@billing":{0:5\n\t\t},\n\t\t"PaymentTopic@audit":{0:135,1:0\n\t\t}\n\t}\n}')
+
+
+def consumer_store(golden_basic: Path, dst: Path) -> Path:
+    """A writable copy of golden/basic's store at `dst` with CONSUMER_OFFSETS committed."""
+    store = writable_copy(golden_basic / "store", dst)
+    (store / "config" / "consumerOffset.json").write_text(CONSUMER_OFFSETS)
+    return store
+
+
 def fixture_copy(tmp_path: Path) -> Path:
     """A writable copy of the fixture store under `tmp_path`."""
     return writable_copy(FIXTURE, tmp_path / "store")

@@ -44,6 +44,15 @@ def golden_basic() -> Path:
     return path
 
 
+@pytest.fixture(scope="session")
+def golden_consumed(tmp_path_factory: pytest.TempPathFactory, golden_basic: Path) -> Path:
+    """golden/basic's store with two consumer groups' committed offsets (cli_helpers.CONSUMER_OFFSETS);
+    read-only: copy it before writing. Its broker.conf is golden_basic / "broker.conf"."""
+    from cli_helpers import consumer_store
+
+    return consumer_store(golden_basic, tmp_path_factory.mktemp("golden-consumed") / "store")
+
+
 @pytest.fixture
 def small_disk(tmp_path) -> Path:
     """A 1 MiB tmpfs (mounting needs root, as CI has)."""

@@ -155,9 +155,6 @@ PARSE_ONLY = ("ha", "bench", "spark-load", "spark-export")
 COLUMNS = "100"  # the width samples are printed at
 HEAD, TAIL = 14, 3
 
-OFFSETS = ('{\n\t"offsetTable":{\n\t\t"OrderTopic@billing":{0:250,1:66,2:10,3:80\n\t\t},'
-           '\n\t\t"GoneTopic@billing":{0:5\n\t\t},\n\t\t"PaymentTopic@audit":{0:135,1:0\n\t\t}\n\t}\n}')
-
 
 def _copy(src: Path, dst: Path) -> Path:
     from cli_helpers import writable_copy
@@ -167,9 +164,9 @@ def _copy(src: Path, dst: Path) -> Path:
 
 def _consumer_store(golden: Path, dst: Path) -> Path:
     """golden/basic with consumer offsets of two groups: one past a queue's max, one on a topic gone."""
-    store = _copy(golden / "basic" / "store", dst)
-    (store / "config" / "consumerOffset.json").write_text(OFFSETS)
-    return store
+    from cli_helpers import consumer_store
+
+    return consumer_store(golden / "basic", dst)
 
 
 def _fixture(dst: Path, damage: str | None = None) -> Path:
@@ -219,6 +216,7 @@ def places(doc: str, golden: Path) -> dict:
         "docs/consumers.md": {"~/store": lambda d: _consumer_store(golden, d)},
         "docs/doctor.md": {"/tmp/store": lambda d: _fixture(d, "crc-mid")},
         "docs/recovery.md": {"store": _crashed},
+        "docs/report.md": {"~/store": lambda d: _consumer_store(golden, d)},
         "docs/replicas.md": {"golden/ha/sync/master/store": lambda d: _in_golden(golden, d),
                              "golden/ha/sync/slave/store": lambda d: _in_golden(golden, d),
                              "store": {"master": lambda d: _copy(sync_master, d),

@@ -265,22 +265,24 @@ def scan_progress(label: str) -> Iterator[None]:
 
 
 @contextmanager
-def stages(labels: list[str]) -> Iterator[Callable[[str, int | None], None]]:
+def stages(labels: list[str], nouns: dict[str, str] | None = None) -> Iterator[Callable[[str, int | None], None]]:
     """A `done(stage, rows)` callable showing a multi-stage job on stderr (terminal only): the
-    running stage spins, finished ones show their rows (None: a stage without rows). A pager that starts
-    stops it."""
+    running stage spins, finished ones show their rows (None: a stage without rows), counted in `nouns[stage]`
+    ("rows" unless given). A pager that starts stops it."""
     if not sys.stderr.isatty():
         yield lambda stage, rows: None
         return
     from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
+    nouns = nouns or {}
     with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(),
                   console=_console("stderr")) as bar, screen.display(bar.stop):
         tasks = {label: bar.add_task(f"{label}", total=1, start=False) for label in labels}
         bar.start_task(tasks[labels[0]])
 
         def done(stage: str, rows: int) -> None:
-            bar.update(tasks[stage], completed=1, description=stage if rows is None else f"{stage}: {rows:,} rows")
+            bar.update(tasks[stage], completed=1,
+                       description=stage if rows is None else f"{stage}: {rows:,} {nouns.get(stage, 'rows')}")
             later = labels[labels.index(stage) + 1 :]
             if later:
                 bar.start_task(tasks[later[0]])

@@ -28,10 +28,14 @@ def report(
 
     Example: [bold]rmqtool report fixtures/store --out /tmp/store-report.html[/]
     """
+    from rmqtool.ops.picture import STAGES
     from rmqtool.ops.report_page import default_out, write_report
 
-    with output.scan_progress("report"):
-        done = write_report(store, out if out is not None else default_out(store), config, verify=verify)
+    labels = [s for s in STAGES if verify or s != "verify"]
+    with output.stages(labels, {"info": "queues", "consumers": "groups", "index": "index files",
+                                "verify": "problems"}) as progress:
+        done = write_report(store, out if out is not None else default_out(store), config, verify=verify,
+                            progress=progress)
     if as_json:
         output.emit_json(done)
     else:

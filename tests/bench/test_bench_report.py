@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 
@@ -13,7 +12,7 @@ from rmqtool.bench import report as bench_report
 
 
 def test_the_fastest_run_of_each_counts_and_the_page_size_is_the_written_file(monkeypatch):
-    """The processes stood in for (the page needs ops.picture): seconds in the order they were run."""
+    """The processes stood in for: seconds in the order they were run."""
     seconds = {"info": iter([0.9, 0.5, 0.4]), "report": iter([2.0, 0.7, 0.6])}
     seen = []
 
@@ -39,8 +38,6 @@ def test_a_command_that_fails_is_named(monkeypatch):
         bench_report.run_report_bench(FIXTURE, messages=1, body_size=1)
 
 
-@pytest.mark.skipif(importlib.util.find_spec("rmqtool.ops.picture") is None,
-                    reason="rmqtool.ops.picture (the picture report draws) is not in this tree yet")
 def test_bench_report_on_the_fixture_store():
     out = run("bench", "report", str(FIXTURE), "--repeat", "1", "--json")
     assert out.returncode == 0, out.stderr

@@ -5,7 +5,6 @@ copies of fixtures/store, golden/basic, golden/v5-rocksdb and golden/ha, and on 
 
 from __future__ import annotations
 
-import importlib.util
 import io
 import json
 import re
@@ -328,14 +327,12 @@ BENCH_CASES = [  # the smallest sizes; those that time fresh processes take a fe
     Case("bench scale --json", "1 MB", lambda s: ["bench", "scale", s.tmp("scale"), "--gib", 0.001, "--chunks", 1,
                                                   "--lookups", 1, "--json"]),
 ]
-REPORT_CASES = [  # they draw the picture of ops/picture.py: skipped in a tree without it
+REPORT_CASES = [
     Case("report --json", "fixture", lambda s: ["report", F, "--config", C, "--out", s.tmp("r.html"), "--json"]),
     Case("report --json", "verified, bad CRC", lambda s: ["report", s.damaged(), "--config", C, "--verify", "--out",
                                                           s.tmp("r.html"), "--json"]),
     Case("bench report --json", "fixture", lambda s: ["bench", "report", F, "--config", C, "--repeat", 1, "--json"]),
 ]
-NO_PICTURE = pytest.mark.skipif(importlib.util.find_spec("rmqtool.ops.picture") is None,
-                                reason="rmqtool.ops.picture (the picture `report` draws) is not in this tree")
 SPARK_CASES = [
     Case("spark-export --json", "fixture", lambda s: ["spark-export", F, "--config", C, "--out", s.tmp("out"),
                                                       "--json"]),
@@ -385,7 +382,6 @@ def test_json_output_has_a_field_the_doc_lacks_or_lacks_one_it_lists(case: Case,
     run_case(case, stores, checker)
 
 
-@NO_PICTURE
 @pytest.mark.parametrize("case", REPORT_CASES, ids=[c.id for c in REPORT_CASES])
 def test_report_json_has_a_field_the_doc_lacks_or_lacks_one_it_lists(case: Case, stores, checker):
     run_case(case, stores, checker)

@@ -94,3 +94,19 @@ def test_the_bar_and_notes_are_drawn_over_the_pager(tmp_path):
         assert drawn not in during, f"{drawn!r} drawn while the pager runs"
     assert "columns left out at this width" in after  # the note comes when the pager has given the screen back
     assert "420 messages" in after
+
+
+def test_report_shows_each_stage_it_has_read_on_a_terminal(tmp_path):
+    page = tmp_path / "r.html"
+    code, seen, out = _stderr_on_a_terminal("report", str(FIXTURE), "--config", str(CONF), "--out", str(page),
+                                            "--verify")
+    assert code == 0, seen
+    for stage in ("info: 19 queues", "consumers", "index: 3 index files", "verify"):
+        assert stage in seen, stage
+    assert "151.7/151.7 kB" in seen  # --verify scans the log: the byte bar of every walk
+    assert out == f"{page}: {page.stat().st_size} bytes\n".encode()
+
+
+def test_report_in_a_pipe_shows_no_progress(tmp_path):
+    out = run("report", FIXTURE, "--config", CONF, "--out", tmp_path / "r.html", "--verify")
+    assert (out.returncode, out.stderr) == (0, "")

@@ -1,18 +1,13 @@
 """`rmqtool report`: bad input is one line and exit 2, before the store is read; the page of a real store
-(once ops/picture.py draws it) says what `info --json` says."""
+says what `info --json` says."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
 
-import pytest
 from cli_helpers import CONF, FIXTURE, run
 from page_helpers import Elements
-
-NO_PICTURE = pytest.mark.skipif(importlib.util.find_spec("rmqtool.ops.picture") is None,
-                                reason="rmqtool.ops.picture (the picture `report` draws) is not in this tree")
 
 
 def test_a_missing_store_is_one_line_and_exit_2(tmp_path):
@@ -33,7 +28,6 @@ def test_an_out_in_a_missing_folder_is_one_line_and_exit_2(tmp_path):
                                                f"{tmp_path}/no\n")
 
 
-@NO_PICTURE
 def test_the_fixture_stores_page_shows_the_numbers_info_prints(tmp_path):
     page = tmp_path / "r.html"
     out = run("report", FIXTURE, "--config", CONF, "--out", page)

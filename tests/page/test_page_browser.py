@@ -4,7 +4,6 @@ runs no script a store's string smuggles in, and asks the network for nothing.""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import shutil
@@ -143,14 +142,115 @@ def test_a_screenshot_of_the_page_is_a_png_of_the_window(tmp_path):
     assert (int.from_bytes(head[16:20], "big"), int.from_bytes(head[20:24], "big")) == (1280, 2400)
 
 
-@pytest.mark.skipif(importlib.util.find_spec("rmqtool.ops.picture") is None,
-                    reason="rmqtool.ops.picture (the picture `report` draws) is not in this tree")
-def test_the_fixture_stores_report_is_laid_out_quietly_and_asks_for_nothing(tmp_path):
+def charts(dom: Elements) -> dict[str, list[tuple[str, dict]]]:
+    """The tags of each chart (its `<svg data-chart>` up to the next chart's), by the chart's name."""
+    out: dict[str, list[tuple[str, dict]]] = {}
+    current: list | None = None
+    for tag, a in dom.tags:
+        if tag == "svg" and a.get("class") == "chart":
+            current = out.setdefault(a["data-chart"], [])
+        if current is not None:
+            current.append((tag, a))
+    return out
+
+
+def stacks(tags: list[tuple[str, dict]]) -> dict[str, list[int]]:
+    """A timeline chart's per-topic values per bucket, read from its rects and its legend."""
+    names = {a["data-k"]: a["data-topic"] for tag, a in tags if tag == "li"}
+    buckets = [a for tag, a in tags if tag == "g" and a.get("class") == "bucket"]
+    out = {name: [0] * len(buckets) for name in names.values()}
+    at = -1
+    for tag, a in tags:
+        if tag == "g" and a.get("class") == "bucket":
+            at += 1
+        elif tag == "rect" and (a.get("class") or "")[1:].isdigit():
+            out[names[a["class"][1:]]][at] = int(a["data-value"])
+    return out
+
+
+@pytest.fixture(scope="module")
+def golden_page(tmp_path_factory, golden_consumed, golden_basic):
+    """golden/basic with consumer offsets (copied to tmp) reported and laid out by chromium: (the charts' tags,
+    chromium's stderr, the page's requests, the page, `info --json`, `consumers --json`)."""
+    tmp = tmp_path_factory.mktemp("golden-page")
+    conf = golden_basic / "broker.conf"
+    page = tmp / "golden-report.html"
+    out = run("report", golden_consumed, "--config", conf, "--out", page)
+    assert out.returncode == 0, out.stderr
+    done = chromium(tmp, page, "--dump-dom")
+    assert done.returncode == 0, done.stderr[-2000:]
+    info = json.loads(run("info", golden_consumed, "--config", conf, "--json").stdout)
+    lag = json.loads(run("consumers", golden_consumed, "--config", conf, "--json").stdout)
+    return charts(Elements(done.stdout)), done.stderr, page_requests(tmp / "net.json"), page, info, lag
+
+
+def test_a_store_with_consumer_offsets_has_every_chart_laid_out_quietly_asking_for_nothing(golden_page):
+    drawn, stderr, requests, page, _, _ = golden_page
+    svgs = [tags[0][1] for tags in drawn.values()]
+    assert list(drawn) == ["timeline-messages", "timeline-bytes", "bytes-topic", "bytes-queue", "segments",
+                           "consumers-lag", "index-fill", "index-chains"]
+    assert len(svgs) == CHARTS and all(c.get("data-rendered") == "1" for c in svgs)
+    assert console(stderr) == []
+    assert requests <= {page.as_uri()}
+
+
+def test_a_store_without_consumer_offsets_draws_the_other_seven_charts_and_says_why(tmp_path):
     page = tmp_path / "fixture-report.html"
     out = run("report", FIXTURE, "--config", CONF, "--out", page)
     assert out.returncode == 0, out.stderr
     done = chromium(tmp_path, page, "--dump-dom")
-    charts = Elements(done.stdout).having("svg", **{"class": "chart"})
-    assert len(charts) == CHARTS and all(c.get("data-rendered") == "1" for c in charts)
+    dom = Elements(done.stdout)
+    drawn = charts(dom)
+    assert "consumers-lag" not in drawn and len(drawn) == CHARTS - 1
+    assert all(tags[0][1].get("data-rendered") == "1" for tags in drawn.values())
+    assert dom.having("p", data_chart_absent="consumers")
+    assert "no consumer offsets in this store (config/consumerOffset.json)" in "".join(dom.text)
     assert console(done.stderr) == []
     assert page_requests(tmp_path / "net.json") <= {page.as_uri()}
+
+
+def test_the_timelines_in_the_browser_are_infos_per_bucket_and_per_topic(golden_page):
+    drawn, _, _, _, info, _ = golden_page
+    timeline = info["timeline"]
+    for metric in ("messages", "bytes"):
+        tags = drawn[f"timeline-{metric}"]
+        buckets = [a for tag, a in tags if tag == "g" and a.get("class") == "bucket"]
+        assert [int(b["data-messages"]) for b in buckets] == timeline["messages"]
+        assert [int(b["data-bytes"]) for b in buckets] == timeline["bytes"]
+        assert [int(b["data-start-ms"]) for b in buckets] + [int(buckets[-1]["data-end-ms"])] == timeline["edgesMs"]
+        assert stacks(tags) == {t["topic"]: t[metric] for t in timeline["topics"]}
+    assert sum(timeline["messages"]) == info["messagesInQueues"] == 1500
+
+
+def test_the_bytes_in_the_browser_are_infos_per_topic_and_per_queue(golden_page):
+    drawn, _, _, _, info, _ = golden_page
+    topics = info["consumeQueues"]["topics"]
+    bars = [a for tag, a in drawn["bytes-topic"] if tag == "rect" and a.get("class") == "bar"]
+    assert {b["data-label"]: (int(b["data-messages"]), int(b["data-value"])) for b in bars} \
+        == {t["topic"]: (t["messages"], t["bytes"]) for t in topics}
+    queues = [a for tag, a in drawn["bytes-queue"] if tag == "rect" and a.get("class") == "bar"]
+    assert {(q["data-topic"], int(q["data-queue"])): int(q["data-messages"]) for q in queues} \
+        == {(t["topic"], q["queueId"]): q["maxOffset"] - q["minOffset"] for t in topics for q in t["queues"]}
+    per_topic: dict[str, int] = {}
+    for q in queues:
+        per_topic[q["data-topic"]] = per_topic.get(q["data-topic"], 0) + int(q["data-value"])
+    assert per_topic == {t["topic"]: t["bytes"] for t in topics}
+
+
+def test_the_segments_and_index_files_in_the_browser_are_infos(golden_page):
+    drawn, _, _, _, info, _ = golden_page
+    cells = [a for tag, a in drawn["segments"] if tag == "rect" and a.get("class") == "cell"]
+    assert len(cells) == info["commitlog"]["segments"] == 18
+    assert sum(int(c["data-used"]) for c in cells) == info["commitlog"]["endOffset"] - info["commitlog"]["firstOffset"]
+    fill = [a for tag, a in drawn["index-fill"] if tag == "rect" and a.get("class") == "bar"]
+    assert (len(fill), sum(int(f["data-value"]) for f in fill)) == (info["index"]["files"], info["index"]["entries"])
+
+
+def test_the_lag_in_the_browser_is_consumers_per_group_and_queue(golden_page):
+    drawn, _, _, _, _, lag = golden_page
+    bars = [a for tag, a in drawn["consumers-lag"] if tag == "rect" and a.get("class") == "bar"]
+    assert {(b["data-group"], b["data-topic"], int(b["data-queue"])): int(b["data-value"]) for b in bars} \
+        == {(q["group"], q["topic"], q["queueId"]): q["lag"] for g in lag["groups"] for q in g["queues"]
+            if q["lag"] is not None}
+    markers = [a for tag, a in drawn["timeline-messages"] if tag == "g" and a.get("class") == "committed"]
+    assert [m["data-group"] for m in markers] == [g["group"] for g in lag["groups"]]

@@ -15,7 +15,7 @@ from rmqtool.page.glance import NOT_CHECKED
 from rmqtool.page.index import chain_chart, histogram
 from rmqtool.page.segments import COLUMNS, GAP, segment_map
 from rmqtool.page.svg import WIDTH
-from rmqtool.page.timeline import HEIGHT, OTHER, series, timeline_chart
+from rmqtool.page.timeline import HEIGHT, OTHER, series, timeline_chart, timeline_table
 
 
 def floats(rects: list[dict], key: str) -> list[float]:
@@ -49,9 +49,11 @@ def test_topics_beyond_the_ten_largest_are_summed_as_other():
 
 
 def test_an_empty_store_draws_no_bucket():
-    empty = {"startMs": 0, "endMs": 0, "bucketMs": 0, "edgesMs": [0], "messages": [], "bytes": [], "topics": []}
-    dom = Elements(timeline_chart(empty, "messages"))
+    """An empty store's timeline has no edges at all (`edgesMs: []`, as ops.timeline.empty_timeline)."""
+    empty = {"startMs": 0, "endMs": 0, "bucketMs": 0, "edgesMs": [], "messages": [], "bytes": [], "topics": []}
+    dom = Elements(timeline_chart(empty, "messages", [("billing", START)]) + timeline_table(empty))
     assert dom.having("g", **{"class": "bucket"}) == [] and dom.having("svg")[0]["data-buckets"] == "0"
+    assert dom.having("g", **{"class": "committed"}) == [] and dom.having("tr")[1:] == []
 
 
 def test_each_groups_marker_is_its_oldest_committed_position():
