@@ -160,6 +160,18 @@ def crc32_many(buf, starts, lengths, tables):
     return out
 
 
+@njit(cache=True, nogil=True)
+def gather_ended(buf, starts, lengths, out):
+    """buf[s:s+len] of every (s, len) copied into `out` one after the other, each followed by a zero byte."""
+    at = 0
+    for r in range(starts.shape[0]):
+        s, n = starts[r], lengths[r]
+        out[at : at + n] = buf[s : s + n]
+        at += n
+        out[at] = 0
+        at += 1
+
+
 def body_crcs(arr: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
     """CRC-32 of each body (unmasked), computed in one compiled pass."""
     return crc32_many(arr, starts.astype(np.int64), lengths.astype(np.int64), _TABLES)

@@ -14,7 +14,9 @@ after it; one in the middle (records lost behind it) is a finding, and the scan 
 from __future__ import annotations
 
 import struct
+from collections import deque
 from collections.abc import Iterator, Mapping
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from operator import itemgetter
 
@@ -32,6 +34,7 @@ from rmqtool.structures.commitlog.message import (
     Blank,
 )
 from rmqtool.structures.commitlog.walker import Rows
+from rmqtool.structures.commitlog.workers import scan_threads, submit
 
 WINDOW_BYTES = 8 << 20
 _SEARCH_CHUNK = 1 << 18  # keeps the byte comparison in cache
@@ -143,8 +146,24 @@ class RecordBatch:
         return self._bodies
 
     def properties_strings(self) -> list[str]:
-        raw = _slices(self.buf, self.props_pos, self.props_len)
-        return [r.decode("utf-8", "replace") for r in raw]
+        """Each record's properties string (UTF-8, bad bytes replaced). ASCII strings (the common case) are
+        gathered into one buffer, each ended by a zero byte, decoded at once and split."""
+        n = len(self)
+        if not n:
+            return []
+        lengths = self.props_len.astype(np.int64)
+        joined = np.empty(int(lengths.sum()) + n, dtype=np.uint8)
+        kernels.gather_ended(np.frombuffer(self.buf, dtype=np.uint8), self.props_pos.astype(np.int64), lengths,
+                             joined)
+        try:
+            text = str(joined, "ascii")
+        except UnicodeDecodeError:
+            text = ""
+        if text.count("\0") == n:  # no string holds a zero byte of its own
+            parts = text.split("\0")
+            parts.pop()
+            return parts
+        return [r.decode("utf-8", "replace") for r in _slices(self.buf, self.props_pos, self.props_len)]
 
     def body_crcs(self) -> np.ndarray:
         """java.util.zip.CRC32 of every body, masked positive as the store records it."""
@@ -291,46 +310,79 @@ class SegmentScanner:
     """Walks one segment buffer; `batches()` yields RecordBatch objects, then one SegmentEnd."""
 
     def __init__(self, buf, base: int, file: str, *, verify_crc: bool = True, start: int = 0,
-                 window: int = WINDOW_BYTES, data_end: int | None = None, limit: int | None = None) -> None:
+                 window: int | None = None, data_end: int | None = None, limit: int | None = None,
+                 threads: int | None = None) -> None:
         self.buf = buf
         self.base = base
         self.file = file
         self.verify_crc = verify_crc
         self.start = start
-        self.window = window
+        self.window = window or WINDOW_BYTES
         self.arr = np.frombuffer(buf, dtype=np.uint8)
         self.limit = len(self.arr) if limit is None else min(limit, len(self.arr))  # no record starts past it
         # bytes from data_end on are known to be zeros (a hole of a sparse file)
         self.data_end = len(self.arr) if data_end is None else min(data_end, len(self.arr))
         self.i4 = _strided(buf, ">i4")
         self.i8 = _strided(buf, ">i8")
-        self.findings: list[Finding] = []
+        self.threads = scan_threads() if threads is None else max(threads, 1)
+        self.findings: list[Finding] = []  # what the scan met up to the item it yielded last
+        self._found: list[Finding] = []  # what the walk met since the last window it handed out
         self.end: SegmentEnd | None = None
 
     # -- the walk ------------------------------------------------------------------------------
     def batches(self) -> Iterator[RecordBatch | SegmentEnd]:
+        """The segment's good records window by window, in log order, then its SegmentEnd. Before each item
+        is yielded, `findings` has gained what the scan met up to it (in log order, a window's CRC mismatches
+        after what its walk met).
 
+        The walk runs here; each window's columns and CRCs are worked on by `threads` workers, at most
+        threads + 1 windows in flight."""
         size = len(self.arr)
         pos = self.start
         out = Rows.room(self.window).table
-        while self.end is None:
-            if pos >= size:
-                self.end = SegmentEnd(self.file, self.base, pos, END_FILE)
-                break
-            if pos >= self.limit:
-                self.end = SegmentEnd(self.file, self.base, pos, END_LIMIT)
-                break
-            hi = min(pos + self.window, self.limit)
-            runs: list[np.ndarray] = []
-            while pos < hi and self.end is None:
-                count, pos, why = self._walk(pos, hi, out)
-                if count:
-                    runs.append(out[:count].copy())
-                if pos < hi:
-                    pos = self._resume(pos, why, runs)
-            if runs:
-                yield self._columns(np.concatenate(runs) if len(runs) > 1 else runs[0])
-        yield self.end
+        pending: deque[tuple[Future[tuple[RecordBatch, list[Finding]]], list[Finding]]] = deque()
+        carried: list[Finding] = []  # findings of windows without a good record go with the next item
+        try:
+            while self.end is None:
+                if pos >= size:
+                    self.end = SegmentEnd(self.file, self.base, pos, END_FILE)
+                    break
+                if pos >= self.limit:
+                    self.end = SegmentEnd(self.file, self.base, pos, END_LIMIT)
+                    break
+                hi = min(pos + self.window, self.limit)
+                runs: list[np.ndarray] = []
+                while pos < hi and self.end is None:
+                    count, pos, why = self._walk(pos, hi, out)
+                    if count:
+                        runs.append(out[:count].copy())
+                    if pos < hi:
+                        pos = self._resume(pos, why, runs)
+                found, self._found = carried + self._found, []
+                if not runs:
+                    carried = found
+                    continue
+                carried = []
+                geo = np.concatenate(runs) if len(runs) > 1 else runs[0]
+                pending.append((submit(self.threads, self._columns, geo), found))
+                while len(pending) > (self.threads if self.threads > 1 else 0):
+                    yield self._publish(*pending.popleft())
+            while pending:
+                yield self._publish(*pending.popleft())
+            self.findings.extend(carried + self._found)
+            self._found = []
+            yield self.end
+        finally:  # a consumer that stops early: windows still in work end before the map may close
+            for job, _ in pending:
+                if not job.cancel():
+                    job.exception()
+
+    def _publish(self, job: Future[tuple[RecordBatch, list[Finding]]], found: list[Finding]) -> RecordBatch:
+        """A window's batch, its walk's findings and then its CRC findings added to `findings`."""
+        batch, crc_found = job.result()
+        self.findings.extend(found)
+        self.findings.extend(crc_found)
+        return batch
 
     def _walk(self, pos: int, hi: int, out: np.ndarray) -> tuple[int, int, int]:
         """The compiled walk from `pos`: (rows written to `out`, stop position, kernels.STOP_*)."""
@@ -438,7 +490,7 @@ class SegmentScanner:
         return c[(total >= MIN_RECORD_LEN) & (total <= size - c)]
 
     def _report(self, pos: int, reason: str, nbytes: int, kind: str, severity: str = ERROR) -> None:
-        self.findings.append(Finding(self.file, self.base + pos, reason, int(nbytes), severity, kind=kind))
+        self._found.append(Finding(self.file, self.base + pos, reason, int(nbytes), severity, kind=kind))
 
     def _headers(self, starts: np.ndarray) -> np.ndarray:
         """Writable big-endian header rows (IPv4 layout) at `starts`; zero-padded at the file end."""
@@ -454,26 +506,32 @@ class SegmentScanner:
         return rows
 
     # -- columns ---------------------------------------------------------------------------
-    def _columns(self, geo: np.ndarray) -> RecordBatch:
-        """A batch of the records whose geometry rows are `geo` (already validated)."""
+    def _columns(self, geo: np.ndarray) -> tuple[RecordBatch, list[Finding]]:
+        """A batch of the records whose geometry rows are `geo` (already validated), its columns converted and
+        topics grouped, and the findings of the records whose body CRC does not match (left out of the batch).
+        Runs on a worker."""
         starts = geo[:, 0]
         raw = self._headers(starts)
         for i in np.flatnonzero((raw["sysFlag"] & _HOST_V6_BITS) != 0).tolist():
             self._fill_v6(int(starts[i]), i, raw)  # IPv6 hosts: through the struct codec
         batch = RecordBatch(self.file, self.base, self.buf, starts, Columns(raw), geo[:, 1], geo[:, 2], geo[:, 3],
                             geo[:, 4], geo[:, 5], pin=self.arr)
-        if not self.verify_crc:
-            return batch
-        crc, stored = batch.body_crcs(), batch.cols["bodyCRC"]
-        bad = np.flatnonzero(crc != stored)
-        if not bad.size:
-            return batch
-        for i in bad.tolist():
-            self._report(int(starts[i]), f"body CRC mismatch: stored {int(stored[i])}, computed {int(crc[i])}",
-                         int(batch.cols["totalSize"][i]), CRC_MISMATCH)
-        keep = np.ones(len(starts), dtype=bool)
-        keep[bad] = False
-        return batch.select(keep)
+        found: list[Finding] = []
+        if self.verify_crc:
+            crc, stored = batch.body_crcs(), batch.cols["bodyCRC"]
+            bad = np.flatnonzero(crc != stored)
+            if bad.size:
+                for i in bad.tolist():
+                    found.append(Finding(self.file, self.base + int(starts[i]),
+                                         f"body CRC mismatch: stored {int(stored[i])}, computed {int(crc[i])}",
+                                         int(batch.cols["totalSize"][i]), ERROR, kind=CRC_MISMATCH))
+                keep = np.ones(len(starts), dtype=bool)
+                keep[bad] = False
+                batch = batch.select(keep)
+        batch.topics()
+        for name in batch.cols:  # native-endian columns, made here rather than on the consumer's thread
+            batch.cols[name]
+        return batch, found
 
     def _fill_v6(self, start: int, i: int, raw: np.ndarray) -> None:
         flags = int(raw["sysFlag"][i])
