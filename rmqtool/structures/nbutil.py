@@ -142,7 +142,7 @@ if HAVE_ISAL:  # crc32_gzip_refl(0, p, n) equals zlib's crc32(0, p, n)
 else:
     _native_crc32 = types.ExternalFunction("crc32", types.uint64(types.uint64, types.voidptr, types.uint32))
 _CRC_POLY = 0xEDB88320
-NATIVE_FROM_BYTES = 128 if HAVE_ISAL else 512  # shorter inputs are faster in the inline loop
+NATIVE_FROM_BYTES = 8 if HAVE_ISAL else 512  # shorter inputs are faster in the inline loop (ISA-L: measured)
 
 
 def _crc_tables() -> np.ndarray:

@@ -162,7 +162,8 @@ def crc32_many(buf, starts, lengths, tables):
 
 @njit(cache=True, nogil=True)
 def gather_ended(buf, starts, lengths, out):
-    """buf[s:s+len] of every (s, len) copied into `out` one after the other, each followed by a zero byte."""
+    """buf[s:s+len] of every (s, len) copied into `out` one after the other, each followed by a zero byte.
+    Returns how many zero bytes the strings themselves hold."""
     at = 0
     for r in range(starts.shape[0]):
         s, n = starts[r], lengths[r]
@@ -170,6 +171,10 @@ def gather_ended(buf, starts, lengths, out):
         at += n
         out[at] = 0
         at += 1
+    zeros = 0
+    for k in range(at):
+        zeros += out[k] == 0
+    return zeros - starts.shape[0]
 
 
 def body_crcs(arr: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
@@ -204,3 +209,40 @@ def strings_match(buf, starts, lengths, rep):
             if buf[a + k] != buf[b + k]:
                 return False
     return True
+
+
+@njit(cache=True, inline="always")
+def _same(buf, a, b, length):
+    for k in range(length):  # noqa: SIM110 - a loop numba compiles
+        if buf[a + k] != buf[b + k]:
+            return False
+    return True
+
+
+@njit(cache=True, nogil=True)
+def group_equal(buf, starts, lengths, first, ids):
+    """Group the strings buf[start:start+len] by their bytes, in order of first appearance: `first[g]` is the
+    first record of group g, `ids[i]` the group of record i. Returns the number of groups, or -1 when there
+    are more than `first` has room for. A record is compared with the group of the record before it first."""
+    n, room = starts.shape[0], first.shape[0]
+    groups = 0
+    last = -1
+    for i in range(n):
+        s, length = starts[i], lengths[i]
+        if last >= 0 and lengths[first[last]] == length and _same(buf, starts[first[last]], s, length):
+            ids[i] = last
+            continue
+        found = -1
+        for g in range(groups):
+            if lengths[first[g]] == length and _same(buf, starts[first[g]], s, length):
+                found = g
+                break
+        if found < 0:
+            if groups == room:
+                return -1
+            first[groups] = i
+            found = groups
+            groups += 1
+        ids[i] = found
+        last = found
+    return groups

@@ -153,16 +153,14 @@ class RecordBatch:
             return []
         lengths = self.props_len.astype(np.int64)
         joined = np.empty(int(lengths.sum()) + n, dtype=np.uint8)
-        kernels.gather_ended(np.frombuffer(self.buf, dtype=np.uint8), self.props_pos.astype(np.int64), lengths,
-                             joined)
-        try:
-            text = str(joined, "ascii")
-        except UnicodeDecodeError:
-            text = ""
-        if text.count("\0") == n:  # no string holds a zero byte of its own
-            parts = text.split("\0")
-            parts.pop()
-            return parts
+        if not kernels.gather_ended(np.frombuffer(self.buf, dtype=np.uint8), self.props_pos.astype(np.int64),
+                                    lengths, joined):  # no string holds a zero byte of its own
+            try:
+                parts = str(joined, "ascii").split("\0")
+                parts.pop()
+                return parts
+            except UnicodeDecodeError:
+                pass
         return [r.decode("utf-8", "replace") for r in _slices(self.buf, self.props_pos, self.props_len)]
 
     def body_crcs(self) -> np.ndarray:
@@ -266,6 +264,15 @@ def group_strings(buf, starts: np.ndarray, lengths: np.ndarray) -> tuple[np.ndar
         return np.zeros(0, dtype=np.int64), []
     arr = np.frombuffer(buf, dtype=np.uint8)
     starts, lengths = np.asarray(starts, dtype=np.int64), np.asarray(lengths, dtype=np.int64)
+    few = _few_strings(arr, starts, lengths)
+    return few if few is not None else _hashed_strings(buf, starts, lengths)
+
+
+def _hashed_strings(buf, starts: np.ndarray, lengths: np.ndarray) -> tuple[np.ndarray, list[str]]:
+    """`group_strings` of any number of strings: grouped by hash (by their bytes where two share a hash), in
+    hash order."""
+    n = len(starts)
+    arr = np.frombuffer(buf, dtype=np.uint8)
     hashes = np.empty(n, dtype=np.uint64)
     kernels.string_hashes(arr, starts, lengths, hashes)
     if (hashes == hashes[0]).all():  # one topic: the common case
@@ -278,6 +285,29 @@ def group_strings(buf, starts: np.ndarray, lengths: np.ndarray) -> tuple[np.ndar
         inverse = inverse.ravel().astype(np.int64)
     names = [bytes(arr[int(starts[i]) : int(starts[i] + lengths[i])]).decode("utf-8", "replace") for i in first]
     return inverse, names
+
+
+def _few_strings(arr: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> tuple[np.ndarray, list[str]] | None:
+    """`group_strings` for a batch of at most `_FEW` distinct strings (a log's topics): grouped by their bytes in
+    one pass, then ordered by hash as the general path orders them. None when there are more, or two of them
+    share a hash."""
+    first, ids = np.empty(_FEW, dtype=np.int64), np.empty(len(starts), dtype=np.int64)
+    groups = kernels.group_equal(arr, starts, lengths, first, ids)
+    if groups < 0:
+        return None
+    first = first[:groups]
+    hashes = np.empty(groups, dtype=np.uint64)
+    kernels.string_hashes(arr, starts[first], lengths[first], hashes)
+    order = np.argsort(hashes, kind="stable")
+    if groups > 1 and not (np.diff(hashes[order]) != 0).all():
+        return None
+    rank = np.empty(groups, dtype=np.int64)
+    rank[order] = np.arange(groups)
+    names = [bytes(arr[int(starts[i]) : int(starts[i] + lengths[i])]).decode("utf-8", "replace") for i in first[order]]
+    return rank[ids], names
+
+
+_FEW = 64
 
 
 def _padded_keys(buf, starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:

@@ -100,3 +100,29 @@ def test_consumer_that_stops_early_leaves_no_window_in_work(tmp_path, monkeypatc
 def test_scan_threads_setting_falls_back_to_one_per_core_when_not_a_positive_number(monkeypatch, value, threads):
     monkeypatch.setenv(THREADS_VARIABLE, value)
     assert scan_threads() == (threads or max(os.cpu_count() or 1, 1))
+
+
+@pytest.mark.parametrize("distinct", [1, 2, 7, 64, 65, 300])
+def test_topics_grouped_in_one_pass_equal_the_hash_grouping(distinct):
+    rng = np.random.default_rng(distinct)
+    words = [f"Topic-{i}-{'x' * int(rng.integers(0, 20))}".encode() for i in range(distinct)]
+    picks = rng.integers(0, distinct, 5000)
+    picks[:distinct] = np.arange(distinct)  # every word appears
+    buf = b"".join(words[i] for i in picks)
+    lengths = np.array([len(words[i]) for i in picks], dtype=np.int64)
+    starts = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)
+    ids, names = scan.group_strings(buf, starts, lengths)
+    want_ids, want_names = scan._hashed_strings(buf, starts, lengths)
+    assert names == want_names and ids.tolist() == want_ids.tolist()
+    assert [names[i].encode() for i in ids.tolist()] == [words[i] for i in picks]
+
+
+def test_properties_strings_with_zero_or_non_ascii_bytes_decode_one_by_one():
+    props = [b"TAGS\x01a\x02", b"KEYS\x01\xce\xb2\x02", b"", b"A\x01\x00\x02", b"B\x01\xff\x02"]
+    buf = b"".join(props)
+    lengths = np.array([len(p) for p in props], dtype=np.int64)
+    starts = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)
+    batch = scan.RecordBatch("", 0, buf, starts, scan.Columns(np.zeros(len(props), dtype=scan._V4_DTYPE)), starts,
+                             starts, lengths, starts, lengths)
+    assert batch.properties_strings() == ["TAGS\x01a\x02", "KEYS\x01β\x02", "", "A\x01\x00\x02", "B\x01\ufffd\x02"]
+    assert batch.select(np.array([True, False, True, False, False])).properties_strings() == ["TAGS\x01a\x02", ""]
