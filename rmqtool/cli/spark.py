@@ -89,7 +89,7 @@ def spark_export(
     verbose: bool = VERBOSE,
     as_json: bool = typer.Option(False, "--json", help="One JSON object."),
 ) -> None:
-    """Export every message of one or more brokers' stores as one dataset, a Spark task per byte range.
+    """Export every message of one or more brokers' stores as one dataset, one Spark task per byte range of the log.
 
     The driver cuts each log into byte ranges of about equal size, each starting on a record
     boundary (about two per core over all stores, and a new one at each segment's start). Rows

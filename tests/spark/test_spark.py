@@ -213,6 +213,9 @@ def test_two_brokers_stores_export_each_message_once_in_its_brokers_folder(tmp_p
         assert part_rows(folder, "parquet") == want  # the column is the folder's name, each broker in log order
     read = spark.read.parquet(str(tmp_path / "out")).groupBy("brokerName").count().collect()
     assert {r["brokerName"]: r["count"] for r in read} == {"broker-a": 420, "broker-b": 420}
+    done = run("import", tmp_path / "replayed", tmp_path / "out" / "brokerName=broker-b")  # geometry from its folder
+    assert done.returncode == 0, done.stderr
+    assert files_of(tmp_path / "replayed", "commitlog") == files_of(fixture_store, "commitlog")
 
 
 def test_a_folder_that_is_not_a_store_among_several_is_named_and_nothing_written(tmp_path, fixture_store):
