@@ -9,6 +9,7 @@ A warm-up pass (imports, compiled kernels, a Spark session) runs before any cloc
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -128,39 +129,45 @@ _SPARK_CHILD = """
 import json, sys, tempfile, time
 from pathlib import Path
 from rmqtool.bench.scan import peak_rss_bytes, reset_peak_rss
+from rmqtool.spark.brokers import ExportStore
 from rmqtool.spark.export import spark_export
 from rmqtool.spark.session import get_session
-from rmqtool.engine.config import StoreConfig
 from rmqtool.engine.reader import open_reader
-master, store, out = sys.argv[1:4]
-cfg = open_reader(store).config
+master, out, *roots = sys.argv[1:]
+stores = [ExportStore(Path(r), open_reader(r).config, f"broker-{k}") for k, r in enumerate(roots)]
 get_session(master)
-spark_export(Path(store), Path(out) / "warm", cfg, master=master)
+spark_export(stores, Path(out) / "warm", master=master)
 reset_peak_rss()
 t0 = time.perf_counter()
-result = spark_export(Path(store), Path(out) / "run", cfg, master=master)
+result = spark_export(stores, Path(out) / "run", master=master)
 print(json.dumps({"messages": result.messages, "ranges": result.ranges, "seconds": time.perf_counter() - t0,
                   "peak": peak_rss_bytes()}))
 """
 
 
-def run_spark_export_bench(store: Path | None, *, masters: list[str], messages: int, body_size: int,
+def run_spark_export_bench(store: Path | None, *, masters: list[str], messages: int, body_size: int, stores: int = 1,
                            config: Path | None = None, progress=None) -> dict:
-    """spark-export (Parquet) on each master, each in its own process after a warm-up export; the
-    rates and their ratios to the first master and to the scan."""
+    """spark-export (Parquet) of `stores` copies of the store, on each master, each in its own process after a
+    warm-up export; the rates and their ratios to the first master and to the scan (of one copy)."""
     out_dir = Path(tempfile.mkdtemp(prefix="rmqtool-bench-spark-export-"))
     try:
         with bench_store(store, config, messages, body_size, progress) as reader:
             scan_seconds, count = _best(lambda: scan_once(reader, "full")[0], 2)
-            nbytes = _data_bytes(reader)
+            nbytes = _data_bytes(reader) * stores
+            roots = [str(reader.paths.root)]
+            for k in range(1, stores):
+                if progress:
+                    progress.print(f"linking a copy of the store ({k} of {stores - 1}) ...")
+                # hard links: the same files at another root (a copy would fill the segments' holes)
+                roots.append(str(shutil.copytree(reader.paths.root, out_dir / f"store-{k}", copy_function=os.link)))
             runs = {}
             for master in masters:
                 if progress:
                     progress.print(f"spark-export on {master} ...")
                 target = out_dir / master.replace("[", "-").replace("]", "").replace("*", "all")
                 target.mkdir()  # the child's exports (warm/, run/) are new folders inside it
-                done = subprocess.run([sys.executable, "-c", _SPARK_CHILD, master, str(reader.paths.root),
-                                       str(target)], capture_output=True, text=True)
+                done = subprocess.run([sys.executable, "-c", _SPARK_CHILD, master, str(target), *roots],
+                                      capture_output=True, text=True)
                 if done.returncode:
                     raise RmqError(f"bench spark-export ({master}) failed: "
                                    f"{(done.stderr.strip().splitlines() or ['?'])[-1]}")
@@ -169,7 +176,7 @@ def run_spark_export_bench(store: Path | None, *, masters: list[str], messages: 
                                           doc["peak"], ranges=doc["ranges"])
                 shutil.rmtree(target, ignore_errors=True)
             first = runs[masters[0]]["messagesPerSecond"]
-            return {"scan": {"messages": count, "messagesPerSecond": round(count / scan_seconds)},
+            return {"scan": {"messages": count, "messagesPerSecond": round(count / scan_seconds)}, "stores": stores,
                     "runs": runs, "ratioToFirstMaster": {m: round(r["messagesPerSecond"] / first, 3)
                                                          for m, r in runs.items()}}
     finally:

@@ -306,18 +306,20 @@ def spark_export(
     store: Path | None = typer.Argument(None, help="Store to export; omitted: generate one.", show_default=False),
     master: list[str] = typer.Option(["local[1]", "local[2]"], "--master", help="Spark masters to run (repeat)."),
     messages: int = typer.Option(1_000_000, "--messages", min=1, help="Messages to generate."),
+    stores: int = typer.Option(1, "--stores", min=1, help="Export this many copies of the store together, as the "
+                               "stores of as many brokers."),
     body_size: int = GENERATED_BODY_SIZE,
     as_json: bool = JSON,
     config: Path | None = STORE_CONFIG,
 ) -> None:
     """spark-export (Parquet) on each master, after a warm-up export; messages/s and ratios.
 
-    Example: [bold]rmqtool bench spark-export --messages 100000 --master local[1] --master local[2] --json[/]
+    Example: [bold]rmqtool bench spark-export --messages 100000 --stores 2 --master local[1] --master local[2] --json[/]
     """
     from rmqtool.bench.readpath import run_spark_export_bench
 
-    result = run_spark_export_bench(store, masters=master, messages=messages, body_size=body_size, config=config,
-                                    progress=output.stderr if output.stderr.is_terminal else None)
+    result = run_spark_export_bench(store, masters=master, messages=messages, body_size=body_size, stores=stores,
+                                    config=config, progress=output.stderr if output.stderr.is_terminal else None)
     if as_json:
         output.emit_json(result)
     else:

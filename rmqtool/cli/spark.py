@@ -75,27 +75,37 @@ def _quiet_py4j(verbose: bool) -> None:
 
 
 def spark_export(
-    store: Path = typer.Argument(..., help="Store root.", show_default=False),
+    stores: list[Path] = typer.Argument(..., help="Store roots, one per broker.", show_default=False),
     out: Path = typer.Option(..., "--out", help="Output folder (must not exist).", show_default=False),
     fmt: str = typer.Option("parquet", "--format", help="Output format.",
                             click_type=click.Choice(["parquet", "jsonl"])),
     master: str = MASTER,
-    config: Path | None = CONFIG,
+    config: list[Path] = typer.Option([], "--config", help="broker.conf of the stores: one for all, or one per "
+                                      "store in their order; its brokerName names the store's broker.",
+                                      show_default=False),
+    broker_name: list[str] = typer.Option([], "--broker-name", help="The brokerName of each store, in their order, "
+                                          "for stores whose --config names none (default: the store folder's "
+                                          "name).", show_default=False),
     verbose: bool = VERBOSE,
     as_json: bool = typer.Option(False, "--json", help="One JSON object."),
 ) -> None:
-    """Export every message as a dataset, one Spark task per byte range of the log.
+    """Export every message of one or more brokers' stores as one dataset, one Spark task per byte range of the log.
 
-    The driver cuts the log into byte ranges of about equal size, each starting on a record
-    boundary (about two per core, and a new one at each segment's start). Rows are those of
-    `rmqtool export` (decode schema), part files in log order.
+    The driver cuts each log into byte ranges of about equal size, each starting on a record
+    boundary (about two per core over all stores, and a new one at each segment's start). Rows
+    are those of `rmqtool export` (decode schema) plus brokerName: the brokerName of the store's
+    --config, else its --broker-name, else the name of the store's folder. One store: part files
+    in log order in --out; several: each broker's in --out/brokerName=NAME/, in log order.
 
     Example: [bold]rmqtool spark-export fixtures/store --out /tmp/spark-export --config fixtures/broker.conf[/]
     """
+    from rmqtool.spark.brokers import export_stores, per_store
     from rmqtool.spark.export import STAGES
     from rmqtool.spark.export import spark_export as run
 
     _quiet_py4j(verbose)
+    sources = export_stores(stores, per_store(config, len(stores), "--config"),
+                            per_store(broker_name, len(stores), "--broker-name"))
     with output.stages(STAGES) as done:
-        result = run(store, out, _config(config), fmt=fmt, master=master, verbose=verbose, progress=done)
+        result = run(sources, out, fmt=fmt, master=master, verbose=verbose, progress=done)
     output.emit(result.to_json(), "exported", as_json)

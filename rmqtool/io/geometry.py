@@ -4,8 +4,9 @@ An export's records go back to their commitLogOffsets, which only fit a store wh
 size the exported store's had. `export` records that geometry (`SETTINGS`, broker.conf names, and
 `storeHost`, the newest record's broker address) in the file: Parquet as key-value metadata under
 `PARQUET_KEY`, JSONL in a sidecar `<out>.geometry.json` (so every line of the export stays one message).
-`spark-export`'s dataset keeps it in its folder, `DATASET_FILE` (Spark's readers skip a `_` name), which
-each of its part files, Parquet or JSON lines, is read with.
+`spark-export`'s dataset keeps it in the folder of its part files, `DATASET_FILE` (Spark's readers skip a `_`
+name; of several stores, one in each `brokerName=NAME/`), which each of its part files, Parquet or JSON lines, is
+read with.
 `import` into a new store uses it where --config does not set the value, and refuses a --config that
 contradicts it, naming both values.
 """

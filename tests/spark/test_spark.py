@@ -15,7 +15,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from cli_helpers import CONF, RUN_GUARD_S, tree_digest
+from cli_helpers import CONF, RUN_GUARD_S, run, tree_digest
 from spark_rows import STAMP, export_rows, files_of, imported, producer_rows, write_jsonl
 
 from rmqtool.engine import staging as staging_mod
@@ -24,6 +24,7 @@ from rmqtool.engine.message_store import MessageStore
 from rmqtool.errors import RmqError
 from rmqtool.files.paths import StorePaths
 from rmqtool.load.records import LoadOptions
+from rmqtool.spark.brokers import ExportStore, export_stores
 from rmqtool.spark.export import spark_export
 from rmqtool.spark.load import spark_load
 
@@ -173,19 +174,57 @@ def test_a_load_killed_while_tasks_write_leaves_the_store_as_it_was(tmp_path, cf
 def test_spark_export_equals_export_row_for_row(tmp_path, spark, cfg, fixture_store, fmt):
     out = tmp_path / "out"
     stages = []
-    result = spark_export(fixture_store, out, cfg, fmt=fmt, progress=lambda stage, rows: stages.append((stage, rows)))
+    result = spark_export([ExportStore(fixture_store, cfg, "broker-a")], out, fmt=fmt,
+                          progress=lambda stage, rows: stages.append((stage, rows)))
     assert stages == [("start Spark", None), ("split", None), ("export", 420)]
     want = export_rows(fixture_store, tmp_path / "export.jsonl")
     assert result.messages == len(want) == 420 and result.ranges > 1
-    parts = sorted(p for p in out.iterdir() if p.name.startswith("part-"))
-    if fmt == "parquet":
-        got = [r for p in parts for r in pq.read_table(p).to_pylist()]
-        for r in got:
-            r["properties"] = dict(r["properties"])
-            r["body"] = base64.b64encode(r["body"]).decode()
-    else:
-        got = [json.loads(line) for p in parts for line in p.read_text().splitlines()]
+    got = part_rows(out, fmt)
+    assert {r.pop("brokerName") for r in got} == {"broker-a"}
     assert got == want
+
+
+def part_rows(folder: Path, fmt: str) -> list[dict]:
+    """The rows of a spark-export's part files in `folder`, in name order, bodies as base64 (as export's JSONL)."""
+    parts = sorted(p for p in folder.iterdir() if p.name.startswith("part-"))
+    if fmt == "jsonl":
+        return [json.loads(line) for p in parts for line in p.read_text().splitlines()]
+    got = [r for p in parts for r in pq.read_table(p).to_pylist()]
+    for r in got:
+        r["properties"] = dict(r["properties"])
+        r["body"] = base64.b64encode(r["body"]).decode()
+    return got
+
+
+def test_two_brokers_stores_export_each_message_once_in_its_brokers_folder(tmp_path, spark, cfg, fixture_store,
+                                                                          store_copy):
+    conf = tmp_path / "broker-b.conf"
+    conf.write_text(f"{CONF.read_text()}brokerName=broker-b\n")
+    stores = export_stores([fixture_store, store_copy], [CONF, conf], ["broker-a", None])
+    assert [s.broker for s in stores] == ["broker-a", "broker-b"]
+    result = spark_export(stores, tmp_path / "out")
+    assert result.messages == 840
+    want = export_rows(fixture_store, tmp_path / "export.jsonl")
+    assert sorted(p.name for p in (tmp_path / "out").iterdir() if not p.name.startswith(".")) == [
+        "_SUCCESS", "brokerName=broker-a", "brokerName=broker-b"]
+    for broker in ("broker-a", "broker-b"):
+        folder = tmp_path / "out" / f"brokerName={broker}"
+        assert json.loads((folder / "_geometry.json").read_text())["mappedFileSizeCommitLog"] == 65536
+        assert part_rows(folder, "parquet") == want  # the column is the folder's name, each broker in log order
+    read = spark.read.parquet(str(tmp_path / "out")).groupBy("brokerName").count().collect()
+    assert {r["brokerName"]: r["count"] for r in read} == {"broker-a": 420, "broker-b": 420}
+    done = run("import", tmp_path / "replayed", tmp_path / "out" / "brokerName=broker-b")  # geometry from its folder
+    assert done.returncode == 0, done.stderr
+    assert files_of(tmp_path / "replayed", "commitlog") == files_of(fixture_store, "commitlog")
+
+
+def test_a_folder_that_is_not_a_store_among_several_is_named_and_nothing_written(tmp_path, fixture_store):
+    (tmp_path / "notes").mkdir()
+    done = run("spark-export", str(fixture_store), str(tmp_path / "notes"), "--config", str(CONF), "--out",
+               str(tmp_path / "out"))
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr == f"rmqtool: error: {tmp_path / 'notes'}: not a RocketMQ store (no commitlog/ folder)\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["notes"]
 
 
 @pytest.mark.parametrize("fmt", ["parquet", "jsonl"])
@@ -194,7 +233,7 @@ def test_import_of_a_spark_export_into_a_new_store_takes_its_geometry_not_the_de
     """spark-export wrote no geometry: the first part file imported into a new store made 1 GiB segments, and the
     part whose records begin the second 64 KiB segment was refused as a gap."""
     out = tmp_path / "out"
-    spark_export(fixture_store, out, cfg, fmt=fmt)
+    spark_export([ExportStore(fixture_store, cfg, "store")], out, fmt=fmt)
     assert json.loads((out / "_geometry.json").read_text()) == {
         "mappedFileSizeCommitLog": 65536, "mappedFileSizeConsumeQueue": 4000, "maxHashSlotNum": 64, "maxIndexNum": 256}
     parts = sorted(p for p in out.iterdir() if p.name.startswith("part-"))
