@@ -175,6 +175,12 @@ def _wait_for(condition, proc: subprocess.Popen, timeout: float = 60) -> None:
         time.sleep(0.01)
 
 
+def _ctrl_c_as_in_a_terminal() -> None:
+    """A command a terminal runs gets SIGINT at its default; a test runner started in the background (`cmd &`
+    without job control) hands its children SIGINT ignored, which a loading rmqtool rightly keeps ignoring."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
 @pytest.mark.parametrize("delay", [0, 0.001, 0.002, 0.003, 0.005, 0.01, 0.02, 0.05, 0.1])
 def test_a_signal_while_the_modules_load_is_its_exit_code_not_a_keyboardinterrupt_traceback(delay, sig):
@@ -183,7 +189,7 @@ def test_a_signal_while_the_modules_load_is_its_exit_code_not_a_keyboardinterrup
     console script's `import re`, no code of ours), at early moments of the load of typer, numpy and the rest."""
     env = {**os.environ, "PYTHONPROFILEIMPORTTIME": "1"}
     proc = subprocess.Popen([RMQTOOL, "info", str(FIXTURE)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                            text=True, env=env)
+                            text=True, env=env, preexec_fn=_ctrl_c_as_in_a_terminal)
     try:
         for line in proc.stderr:
             if line.rpartition("|")[2].strip() == "rmqtool":
