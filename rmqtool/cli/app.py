@@ -29,7 +29,7 @@ from rmqtool.cli import (
 )
 from rmqtool.cli.output import printable
 from rmqtool.errors import EXIT_BAD_INPUT, EXIT_INTERRUPTED, EXIT_TERMINATED, Interrupted, NotFound, RmqError
-from rmqtool.files.signals import INTERRUPTS
+from rmqtool.files.signals import INTERRUPTS, STOPPED_BY
 
 app = typer.Typer(
     name="rmqtool",
@@ -155,7 +155,7 @@ def _main(argv: list[str] | None) -> None:
     sys.exit(code if isinstance(code, int) else 0)
 
 
-_STOPPED_BY: list[int] = []  # the signals that stopped this command, in the order they came
+_STOPPED_BY = STOPPED_BY  # the signals that stopped this command, in the order they came (files.signals)
 
 
 def _stopped_code() -> int:

@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 INTERRUPTS = (signal.SIGINT, signal.SIGTERM)
+STOPPED_BY: list[int] = []  # the interrupts that stopped this command, in the order they came (the CLI's handler)
 
 
 @contextmanager

@@ -18,6 +18,7 @@ from contextlib import contextmanager
 from importlib import resources
 
 from rmqtool.errors import RmqError
+from rmqtool.files.signals import STOPPED_BY
 
 DEFAULT_MASTER = "local[*]"
 ARROW_BATCH_ROWS = 1 << 16
@@ -111,6 +112,8 @@ def job_errors(what: str) -> Iterator[None]:
     except Exception as e:
         if type(e).__module__.split(".")[0] not in ("pyspark", "py4j"):
             raise
+        if STOPPED_BY:  # a py4j call the interrupt cut fails after it: the command was stopped, not failed
+            raise KeyboardInterrupt from e
         text = str(e)
         lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
         cause = next((ln for ln in reversed(lines) if "Error:" in ln or "Exception:" in ln), lines[0] if lines else "")
