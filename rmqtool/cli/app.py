@@ -83,7 +83,7 @@ def main(argv: list[str] | None = None) -> None:
     from rmqtool.errors import forget_warnings
 
     forget_warnings()  # each command warns once of each thing (a caller running several in one process)
-    _STOPPED_BY.clear()
+    STOPPED_BY.clear()
     previous = signal.getsignal(signal.SIGTERM)
     try:
         if argv is None:  # from here Ctrl-C is a KeyboardInterrupt the command cleans up after (rmqtool.cli)
@@ -155,19 +155,16 @@ def _main(argv: list[str] | None) -> None:
     sys.exit(code if isinstance(code, int) else 0)
 
 
-_STOPPED_BY = STOPPED_BY  # the signals that stopped this command, in the order they came (files.signals)
-
-
 def _stopped_code() -> int:
     """An interrupted command's exit code: the shell's 128 + the signal that stopped it (Ctrl-C, or none seen:
     click's Abort at a prompt, a KeyboardInterrupt of its own, is SIGINT's)."""
-    return EXIT_TERMINATED if _STOPPED_BY[:1] == [signal.SIGTERM] else EXIT_INTERRUPTED
+    return EXIT_TERMINATED if STOPPED_BY[:1] == [signal.SIGTERM] else EXIT_INTERRUPTED
 
 
 def _ctrl_c(signum, frame) -> None:
     """Ctrl-C (or SIGTERM) as a KeyboardInterrupt, the signal kept for the exit code; a module cut while it loads
     may leave objects whose `__del__` fails as they go: that is not shown."""
-    _STOPPED_BY.append(signum)
+    STOPPED_BY.append(signum)
     sys.unraisablehook = _quiet
     raise KeyboardInterrupt
 
@@ -179,7 +176,7 @@ def _quiet(unraisable) -> None:
         import _thread
         import threading
 
-        last = _STOPPED_BY[-1] if _STOPPED_BY else signal.SIGINT
+        last = STOPPED_BY[-1] if STOPPED_BY else signal.SIGINT
         threading.Timer(0.05, _thread.interrupt_main, (last,)).start()
 
 
