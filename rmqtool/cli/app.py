@@ -118,6 +118,9 @@ def _main(argv: list[str] | None) -> None:
         print(f"rmqtool: interrupted: {printable(e)}", file=sys.stderr)
         sys.exit(_stopped_code())
     except RmqError as e:
+        if STOPPED_BY:  # a call the signal cut fails after it: the command was stopped, not failed
+            print(f"rmqtool: interrupted: {printable(e)}", file=sys.stderr)
+            sys.exit(_stopped_code())
         print(f"rmqtool: error: {printable(e)}", file=sys.stderr)
         sys.exit(e.exit_code)
     except click.exceptions.Exit as e:
@@ -143,8 +146,9 @@ def _main(argv: list[str] | None) -> None:
         raise
     except OSError as e:  # the system refused: permissions, descriptors, a full disk
         where = f": {e.filename}" if e.filename else ""
-        print(f"rmqtool: error: {printable(e.strerror or e)}{printable(where)}", file=sys.stderr)
-        sys.exit(EXIT_BAD_INPUT)
+        said = "interrupted" if STOPPED_BY else "error"  # a system call the signal cut, as above
+        print(f"rmqtool: {said}: {printable(e.strerror or e)}{printable(where)}", file=sys.stderr)
+        sys.exit(_stopped_code() if STOPPED_BY else EXIT_BAD_INPUT)
     except KeyboardInterrupt:
         code = EXIT_INTERRUPTED
     if code == EXIT_INTERRUPTED:  # typer's answer to a KeyboardInterrupt (Ctrl-C) inside the command
