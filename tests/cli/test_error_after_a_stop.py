@@ -18,6 +18,13 @@ from rmqtool.files.signals import STOPPED_BY
 STOPS = {signal.SIGINT: EXIT_INTERRUPTED, signal.SIGTERM: EXIT_TERMINATED}
 
 
+@pytest.fixture(autouse=True)
+def _no_stop_left():
+    """The record of stop signals is the process's: a test's stop must not reach the next test."""
+    yield
+    STOPPED_BY.clear()
+
+
 def _info_failing(monkeypatch, error: BaseException, stop: signal.Signals | None) -> None:
     def failing(*_a, **_k):
         if stop is not None:
