@@ -17,6 +17,7 @@ def start_commands(root: str, phy_offset: int) -> dict[str, list[str]]:
         "queryJson": ["query", root, "--phy-offset", str(phy_offset), "--json"],
         "queryCard": ["query", root, "--phy-offset", str(phy_offset)],
         "infoJson": ["info", root, "--json"],
+        "verifyJson": ["verify", root, "--json"],  # walks every record: the compiled walker's load is in it
     }
 
 

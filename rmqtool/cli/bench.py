@@ -282,7 +282,7 @@ def start(
     as_json: bool = JSON,
     config: Path | None = STORE_CONFIG,
 ) -> None:
-    """What a short command costs as a process: --version, a query as JSON and as a card, info as JSON.
+    """What a short command costs as a process: --version, a query as JSON and as a card, info and verify as JSON.
 
     Scripts that run one lookup per process pay this on every call. The commands take turns,
     and each is reported as the fastest and the median wall time and the median CPU time.

@@ -64,8 +64,8 @@ def test_bench_start_times_each_short_command_in_fresh_processes():
     assert out.returncode == 0, out.stderr
     doc = json.loads(out.stdout)
     assert doc["mode"] == "start" and doc["runs"] == 2
-    assert set(doc) == {"mode", "runs", "version", "queryJson", "queryCard", "infoJson"}
-    for name in ("version", "queryJson", "queryCard", "infoJson"):
+    assert set(doc) == {"mode", "runs", "version", "queryJson", "queryCard", "infoJson", "verifyJson"}
+    for name in ("version", "queryJson", "queryCard", "infoJson", "verifyJson"):
         times = doc[name]
         assert 0 < times["wallMsMin"] <= times["wallMsMedian"] and times["cpuMsMedian"] > 0
 
