@@ -3,6 +3,7 @@
 Each bench reads STORE (or a generated store with its queues and index rebuilt by recovery,
 as a broker leaves them), first with `bench scan --mode full`'s pass, then with the command
 under test, in the same process and run: the targets are ratios, and the machine is noisy.
+export and verify then run as `rmqtool` processes too, as a user meets them (process start included).
 A warm-up pass (imports, compiled kernels, a Spark session) runs before any clock.
 """
 
@@ -19,6 +20,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from rmqtool.bench.process import command_run
 from rmqtool.bench.scan import peak_rss_bytes, reset_peak_rss, scan_once, throughput
 from rmqtool.engine.config import StoreConfig
 from rmqtool.engine.reader import StoreReader, open_reader
@@ -76,8 +78,11 @@ def _best(run: Callable[[], int], repeat: int) -> tuple[float, int]:
     return best or 0.0, count
 
 
-def _with_scan(reader: StoreReader, mode: str, run: Callable[[], int], repeat: int, **extra) -> dict:
-    """The bench object of `run`, with the full scan of the same store timed in the same run."""
+def _with_scan(reader: StoreReader, mode: str, run: Callable[[], int], repeat: int,
+               command: list[str] | None = None, **extra) -> dict:
+    """The bench object of `run`, with the full scan of the same store timed in the same run; given
+    `command`, the same work as an `rmqtool` process too (`command`: its wall and CPU seconds, best of
+    `repeat`, and peak RSS; `commandRatioToScan`: its messages/s, process start included, to the scan's)."""
     scan_seconds, _ = _best(lambda: scan_once(reader, "full")[0], repeat)
     run()  # warm-up: imports and compiled kernels outside the clock
     reset_peak_rss()
@@ -87,8 +92,15 @@ def _with_scan(reader: StoreReader, mode: str, run: Callable[[], int], repeat: i
     nbytes = _data_bytes(reader)
     doc = throughput(mode, count, nbytes, seconds, peak_rss_bytes(), **extra)
     scan_rate = round(count / scan_seconds) if scan_seconds else 0
-    return {**doc, "scanMessagesPerSecond": scan_rate,
-            "ratioToScan": round(doc["messagesPerSecond"] / scan_rate, 3) if scan_rate else None}
+    doc = {**doc, "scanMessagesPerSecond": scan_rate,
+           "ratioToScan": round(doc["messagesPerSecond"] / scan_rate, 3) if scan_rate else None}
+    if command is not None:
+        runs = [command_run(command) for _ in range(repeat)]
+        wall = min(r.wall for r in runs)
+        doc["command"] = {"args": command, "seconds": round(wall, 4), "cpuSeconds": round(min(r.cpu for r in runs), 4),
+                          "peakRssBytes": max(r.peak_rss for r in runs)}
+        doc["commandRatioToScan"] = round(count / wall / scan_rate, 3) if scan_rate and wall else None
+    return doc
 
 
 def run_export_bench(store: Path | None, *, fmt: str, messages: int, body_size: int, repeat: int = 2,
@@ -102,7 +114,10 @@ def run_export_bench(store: Path | None, *, fmt: str, messages: int, body_size: 
     try:
         with bench_store(store, config, messages, body_size, progress) as reader:
             out = out_dir / f"export.{fmt}"
-            return _with_scan(reader, f"export-{fmt}", lambda: export_store(reader, out, fmt).messages, repeat)
+            command = ["export", str(reader.paths.root), "--out", str(out), "--force"] + \
+                (["--config", str(config)] if config else [])
+            return _with_scan(reader, f"export-{fmt}", lambda: export_store(reader, out, fmt).messages, repeat,
+                              command)
     finally:
         shutil.rmtree(out_dir, ignore_errors=True)
 
@@ -120,7 +135,8 @@ def run_verify_bench(store: Path | None, *, messages: int, body_size: int, repea
         return report.messages
 
     with bench_store(store, config, messages, body_size, progress) as reader:
-        doc = _with_scan(reader, "verify", run, repeat)
+        command = ["verify", str(reader.paths.root), "--json"] + (["--config", str(config)] if config else [])
+        doc = _with_scan(reader, "verify", run, repeat, command)
         files = len(reader.index_paths())
     return {**doc, "problems": problems[-1], "indexFiles": files}
 

@@ -272,6 +272,9 @@ def export(
 
     Example: [bold]rmqtool export fixtures/store --out /tmp/export.parquet[/]
     """
+    from rmqtool.io.arrowstart import without_pandas
+
+    without_pandas()  # before the first rows: this process holds no pandas object
     from rmqtool.cli.times import time_window, unit_needs_a_time
     from rmqtool.engine.reader import open_reader
     from rmqtool.ops.export import export_store

@@ -50,7 +50,7 @@ def verify(
         if found is not None:
             output.stdout.print(found)
         output.stdout.print(_summary(report))
-    if root is not None and report.file is None:
+    if root is not None and report.file is None and (report.problems or report.warnings):  # else no remedy
         from rmqtool.engine.reader import open_reader
         from rmqtool.ops.doctor import remedy_line
 

@@ -118,6 +118,7 @@ def verify_store(reader: StoreReader, *, every: bool = False) -> VerifyReport:
         for checker in checkers:
             checker.check(window)
         end = window.end
+        del window  # one window held at a time: this one goes before the next is built
     report.log_end = end
     for checker in checkers:
         checker.finish(end)
@@ -145,8 +146,9 @@ def record_windows(reader: StoreReader, report: VerifyReport, keys: dict[tuple[s
         if b is None or not len(b):
             continue
         if parts and (b.file != file or held + len(b) > WINDOW_RECORDS):
-            yield _window(parts)
-            parts, held = [], 0
+            window, parts, held = _window(parts), [], 0  # the parts go before the window is used
+            yield window
+            del window
         file = b.file
         found = dispatch_records(np.frombuffer(b.buf, dtype=np.uint8), b.geometry(), b.base, levels)
         ids, names = b.topics()

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     import numpy as np
 
 _ENTRY = consumequeue.ENTRY.codec
+READ_CHUNK_ENTRIES = 1 << 15  # entries of one queue file read at a time (640 KiB)
 
 
 class MapCache:
@@ -120,19 +121,21 @@ class FileQueues:
         return found
 
     def read(self, topic: str, queue_id: int) -> Iterator[tuple[np.ndarray, np.ndarray]]:
-        """Each file's entries, up to the first file that is not full (kept, with the files after it, for
-        `findings`)."""
+        """Each file's entries, a chunk at a time (`queue_file_chunks`), up to the first file that is not full
+        (kept, with the files after it, for `findings`)."""
         files = self.files(topic, queue_id)
         if not files:
             self._ends[(topic, queue_id)] = (None, [])
         for i, seg in enumerate(files):
-            qoffs, entries = queue_file_entries(seg)
-            full = len(entries) * consumequeue.ENTRY_LEN >= seg.size
-            if not full or i == len(files) - 1:  # known before the last yield: a reader may stop there
-                self._ends[(topic, queue_id)] = (None, []) if full else (seg, files[i + 1 :])
-            yield qoffs, entries
-            if not full:
-                return
+            held = 0
+            for qoffs, entries, last in queue_file_chunks(seg):
+                held += len(entries)
+                full = held * consumequeue.ENTRY_LEN >= seg.size
+                if last and (not full or i == len(files) - 1):  # known before the last yield: a reader may stop
+                    self._ends[(topic, queue_id)] = (None, []) if full else (seg, files[i + 1 :])
+                yield qoffs, entries
+                if last and not full:
+                    return
 
     def read_rows(self, topic: str, queue_id: int) -> Iterator[tuple[np.ndarray, np.ndarray, None]]:
         for qoffs, entries in self.read(topic, queue_id):
@@ -212,6 +215,34 @@ def queue_file_entries(seg: SegmentFile) -> tuple[np.ndarray, np.ndarray]:
     entries = consumequeue.decode_entries(read_file(seg.path))
     n = consumequeue.written_count(entries)
     return np.arange(n, dtype=np.int64) + seg.start // consumequeue.ENTRY_LEN, entries[:n]
+
+
+def queue_file_chunks(seg: SegmentFile) -> Iterator[tuple[np.ndarray, np.ndarray, bool]]:
+    """`queue_file_entries` of one file, READ_CHUNK_ENTRIES at a time, each read when asked for (a reader
+    holds a chunk of each queue, not a file); `last` marks the file's last chunk."""
+    import numpy as np
+
+    chunk = READ_CHUNK_ENTRIES
+    try:
+        fd = os.open(seg.path, os.O_RDONLY)
+    except OSError as e:
+        raise RmqError(f"cannot read {seg.path}: {e.strerror}") from None
+    try:
+        first = seg.start // consumequeue.ENTRY_LEN
+        total = consumequeue.whole_entries(os.fstat(fd).st_size)
+        at = 0
+        while True:
+            want = min(chunk, total - at)
+            entries = consumequeue.decode_entries(os.pread(fd, want * consumequeue.ENTRY_LEN,
+                                                           at * consumequeue.ENTRY_LEN))
+            n = consumequeue.written_count(entries)
+            last = n < want or at + want >= total
+            yield np.arange(first + at, first + at + n, dtype=np.int64), entries[:n], last
+            if last:
+                return
+            at += want
+    finally:
+        os.close(fd)
 
 
 def is_rocksdb(directory: Path) -> bool:

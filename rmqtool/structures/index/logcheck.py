@@ -297,9 +297,11 @@ def _concat(parts: list[np.ndarray]) -> np.ndarray:
 
 
 def _member(values: np.ndarray, among: np.ndarray) -> np.ndarray:
-    """Which of `values` are in `among` (one sort and a binary search: faster than np.isin here)."""
+    """Which of `values` are in `among` (one sort and a binary search: faster than np.isin here). Keys and
+    entries come in log order, nearly sorted already, which the stable (merge) sort passes through in a
+    fraction of the quicksort's time."""
     if not len(among):
         return np.zeros(len(values), dtype=bool)
-    ordered = np.sort(among)
+    ordered = np.sort(among, kind="stable")
     at = np.minimum(np.searchsorted(ordered, values), len(ordered) - 1)
     return ordered[at] == values
