@@ -35,19 +35,23 @@ _NAME_BUF = np.frombuffer("".join(_NAMES).encode(), dtype=np.uint8)
 _NAME_OFF = np.cumsum([0, *(len(n) for n in _NAMES)]).astype(np.int64)
 
 
+@njit(cache=True, inline="always")
+def _copy(out, w, src, a, b):
+    for k in range(b - a):  # a loop: short strings copy faster than through slices
+        out[w + k] = src[a + k]
+    return w + b - a
+
+
 @njit(cache=True, nogil=True)
 def _build(tag_buf, tag_off, has_tag, key_buf, key_off, has_key, own, own_buf, own_off, orders, name_buf,
-           name_off, uniq_len, out_off, uniq_at, out, write):
+           name_off, uniq_len, out_off, uniq_at, out):
     n = has_tag.shape[0]
     w = 0
     own_k = 0
     for r in range(n):
         out_off[r] = w
         if own[r]:
-            a, b = own_off[own_k], own_off[own_k + 1]
-            if write:
-                out[w:w + b - a] = own_buf[a:b]
-            w += b - a
+            w = _copy(out, w, own_buf, own_off[own_k], own_off[own_k + 1])
             own_k += 1
             uniq_at[r] = -1
             continue
@@ -57,27 +61,20 @@ def _build(tag_buf, tag_off, has_tag, key_buf, key_off, has_key, own, own_buf, o
             if f < 0:
                 break
             if k:
-                if write:
-                    out[w] = _SEP
+                out[w] = _SEP
                 w += 1
-            na, nb = name_off[f], name_off[f + 1]
-            if write:
-                out[w:w + nb - na] = name_buf[na:nb]
-                out[w + nb - na] = _NV
-            w += nb - na + 1
+            w = _copy(out, w, name_buf, name_off[f], name_off[f + 1])
+            out[w] = _NV
+            w += 1
             if f == 2:
                 uniq_at[r] = w
-                if write:
-                    out[w:w + uniq_len] = 48  # '0': the digits are written when the row's number is known
+                for d in range(uniq_len):
+                    out[w + d] = 48  # '0': the digits are written when the row's number is known
                 w += uniq_len
             elif f == 0:
-                if write:
-                    out[w:w + tag_off[r + 1] - tag_off[r]] = tag_buf[tag_off[r]:tag_off[r + 1]]
-                w += tag_off[r + 1] - tag_off[r]
+                w = _copy(out, w, tag_buf, tag_off[r], tag_off[r + 1])
             else:
-                if write:
-                    out[w:w + key_off[r + 1] - key_off[r]] = key_buf[key_off[r]:key_off[r + 1]]
-                w += key_off[r + 1] - key_off[r]
+                w = _copy(out, w, key_buf, key_off[r], key_off[r + 1])
     out_off[n] = w
     return w
 
@@ -93,7 +90,8 @@ def build_properties(tags: tuple[np.ndarray, np.ndarray, np.ndarray], keys: tupl
     uniq_at = np.empty(n, dtype=np.int64)
     args = (tag_buf, tag_off, has_tag.astype(np.int64), key_buf, key_off, has_key.astype(np.int64), own,
             own_texts[0], own_texts[1], _ORDERS, _NAME_BUF, _NAME_OFF, uniq_len, out_off, uniq_at)
-    size = _build(*args, np.zeros(1, dtype=np.uint8), False)
-    out = np.empty(max(size, 1), dtype=np.uint8)
-    _build(*args, out, True)
-    return out, out_off, uniq_at
+    most = _NAME_OFF[-1] + 3 + 2 + uniq_len  # a row's names, '=' and separators and digits, at most
+    text = sum(int(off[-1] - off[0]) for off in (tag_off, key_off, own_texts[1]) if len(off))
+    out = np.empty(max(text + n * most, 1), dtype=np.uint8)
+    size = _build(*args, out)
+    return out[: max(size, 1)], out_off, uniq_at  # a view: the room is the exact size for rows with all three
