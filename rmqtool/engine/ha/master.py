@@ -28,7 +28,7 @@ from rmqtool.structures import ha
 IDLE_WAIT_S = 0.1  # a sender without news looks again this often
 SEND_BYTES = 1 << 20  # frames given to the socket in one call at most (each still a frame of the protocol)
 POLL_S = 0.2
-PUT_QUIET_S = 0.05  # the reader thread reads reports again once SYNC puts have not for this long
+PUT_QUIET_S = 0.2  # the reader thread reads reports again once SYNC puts have not for this long
 
 
 class HaMaster:
