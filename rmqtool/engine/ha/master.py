@@ -196,7 +196,7 @@ class SlaveConnection:
                 if not self._take(self.sock.recv(4096)):
                     self.close()
                     return False
-        except OSError:
+        except (OSError, ValueError):  # the connection went (a closed socket's select is a ValueError)
             self.close()
             return False
         finally:
@@ -274,8 +274,9 @@ class SlaveConnection:
             return True  # not started: its sender begins with everything there is
         if not self._sending.acquire(blocking=False):
             return False
+        log = self.master.store.commitlog
         try:
-            while not self._stopping and (sent := self._send_data(self.next)):
+            while not self._stopping and self.next < log.max_offset and (sent := self._send_data(self.next)):
                 self.next += sent
         except OSError:
             pass  # the connection went: its reader and sender see it too
