@@ -204,7 +204,7 @@ class SlaveConnection:
                 self._put_reading = False
                 self._put_seen = time.monotonic()
             acks.released()
-        return True
+        return not self._stopping  # a closing connection: the put waits out its time on the condition
 
     def _silent(self) -> bool:
         """Whether the slave was silent for the housekeeping interval (logged)."""
