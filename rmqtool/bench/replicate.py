@@ -36,14 +36,18 @@ CONNECT_DEADLINE_S = 30
 
 
 def run_replicate_bench(store: Path | None, *, messages: int, body_size: int, sync_messages: int,
-                        config: Path | None = None, progress=None) -> dict:
-    """Catch-up of an empty follower from STORE (or a generated store of `messages`), then SYNC puts."""
+                        config: Path | None = None, progress=None, acks: tuple[str, ...] = ACKS,
+                        batches: tuple[int, ...] = BATCHES, catch_up: bool = True) -> dict:
+    """Catch-up of an empty follower from STORE (or a generated store of `messages`; None without `catch_up`),
+    then SYNC puts for each ack mode and batch size."""
     from rmqtool.bench.generate import generate_store
 
     tmp = Path(tempfile.mkdtemp(prefix="rmqtool-bench-replicate-"))
     try:
         cfg = StoreConfig.from_file(config)[0] if config else StoreConfig()
-        if store is None:
+        if not catch_up:
+            result = {"mode": "replicate", "catchUp": None}
+        elif store is None:
             if progress:
                 progress.print(f"generating {messages:,} messages of {body_size} bytes ...")
             store = generate_store(tmp / "master", messages, body_size, segment_size=cfg.mappedFileSizeCommitLog,
@@ -51,9 +55,10 @@ def run_replicate_bench(store: Path | None, *, messages: int, body_size: int, sy
             conf = None
         else:
             conf = config
-        result = {"mode": "replicate", "catchUp": _catch_up(store, conf, tmp, progress)}
+        if catch_up:
+            result = {"mode": "replicate", "catchUp": _catch_up(store, conf, tmp, progress)}
         result["sync"] = [_sync_puts(tmp, ack, batch, sync_messages, body_size, progress)
-                          for ack in ACKS for batch in BATCHES]
+                          for ack in acks for batch in batches]
         return result
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

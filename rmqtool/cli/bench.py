@@ -250,6 +250,11 @@ def replicate(
     body_size: int = typer.Option(1000, "--body-size", min=0, help="Body bytes of generated and put messages."),
     sync_messages: int = typer.Option(20_000, "--sync-messages", min=1, help="Messages per SYNC run (puts = this "
                                       "/ batch)."),
+    ack: list[str] = typer.Option(["flushed", "written"], "--ack", help="Follower acks of the SYNC runs (repeat).",
+                                  click_type=click.Choice(["flushed", "written"])),
+    batch: list[int] = typer.Option([1, 32, 256], "--batch", min=1, help="Messages per put of the SYNC runs "
+                                    "(repeat)."),
+    catch_up: bool = typer.Option(True, "--catch-up/--no-catch-up", help="Measure the catch-up first."),
     as_json: bool = JSON,
     config: Path | None = STORE_CONFIG,
 ) -> None:
@@ -257,15 +262,18 @@ def replicate(
     RSS), and SYNC_MASTER puts with one follower (puts/s, p50/p99 latency) in batches of 1, 32 and 256.
 
     Example: [bold]rmqtool bench replicate --messages 100000 --sync-messages 5000 --json[/]
+    Example: [bold]rmqtool bench replicate --no-catch-up --ack written --batch 1[/]
     """
     from rmqtool.bench.replicate import run_replicate_bench
 
     result = run_replicate_bench(store, messages=messages, body_size=body_size, sync_messages=sync_messages,
-                                 config=config, progress=output.stderr if output.stderr.is_terminal else None)
+                                 config=config, progress=output.stderr if output.stderr.is_terminal else None,
+                                 acks=tuple(ack), batches=tuple(batch), catch_up=catch_up)
     if as_json:
         output.emit_json(result)
         return
-    output.stdout.print(output.key_values("catch-up", {k: str(v) for k, v in result["catchUp"].items()}))
+    if result["catchUp"] is not None:
+        output.stdout.print(output.key_values("catch-up", {k: str(v) for k, v in result["catchUp"].items()}))
     t = output.table("SYNC puts, one follower", ["ack", "batch", "puts", "puts/s", "messages/s", "p50 us", "p99 us",
                                                  "statuses"])
     for row in result["sync"]:

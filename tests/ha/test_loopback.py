@@ -492,3 +492,66 @@ def test_serve_append_from_a_pipe_names_a_bad_rows_line_among_all_the_pipes_line
         proc.kill()
     assert first["row"] == 1 and proc.returncode == 2
     assert err.splitlines()[-1].startswith("rmqtool: error: -:3: topic: must be a string"), err
+
+
+def test_sync_puts_one_after_another_read_their_own_acks_not_the_reader_thread(tmp_path, conf):
+    """The put that waits reads the follower's report itself: no hand-off from the reader thread per put.
+    The first puts may find the reader thread inside its wait for bytes; it steps aside from then on."""
+    cfg = _cfg(conf, brokerRole=SYNC_MASTER, slaveTimeout=3000)
+    ms, master = _master(tmp_path / "m", cfg)
+    slave = Following(tmp_path / "s", cfg, master.address[1], "written")
+    readers: list[str] = []
+    try:
+        _wait(lambda: master.connections == 1 and slave.acked(ms.commitlog.max_offset), "the follower")
+        (conn,) = master._conns
+        take = conn._take
+        conn._take = lambda data: readers.append(threading.current_thread().name) or take(data)
+        for msg in _messages(60):
+            assert ms.put_message(msg).status is PutStatus.PUT_OK
+        during = list(readers)  # the reports read while the puts came
+    finally:
+        slave.close()
+        master.close()
+        ms.close()
+    assert len(during) >= 60
+    assert set(during[-50:]) == {threading.current_thread().name}
+    _same_commitlog(tmp_path / "m", tmp_path / "s")
+
+
+def test_sync_waits_of_several_producer_threads_are_all_released_by_the_acks_one_of_them_reads(tmp_path, conf):
+    """4 producer threads: each appends under one lock (the store has one writer, as the broker's put lock) and
+    waits for its ack outside it. One waiting put reads the reports, the others wait for it; an ack that
+    covers several puts releases them all, and a put that stops reading lets a waiting one read next."""
+    cfg = _cfg(conf, brokerRole=SYNC_MASTER, slaveTimeout=3000)
+    ms, master = _master(tmp_path / "m", cfg)
+    slave = Following(tmp_path / "s", cfg, master.address[1], "written")
+    msgs = _messages(160)
+    statuses: list[PutStatus] = []
+    append = threading.Lock()
+    readers: set[str] = set()
+
+    def produce(part: list[Message]) -> None:
+        for msg in part:
+            with append:
+                result = ms.put_message(msg)
+            statuses.append(ms.acks.wait(result.wrote_offset + result.wrote_bytes))
+
+    try:
+        _wait(lambda: master.connections == 1 and slave.acked(ms.commitlog.max_offset), "the follower")
+        (conn,) = master._conns
+        take = conn._take
+        conn._take = lambda data: readers.add(threading.current_thread().name) or take(data)
+        ms.sync_master = False  # the put appends and wakes the sender; the producer waits itself, outside the lock
+        producers = [threading.Thread(target=produce, args=(msgs[i::4],), name=f"producer-{i}") for i in range(4)]
+        for t in producers:
+            t.start()
+        for t in producers:
+            t.join(DEADLINE_S)
+        _wait(lambda: slave.acked(ms.commitlog.max_offset), "the follower's ack of the end")
+    finally:
+        slave.close()
+        master.close()
+        ms.close()
+    assert statuses == [PutStatus.PUT_OK] * 160
+    assert readers & {t.name for t in producers}
+    _same_commitlog(tmp_path / "m", tmp_path / "s")

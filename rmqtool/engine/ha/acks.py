@@ -4,12 +4,15 @@ The master keeps the highest offset any slave acknowledged (the broker's push2Sl
 never lowered, even when that slave leaves) and how many slaves are connected. A SYNC put is
 SLAVE_NOT_AVAILABLE at once when no slave is connected or the put's end is `haSlaveFallbehindMax`
 or more past the highest ack; otherwise it waits up to `slaveTimeout` for an ack at or past its
-end: PUT_OK, or FLUSH_SLAVE_TIMEOUT. Either failure still means stored on the master.
+end: PUT_OK, or FLUSH_SLAVE_TIMEOUT. Either failure still means stored on the master. A waiting put
+reads the acks itself when it can (`reader`); puts that cannot wait on a condition that every ack, and
+every put that stops reading, wakes: one ack releases all the puts it covers.
 """
 
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -29,6 +32,9 @@ class SlaveAcks:
         self._written = threading.Condition()  # senders wait here for new bytes
         self.generation = 0  # bumped by every append, so a sender sees it missed none
         self.pusher: Callable[[], bool] | None = None  # sends new bytes from a SYNC put's own thread
+        # reads acks from a SYNC put's own thread until (end, deadline); False when another thread reads them
+        self.reader: Callable[[int, float], bool] | None = None
+        self._releases = 0  # bumped when a put stops reading acks, so a waiting put may read them next
 
     def connected(self) -> None:
         with self._acked:
@@ -54,9 +60,24 @@ class SlaveAcks:
         pusher = self.pusher
         if self.highest < end and (pusher is None or not pusher()):
             self.written()  # a sender was busy: it sends the rest
+        deadline = time.monotonic() + self.timeout_s
+        while self.highest < end:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return PutStatus.FLUSH_SLAVE_TIMEOUT
+            releases, reader = self._releases, self.reader
+            if reader is not None and reader(end, deadline):
+                continue
+            with self._acked:
+                if self.highest < end and self._releases == releases:
+                    self._acked.wait(left)
+        return PutStatus.PUT_OK
+
+    def released(self) -> None:
+        """A put stopped reading acks: wake the puts still waiting, one of them reads next."""
         with self._acked:
-            done = self._acked.wait_for(lambda: self.highest >= end, self.timeout_s)
-        return PutStatus.PUT_OK if done else PutStatus.FLUSH_SLAVE_TIMEOUT
+            self._releases += 1
+            self._acked.notify_all()
 
     def statuses(self, sync: bool, ends: np.ndarray) -> list[PutStatus]:
         """Each record's put status, its records written and ending at `ends`: a SYNC_MASTER waits once for

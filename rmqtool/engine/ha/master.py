@@ -3,10 +3,12 @@
 Per slave, a reader takes its reports (the first says where to start, each acknowledges) and a
 sender sends frames from there: first a heartbeat at the start offset, then the commitlog's bytes
 in frames of at most `haTransferBatchSize` that never cross a segment, a heartbeat once it has
-sent all there is (so a slave knows it is level) and every heartbeat interval while idle. A 4.9.3+
-master closes a slave whose report passes its own max offset; this one first sends a heartbeat at
-its max, so a slave sees both offsets. Either side closes after the housekeeping interval of
-silence. The protocol has no authentication: the listener binds 127.0.0.1 unless told otherwise.
+sent all there is (so a slave knows it is level) and every heartbeat interval while idle. A SYNC
+put sends its own frames and reads its own ack when the sender and the reader are idle (no thread
+hand-off per put; the reader thread steps aside while puts come). A 4.9.3+ master closes a slave
+whose report passes its own max offset; this one first sends a heartbeat at its max, so a slave
+sees both offsets. Either side closes after the housekeeping interval of silence. The protocol has
+no authentication: the listener binds 127.0.0.1 unless told otherwise.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from rmqtool.structures import ha
 IDLE_WAIT_S = 0.1  # a sender without news looks again this often
 SEND_BYTES = 1 << 20  # frames given to the socket in one call at most (each still a frame of the protocol)
 POLL_S = 0.2
+PUT_QUIET_S = 0.2  # the reader thread reads reports again once SYNC puts have not for this long
 
 
 class HaMaster:
@@ -53,7 +56,7 @@ class HaMaster:
         self._listener.listen(16)
         self._listener.settimeout(POLL_S)
         self.address = self._listener.getsockname()[:2]
-        self.acks.pusher = self.push
+        self.acks.pusher, self.acks.reader = self.push, self.read_acks
         self._accepter = threading.Thread(target=self._accept, name="rmqtool-ha-accept", daemon=True)
         self._accepter.start()
 
@@ -82,13 +85,19 @@ class HaMaster:
             done = conn.push() and done
         return done
 
+    def read_acks(self, end: int, deadline: float) -> bool:
+        """Read acks from a SYNC put's thread (see `SlaveConnection.read_acks`): with one slave connected
+        only; False when the put is to wait for another thread's acks."""
+        conns = list(self._conns)
+        return len(conns) == 1 and conns[0].read_acks(end, deadline)
+
     def forget(self, conn: SlaveConnection) -> None:
         with self._lock:
             self._conns.discard(conn)
 
     def close(self) -> None:
         self._stop.set()
-        self.acks.pusher = None
+        self.acks.pusher = self.acks.reader = None
         self._listener.close()
         self._accepter.join()
         for conn in list(self._conns):
@@ -105,6 +114,11 @@ class SlaveConnection:
         self._started = threading.Event()
         self._sending = threading.Lock()  # one writer of frames at a time: the sender thread or a SYNC put
         self.next: int | None = None  # where the next frame starts, once the first report said
+        self._reports = ha.ReportReader()
+        self._last_read = time.monotonic()
+        self._owner = threading.Condition()  # who reads the reports: the reader thread or one SYNC put
+        self._thread_reading = self._put_reading = False
+        self._put_seen = 0.0  # when a SYNC put last wanted the reports
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         sock.settimeout(None)  # sends block as long as the slave takes; reads wait in `readable`
         self._threads = [threading.Thread(target=self._guard, args=(self._read,), name="rmqtool-ha-read", daemon=True),
@@ -145,34 +159,83 @@ class SlaveConnection:
 
     # ---- the slave's reports ---------------------------------------------------------------
     def _read(self) -> None:
-        reports = ha.ReportReader()
-        last = time.monotonic()
-        log = self.master.store.commitlog
+        """Read reports while no SYNC put reads them itself (see `read_acks`); step aside while puts come."""
         while not self._stopping:
-            if not readable(self.sock, POLL_S):
-                if time.monotonic() - last > self.master.housekeeping_s:
-                    self.master.log(f"slave {self.peer}: silent for {self.master.housekeeping_s:g} s; closed")
+            with self._owner:
+                if self._put_reading or time.monotonic() - self._put_seen < PUT_QUIET_S:
+                    self._owner.wait(PUT_QUIET_S)
+                    if self._silent():
+                        return
+                    continue
+                self._thread_reading = True
+            try:
+                if not readable(self.sock, POLL_S):
+                    if self._silent():
+                        return
+                    continue
+                if not self._take(self.sock.recv(4096)):
                     return
-                continue
-            data = self.sock.recv(4096)
-            if not data:
-                return
-            last = time.monotonic()
-            offset = reports.feed(data)
-            if offset is None:
-                continue
-            if self.request is None:
-                self.request = offset
-                self.master.log(f"slave {self.peer}: requests offset {offset}")
-                self._started.set()
-            elif offset > log.max_offset:
-                own = log.max_offset
-                self.master.log(f"slave {self.peer}: reports offset {offset}, past this store's {own}: "
-                                f"the slave is ahead of its master; closed")
-                self._send_frame(own, b"")  # the slave sees both offsets before the close
-                return
-            self.ack = offset
-            self.master.acks.acked(offset)
+            finally:
+                with self._owner:
+                    self._thread_reading = False
+
+    def read_acks(self, end: int, deadline: float) -> bool:
+        """Read the slave's reports from a SYNC put's own thread until one reaches `end` or `deadline` (no
+        hand-off from a reader thread); False when another thread holds the reports (its acks wake the put)."""
+        with self._owner:
+            self._put_seen = time.monotonic()  # the reader thread steps aside after its current read
+            if self._thread_reading or self._put_reading or self._closed.is_set():
+                return False
+            self._put_reading = True
+        acks = self.master.acks
+        try:
+            while acks.highest < end and not self._stopping:
+                left = deadline - time.monotonic()
+                if left <= 0 or not readable(self.sock, left):
+                    break
+                if not self._take(self.sock.recv(4096)):
+                    self.close()
+                    return False
+        except (OSError, ValueError):  # the connection went (a closed socket's select is a ValueError)
+            self.close()
+            return False
+        finally:
+            with self._owner:
+                self._put_reading = False
+                self._put_seen = time.monotonic()
+            acks.released()
+        return not self._stopping  # a closing connection: the put waits out its time on the condition
+
+    def _silent(self) -> bool:
+        """Whether the slave was silent for the housekeeping interval (logged)."""
+        if time.monotonic() - self._last_read <= self.master.housekeeping_s:
+            return False
+        self.master.log(f"slave {self.peer}: silent for {self.master.housekeeping_s:g} s; closed")
+        return True
+
+    def _take(self, data: bytes) -> bool:
+        """Take bytes of the slave's stream: its first report starts the sender, later ones ack; False when
+        the connection ends (closed by the slave, or a report past this store's end)."""
+        if not data:
+            return False
+        self._last_read = time.monotonic()
+        offset = self._reports.feed(data)
+        if offset is None:
+            return True
+        log = self.master.store.commitlog
+        if self.request is None:
+            self.request = offset
+            self.master.log(f"slave {self.peer}: requests offset {offset}")
+            self._started.set()
+        elif offset > log.max_offset:
+            own = log.max_offset
+            self.master.log(f"slave {self.peer}: reports offset {offset}, past this store's {own}: "
+                            f"the slave is ahead of its master; closed")
+            self._send_frame(own, b"")  # the slave sees both offsets before the close
+            return False
+        self.ack = offset
+        self.master.acks.acked(offset)
+        return True
 
     # ---- frames to the slave ---------------------------------------------------------------
     def _send(self) -> None:
@@ -211,8 +274,9 @@ class SlaveConnection:
             return True  # not started: its sender begins with everything there is
         if not self._sending.acquire(blocking=False):
             return False
+        log = self.master.store.commitlog
         try:
-            while not self._stopping and (sent := self._send_data(self.next)):
+            while not self._stopping and self.next < log.max_offset and (sent := self._send_data(self.next)):
                 self.next += sent
         except OSError:
             pass  # the connection went: its reader and sender see it too
