@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 import sys
@@ -118,3 +119,25 @@ def table_rows(stdout: str) -> tuple[list[str], list[list[str]]]:
         return [c.strip() for c in out]
 
     return cells(lines[rule - 1]), [cells(line) for line in lines[rule + 1 :]]
+
+
+_PROBE = (
+    "import json, sys\n"
+    "from rmqtool.cli import app\n"
+    "built = []\n"
+    "real = app.typer.main.get_command\n"
+    "app.typer.main.get_command = lambda a: built.append(sorted(c.name for c in a.registered_commands)) or real(a)\n"
+    "try:\n"
+    "    app.main(sys.argv[1:])\n"
+    "except SystemExit as e:\n"
+    "    code = e.code\n"
+    "sys.stderr.write(json.dumps({'code': code, 'built': built, 'modules': sorted(sys.modules)}) + '\\n')\n"
+)
+
+
+def command_probe(*args: object) -> dict:
+    """`rmqtool ARGS` in a fresh interpreter: its exit `code`, the command trees it `built` (each the sorted names of
+    its top-level commands) and every module it loaded (`modules`)."""
+    out = subprocess.run([sys.executable, "-c", _PROBE, *map(str, args)], capture_output=True, text=True,
+                         timeout=RUN_GUARD_S)
+    return json.loads(out.stderr.strip().splitlines()[-1])

@@ -1,53 +1,34 @@
 """A short command pays only for what it uses: one query per process is how scripts call rmqtool."""
 
 import json
-import subprocess
-import sys
 
-from cli_helpers import FIXTURE, RUN_GUARD_S, run
-
-PROBE = (
-    "import json, sys\n"
-    "from rmqtool.cli import app\n"
-    "built = []\n"
-    "real = app.typer.main.get_command\n"
-    "app.typer.main.get_command = lambda a: built.append(sorted(c.name for c in a.registered_commands)) or real(a)\n"
-    "try:\n"
-    "    app.main(sys.argv[1:])\n"
-    "except SystemExit as e:\n"
-    "    code = e.code\n"
-    "sys.stderr.write(json.dumps({'code': code, 'built': built,\n"
-    "                             'rich': sorted(m for m in sys.modules if m.startswith('rich.')),\n"
-    "                             'numpy': 'numpy' in sys.modules}) + '\\n')\n"
-)
+from cli_helpers import FIXTURE, command_probe, run
 
 
-def probe(*args: str) -> dict:
-    out = subprocess.run([sys.executable, "-c", PROBE, *map(str, args)], capture_output=True, text=True,
-                         timeout=RUN_GUARD_S)
-    return json.loads(out.stderr.strip().splitlines()[-1])
+def _rich(got: dict) -> list[str]:
+    return [m for m in got["modules"] if m.startswith("rich.")]
 
 
 def test_a_json_query_imports_no_rich_and_builds_only_its_command():
-    got = probe("query", FIXTURE, "--phy-offset", "0", "--json")
+    got = command_probe("query", FIXTURE, "--phy-offset", "0", "--json")
     assert got["code"] == 0
     assert got["built"] == [["query"]]
-    assert not [m for m in got["rich"] if m in ("rich.console", "rich.table", "rich.text", "rich.markdown")]
+    assert not [m for m in _rich(got) if m in ("rich.console", "rich.table", "rich.text", "rich.markdown")]
 
 
 def test_a_card_still_draws_with_rich():
-    got = probe("query", FIXTURE, "--phy-offset", "0")
-    assert got["code"] == 0 and "rich.console" in got["rich"] and "rich.table" in got["rich"]
+    got = command_probe("query", FIXTURE, "--phy-offset", "0")
+    assert got["code"] == 0 and "rich.console" in _rich(got) and "rich.table" in _rich(got)
 
 
 def test_a_card_imports_numpy_to_show_two_times():
     """A card's times are two values: written without numpy, whose import was half a card's start."""
-    got = probe("query", FIXTURE, "--phy-offset", "0")
-    assert got["code"] == 0 and got["numpy"] is False
+    got = command_probe("query", FIXTURE, "--phy-offset", "0")
+    assert got["code"] == 0 and "numpy" not in got["modules"]
 
 
 def test_help_and_an_unknown_command_see_every_command():
-    assert len(probe("--help")["built"][0]) >= 12
+    assert len(command_probe("--help")["built"][0]) >= 12
     out = run("quer", FIXTURE)
     assert out.returncode == 2 and "Did you mean 'query'?" in out.stderr
 
