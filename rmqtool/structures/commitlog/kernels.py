@@ -197,24 +197,21 @@ def string_hashes(buf, starts, lengths, out):
         out[i] = h ^ np.uint64(lengths[i])
 
 
+@njit(cache=True, inline="always")
+def _same(buf, a, b, length):
+    """Whether buf[a:a+length] and buf[b:b+length] hold the same bytes."""
+    for k in range(length):  # noqa: SIM110 - a loop numba compiles
+        if buf[a + k] != buf[b + k]:
+            return False
+    return True
+
+
 @njit(cache=True, nogil=True)
 def strings_match(buf, starts, lengths, rep):
     """Whether every string equals the one at index rep[i] (hash groups hold no collision)."""
     for i in range(starts.shape[0]):
         j = rep[i]
-        if lengths[i] != lengths[j]:
-            return False
-        a, b = starts[i], starts[j]
-        for k in range(lengths[i]):
-            if buf[a + k] != buf[b + k]:
-                return False
-    return True
-
-
-@njit(cache=True, inline="always")
-def _same(buf, a, b, length):
-    for k in range(length):  # noqa: SIM110 - a loop numba compiles
-        if buf[a + k] != buf[b + k]:
+        if lengths[i] != lengths[j] or not _same(buf, starts[i], starts[j], lengths[i]):
             return False
     return True
 

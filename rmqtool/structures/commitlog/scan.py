@@ -520,7 +520,11 @@ class SegmentScanner:
         return c[(total >= MIN_RECORD_LEN) & (total <= size - c)]
 
     def _report(self, pos: int, reason: str, nbytes: int, kind: str, severity: str = ERROR) -> None:
-        self._found.append(Finding(self.file, self.base + pos, reason, int(nbytes), severity, kind=kind))
+        """A finding of the walk (the calling thread's)."""
+        self._found.append(self._finding(pos, reason, nbytes, kind, severity))
+
+    def _finding(self, pos: int, reason: str, nbytes: int, kind: str, severity: str = ERROR) -> Finding:
+        return Finding(self.file, self.base + pos, reason, int(nbytes), severity, kind=kind)
 
     def _headers(self, starts: np.ndarray) -> np.ndarray:
         """Writable big-endian header rows (IPv4 layout) at `starts`; zero-padded at the file end."""
@@ -552,9 +556,9 @@ class SegmentScanner:
             bad = np.flatnonzero(crc != stored)
             if bad.size:
                 for i in bad.tolist():
-                    found.append(Finding(self.file, self.base + int(starts[i]),
-                                         f"body CRC mismatch: stored {int(stored[i])}, computed {int(crc[i])}",
-                                         int(batch.cols["totalSize"][i]), ERROR, kind=CRC_MISMATCH))
+                    found.append(self._finding(int(starts[i]), f"body CRC mismatch: stored {int(stored[i])}, "
+                                               f"computed {int(crc[i])}", int(batch.cols["totalSize"][i]),
+                                               CRC_MISMATCH))
                 keep = np.ones(len(starts), dtype=bool)
                 keep[bad] = False
                 batch = batch.select(keep)

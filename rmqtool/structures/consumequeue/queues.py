@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from rmqtool.errors import RmqError
 from rmqtool.files.paths import StorePaths
-from rmqtool.files.segments import SegmentFile, list_segments, read_file
+from rmqtool.files.segments import SegmentFile, list_segments
 from rmqtool.report import Finding
 from rmqtool.structures import consumequeue
 
@@ -212,14 +212,16 @@ def queue_file_entries(seg: SegmentFile) -> tuple[np.ndarray, np.ndarray]:
     not written (`consumequeue.written_count`, the broker's reading rule)."""
     import numpy as np
 
-    entries = consumequeue.decode_entries(read_file(seg.path))
-    n = consumequeue.written_count(entries)
-    return np.arange(n, dtype=np.int64) + seg.start // consumequeue.ENTRY_LEN, entries[:n]
+    chunks = list(queue_file_chunks(seg))
+    if len(chunks) == 1:
+        return chunks[0][0], chunks[0][1]
+    return np.concatenate([q for q, _, _ in chunks]), np.concatenate([e for _, e, _ in chunks])
 
 
 def queue_file_chunks(seg: SegmentFile) -> Iterator[tuple[np.ndarray, np.ndarray, bool]]:
-    """`queue_file_entries` of one file, READ_CHUNK_ENTRIES at a time, each read when asked for (a reader
-    holds a chunk of each queue, not a file); `last` marks the file's last chunk."""
+    """(queue offsets, entries, last) of one file, READ_CHUNK_ENTRIES at a time up to the first entry not written
+    (the broker's reading rule), each read when asked for (a reader holds a chunk of each queue, not a file);
+    `last` marks the file's last chunk."""
     import numpy as np
 
     chunk = READ_CHUNK_ENTRIES
