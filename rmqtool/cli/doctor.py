@@ -10,25 +10,30 @@ import typer
 from rmqtool.cli import output, screen
 from rmqtool.errors import EXIT_BAD_INPUT, EXIT_PROBLEM
 
+POSITIONS_LISTED = 20  # consumer positions a plan lists for a person; --json lists every one
 CONFIG = typer.Option(None, "--config", help="broker.conf of the store.", show_default=False)
 
 
 def doctor(
     store: Path = typer.Argument(..., help="Store root.", show_default=False),
-    apply: bool = typer.Option(False, "--apply", help="Carry out the plan (each step under the store lock and the "
-                               "write journal; everything cut or replaced kept under STORE/lost/), then check again."),
-    as_json: bool = typer.Option(False, "--json", help="One JSON document: findings per kind, the plan's steps, and "
-                                 "with --apply the lost/ folders and the check afterwards."),
+    apply: bool = typer.Option(False, "--apply", help="Carry out the plan as one transaction under the store lock: "
+                               "every new file staged and checked first, then swapped in with one journaled step "
+                               "(an interrupted repair is finished by the next writer); what it replaces and the "
+                               "ledger of what it loses kept under STORE/lost/."),
+    as_json: bool = typer.Option(False, "--json", help="One JSON document: findings per kind, the plan's steps, its "
+                                 "loss and the consumer positions it moves, and with --apply the lost/ folder and "
+                                 "the check afterwards."),
     config: Path | None = CONFIG,
 ) -> None:
     """Check every structure of the store, and show one plan that mends what was found.
 
     Each finding comes with the fix that mends it, in the order the fixes run: a cut of the log at
     a damaged record with the intact records after it appended again, the broker's recovery, a
-    consume-queue or index rebuild, a checkpoint reset. Each step says what it loses (records,
-    bytes) and where that is kept. Read-only unless --apply. Exit 0 healthy (or mended by
-    --apply), 1 a plan to carry out (or problems left after --apply), 2 damage no repair in
-    place undoes (a missing segment between two others): named, and the store left as it is.
+    consume-queue or index rebuild, a checkpoint reset; each says what it loses (records, bytes),
+    and the plan lists the committed consumer positions that move with renumbered queues.
+    Read-only unless --apply. Exit 0 healthy (or mended by --apply), 1 a plan to carry out (or
+    a repair that would not leave a healthy store: nothing changed), 2 damage no repair in place
+    undoes (a missing segment between two others): named, and the store left as it is.
 
     Example: [bold]rmqtool doctor fixtures/store --config fixtures/broker.conf[/]
     """
@@ -39,8 +44,7 @@ def doctor(
     require_store_root(store, "doctor")
     if not apply:
         output.warn_if_locked(StorePaths(store))
-    diagnosis = ops.diagnose(store, config)
-    if diagnosis.status == ops.UNMENDABLE or not apply or diagnosis.status == ops.HEALTHY:
+        diagnosis = ops.diagnose(store, config)
         if as_json:
             output.emit_json({**diagnosis.to_json(), "applied": False})
         else:
@@ -48,18 +52,36 @@ def doctor(
         if diagnosis.status != ops.HEALTHY:
             raise typer.Exit(EXIT_BAD_INPUT if diagnosis.status == ops.UNMENDABLE else EXIT_PROBLEM)
         return
-    if not as_json:
-        _show(diagnosis, apply)
-    outcome = ops.apply(diagnosis, config)
+    from rmqtool.ops import repair
+
+    outcome = repair.apply(store, config, on_plan=None if as_json else lambda d: _show(d, apply))
     if as_json:
         output.emit_json(outcome.to_json())
     else:
-        after = outcome.after
-        kept = ", ".join(screen.terminal_text(p) for p in outcome.lost) or "nothing was cut"
-        output.stdout.print(f"applied: verify now finds {after.problems} problems, {after.warnings} warnings; "
-                            f"kept in lost/: {kept}")
-    if not outcome.mended:
+        _show_outcome(outcome)
+    if outcome.status == repair.UNMENDABLE:
+        raise typer.Exit(EXIT_BAD_INPUT)
+    if outcome.status == repair.NOT_MENDED:
         raise typer.Exit(EXIT_PROBLEM)
+
+
+def _show_outcome(outcome) -> None:
+    from rmqtool.ops.repair import HEALTHY, MENDED, UNMENDABLE
+
+    after = outcome.after
+    if outcome.finished_swap:
+        output.stdout.print("finished first: a repair that was stopped after it committed (its files are all in "
+                            "place now)")
+    if outcome.status in (HEALTHY, UNMENDABLE):
+        return
+    if outcome.status == MENDED:
+        moved = f"; {output.count(len(outcome.moved), 'consumer position')} moved" if outcome.moved else ""
+        output.stdout.print(f"applied: verify now finds {after.problems} problems, {after.warnings} warnings{moved}; "
+                            f"kept in lost/: {screen.terminal_text(outcome.lost)}")
+        return
+    kinds = ", ".join(f"{n} {k}" for k, n in after.by_kind().items())
+    output.stdout.print(f"not applied: the repaired store would still have {after.problems} problems ({kinds}): "
+                        "nothing changed")
 
 
 def _show(diagnosis, apply: bool) -> None:
@@ -84,6 +106,19 @@ def _show(diagnosis, apply: bool) -> None:
         output.stdout.print(f"plan, in this order ({how}; what it cuts or replaces is kept in {root}/lost/):")
     for n, step in enumerate(diagnosis.steps, 1):
         output.stdout.print(f"  {n}. {_step_line(step, diagnosis.root)}")
+    moved = diagnosis.repair.positions
+    if moved:
+        output.stdout.print(f"consumer positions that move with the renumbered queues ({len(moved)}; offset msgIds "
+                            "of moved records change, UNIQ_KEY does not):")
+        for m in moved[:POSITIONS_LISTED]:
+            output.stdout.print(f"  {screen.terminal_text(m.group)} {screen.terminal_text(m.topic)}/{m.queue_id}: "
+                                f"{m.before} -> {m.after}")
+        if len(moved) > POSITIONS_LISTED:
+            output.stdout.print(f"  ... {len(moved) - POSITIONS_LISTED} more (--json lists them all)")
+    if diagnosis.salvage is not None:
+        output.stdout.print(f"instead: `{screen.terminal_text(diagnosis.salvage['command'])}` writes the "
+                            f"{output.count(diagnosis.salvage['records'], 'intact record')} into a new store "
+                            "(offset msgIds change, UNIQ_KEY does not; this store stays as it is)")
 
 
 def _step_line(step, root: Path) -> str:

@@ -1,38 +1,46 @@
-"""`doctor`: every structure's check, one plan that mends what they found, and (apply) the plan carried out.
+"""`doctor`: every structure's check and one plan that mends what they found, its loss counted exactly.
 
 The diagnosis is read-only: the store is checked whole (`verify`: every structure in the registry,
 each against the log), the broker's recovery is planned (what it would cut at its next start), and each
 structure plans the repairs its findings call for (`Structure.repairs`). The plan is the repairs in the
-registry's order of actions (structure.ACTIONS): the log first, what points into it after. Applying it
-runs each repair as the command that owns it runs it (recover, `import --repack`, rebuild), each under
-the store lock and the write journal, everything cut kept under lost/; then the store is checked again.
+registry's order of actions (structure.ACTIONS): the log first, what points into it after. A cut of the
+log (at a damaged record, or where the broker's recovery ends it) rebuilds the queues and the index and
+resets the checkpoint with it, and comes with its ledger (`ops.ledger`): every record lost, counted from
+the queue entries and the log's walk, every intact record after it appended again, and every committed
+consumer position that moves with the renumbered queues. `ops.repair` carries the plan out as one
+transaction.
 
-A damaged record in the log is mended by a cut at it and the intact records after it appended again
-(kept first as lost/<time>/salvaged.parquet): nothing the broker's recovery keeps is lost, and more is
-kept than it keeps (it keeps nothing after the cut). A store with damage no repair in place undoes (a
-missing segment between two others) is named and left as it is.
+A damaged record in the log is mended by a cut at it and the intact records after it appended again:
+nothing the broker's recovery keeps is lost, and more is kept than it keeps (it keeps nothing after the
+cut). A store with damage no repair in place undoes (a missing segment between two others) is named and
+left as it is; `salvage --into` writes its intact records into a new store.
 """
 
 from __future__ import annotations
 
 import os
-import time
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
+
 from rmqtool.engine.opening import Store, open_store
 from rmqtool.engine.reader import StoreReader
 from rmqtool.errors import RmqError
-from rmqtool.ops.recovery import plan_recovery, recover_store
+from rmqtool.files.paths import is_temporary
+from rmqtool.files.swap import JOURNAL, pending_swap, staging_root
+from rmqtool.ops.ledger import Ledger, ledger_of_cut
+from rmqtool.ops.recovery import plan_recovery
 from rmqtool.ops.recovery_plan import RecoveryPlan
 from rmqtool.ops.verify import VerifyReport, verify_store
-from rmqtool.report import Finding
 from rmqtool.structures import REGISTRY
+from rmqtool.structures.config.positions import Moved, move_positions
+from rmqtool.structures.consumequeue.renumber import Renumbering, renumbering
 from rmqtool.structures.structure import (
     CANNOT_MEND,
     CUT_AND_REPACK,
-    FINISH_REPACK,
+    FINISH_REPAIR,
     REBUILD_INDEX,
     REBUILD_QUEUES,
     RECOVER,
@@ -41,8 +49,7 @@ from rmqtool.structures.structure import (
 )
 
 HEALTHY, PLAN, UNMENDABLE = "healthy", "plan", "unmendable"
-SALVAGED = "salvaged.parquet"  # the intact records after a cut, kept in the doctor's lost/ folder
-REPACKED = "repacked"  # beside it once they are appended again: a folder without it after a cut is unfinished
+CUTS = (CUT_AND_REPACK, RECOVER)
 
 
 @dataclass
@@ -54,12 +61,26 @@ class Step:
     mends: int = 0
     records_lost: int = 0
     bytes_lost: int = 0
-    records_kept: int = 0  # CUT_AND_REPACK: intact records after the cut, appended again at new offsets
+    records_kept: int = 0  # a cut: intact records after it, appended again at new offsets
     bytes_kept: int = 0
 
     def to_json(self) -> dict:
         return {**self.repair.to_json(), "mends": self.mends, "recordsLost": self.records_lost,
                 "bytesLost": self.bytes_lost, "recordsKept": self.records_kept, "bytesKept": self.bytes_kept}
+
+
+@dataclass
+class RepairPlan:
+    """What the transaction changes: the cut (None: the log stays), what is rebuilt from the log, the files
+    removed, and the ledger of the cut."""
+
+    cut: int | None = None
+    rebuild_queues: bool = False
+    rebuild_index: bool = False
+    reset_checkpoint: bool = False
+    remove: list[str] = field(default_factory=list)
+    ledger: Ledger | None = None
+    positions: list[Moved] = field(default_factory=list)  # committed positions the renumbering moves
 
 
 @dataclass
@@ -71,6 +92,8 @@ class Diagnosis:
     recovery: RecoveryPlan | None
     steps: list[Step] = field(default_factory=list)
     refused: str | None = None  # why the broker's recovery refuses the store, when it does
+    repair: RepairPlan = field(default_factory=RepairPlan)
+    salvage: dict | None = None  # a store no repair in place mends: what `salvage --into` would keep
 
     @property
     def status(self) -> str:
@@ -78,18 +101,34 @@ class Diagnosis:
             return UNMENDABLE
         return PLAN if self.steps else HEALTHY
 
+    @property
+    def unmendable(self) -> str:
+        return next((s.repair.reason for s in self.steps if s.repair.action == CANNOT_MEND), "")
+
+    @property
+    def records_lost(self) -> int:
+        return sum(s.records_lost for s in self.steps)
+
+    @property
+    def bytes_lost(self) -> int:
+        return sum(s.bytes_lost for s in self.steps)
+
     def to_json(self) -> dict:
         r = self.report
         return {"store": str(self.root), "status": self.status, "problems": r.problems, "warnings": r.warnings,
                 "byKind": r.by_kind(), "recoveryRefused": self.refused,
                 "steps": [s.to_json() for s in self.steps],
-                "recordsLost": sum(s.records_lost for s in self.steps),
-                "bytesLost": sum(s.bytes_lost for s in self.steps)}
+                "recordsLost": self.records_lost, "bytesLost": self.bytes_lost,
+                "positionsMoved": [m.to_json() for m in self.repair.positions],
+                "salvageInto": self.salvage}
 
 
 def diagnose(root: str | os.PathLike | Store, config=None) -> Diagnosis:
     """Check the store whole and plan what mends it; nothing is written."""
     store = root if isinstance(root, Store) else open_store(root, config)
+    pending = pending_swap(store.paths)
+    if pending is not None:
+        return _interrupted(store, pending)
     reader = StoreReader(store)
     report = verify_store(reader)
     try:
@@ -97,16 +136,93 @@ def diagnose(root: str | os.PathLike | Store, config=None) -> Diagnosis:
         refused = recovery.refused
     except RmqError as e:  # a store rmqtool does not write (5.x): checked, never recovered
         recovery, refused = None, str(e)
-    repairs = [*_unfinished_repacks(reader), *(r for s in REGISTRY for r in s.repairs(report, reader))]
+    repairs = [r for s in REGISTRY for r in s.repairs(report, reader)]
     if recovery is not None and recovery.changes and not refused and \
-            not any(r.action in (RECOVER, CUT_AND_REPACK) for r in repairs):
+            not any(r.action in CUTS for r in repairs):
         repairs.append(Repair("commitlog", RECOVER, str(store.paths.commitlog),
                               f"the broker's recovery at its next start: {_recovery_words(recovery)}"))
-    steps = [s for s in _cost(_one_per_action(repairs, recovery), report, recovery, reader)
-             if s.mends or s.repair.action in (FINISH_REPACK, CUT_AND_REPACK, RECOVER, CANNOT_MEND)]
-    if any(s.repair.action == CANNOT_MEND for s in steps):
-        steps = [s for s in steps if s.repair.action == CANNOT_MEND]
-    return Diagnosis(Path(store.root), report, None if refused else recovery, steps, refused)
+    repairs = _one_per_action(repairs, recovery)
+    diagnosis = Diagnosis(Path(store.root), report, None if refused else recovery, refused=refused)
+    if any(r.action == CANNOT_MEND for r in repairs):
+        diagnosis.steps = _cost([r for r in repairs if r.action == CANNOT_MEND], report, RepairPlan())
+        diagnosis.salvage = {"command": f"rmqtool salvage {store.root} --into NEW", "records": report.messages}
+        return diagnosis
+    diagnosis.repair = _repair_plan(repairs, report, recovery, reader)
+    repairs = _with_rebuilds(repairs, diagnosis.repair, store)
+    diagnosis.steps = _cost(repairs, report, diagnosis.repair)
+    return diagnosis
+
+
+def _interrupted(store: Store, pending: dict) -> Diagnosis:
+    """A repair that committed and was stopped while it swapped its files in: finishing it is the plan."""
+    journal = staging_root(store.paths) / JOURNAL
+    step = Step(Repair("store", FINISH_REPAIR, str(journal),
+                       f"a repair was stopped after it committed (lost/ folder {pending['lost']}): its "
+                       f"{len(pending['parts'])} files and folders are swapped in by the next writer; "
+                       "`doctor --apply` finishes it, then checks the store"))
+    return Diagnosis(Path(store.root), VerifyReport(), None, [step])
+
+
+def _repair_plan(repairs: list[Repair], report: VerifyReport, recovery: RecoveryPlan | None,
+                 reader: StoreReader) -> RepairPlan:
+    """What the transaction for `repairs` changes, with the ledger of its cut."""
+    plan = RepairPlan()
+    actions = {r.action: r for r in repairs}
+    index_on = reader.config.messageIndexEnable
+    if CUT_AND_REPACK in actions:
+        plan.cut = actions[CUT_AND_REPACK].at or 0
+    elif RECOVER in actions and recovery is not None:
+        past_end = any(f.kind == "entry-past-log-end" for f in report.findings)
+        if recovery.end < recovery.data_end or past_end:
+            plan.cut = recovery.end
+    crashed = reader.paths.abort.exists() and RECOVER in actions
+    whole = plan.cut is not None or crashed
+    plan.rebuild_queues = whole or REBUILD_QUEUES in actions
+    plan.rebuild_index = index_on and (whole or REBUILD_INDEX in actions)
+    plan.reset_checkpoint = whole or RESET_CHECKPOINT in actions
+    if recovery is not None:
+        plan.remove = [f for f, _ in recovery.deleted if is_temporary(Path(f).name)]  # unfinished allocations
+    if plan.cut is not None:
+        plan.ledger = ledger_of_cut(reader, plan.cut)
+        offsets = reader.paths.root / "config"
+        if offsets.is_dir():
+            plan.positions = move_positions(offsets, renumberings(plan.ledger, None, None), write=False)
+    return plan
+
+
+def renumberings(ledger: Ledger, new: dict[tuple[str, int], np.ndarray] | None,
+                 ends: dict[tuple[str, int], int] | None) -> dict[tuple[str, int], Renumbering]:
+    """Each queue the cut touched, renumbered: `new` (the survivors' new queue offsets, log order) and `ends`
+    (each queue's new max) as a repaired store holds them; None: as the plan foresees them, the survivors
+    numbered on from the queue's first offset at the cut."""
+    out = {}
+    empty = np.zeros(0, dtype=np.int64)
+    for key in set(ledger.survivors) | set(ledger.lost_entries):
+        old = ledger.survivors[key].offsets() if key in ledger.survivors else empty
+        lost = ledger.lost_entries.get(key, empty)
+        if new is None:
+            first = int(min(a.min() for a in (old, lost) if len(a)))
+            got, end = first + np.arange(len(old), dtype=np.int64), first + len(old)
+        else:
+            got, end = new.get(key, empty), ends[key]
+        out[key] = renumbering(key[0], key[1], old, got, lost, end)
+    return out
+
+
+def _with_rebuilds(repairs: list[Repair], plan: RepairPlan, store: Store) -> list[Repair]:
+    """The plan's repairs with the rebuilds and the reset a cut or a crash brings with it, in action order."""
+    have = {r.action for r in repairs}
+    why = "the log was cut: dispatched again from it" if plan.cut is not None else \
+        "the last writer did not shut down cleanly: dispatched again from the log"
+    added = []
+    if plan.rebuild_queues and REBUILD_QUEUES not in have:
+        added.append(Repair("consumequeue", REBUILD_QUEUES, str(store.paths.consumequeue), why))
+    if plan.rebuild_index and REBUILD_INDEX not in have:
+        added.append(Repair("index", REBUILD_INDEX, str(store.paths.index), why))
+    if plan.reset_checkpoint and RESET_CHECKPOINT not in have:
+        added.append(Repair("checkpoint", RESET_CHECKPOINT, str(store.paths.checkpoint),
+                            "write the checkpoint's times again from the newest record"))
+    return sorted([*repairs, *added], key=lambda r: r.order)
 
 
 def remedy(report: VerifyReport, reader: StoreReader) -> list[Repair]:
@@ -129,30 +245,6 @@ def remedy_line(report: VerifyReport, reader: StoreReader, what: str) -> str | N
     return f"{what} {found} that `rmqtool doctor {reader.paths.root} --apply` mends ({actions})"
 
 
-def _unfinished_repacks(reader: StoreReader) -> list[Repair]:
-    """A cut-and-repack interrupted after its cut and before its records were appended again: the log ends at
-    the cut and the intact records wait in lost/<time>/salvaged.parquet (a folder whose cut never happened, or
-    whose records went back, is left as evidence)."""
-    import json
-
-    from rmqtool.files.lost import LOST_DIR, PLAN_FILE
-    from rmqtool.ops.hashing import log_extent
-
-    found: list[Repair] = []
-    log_end = None  # walked once, and only when a doctor's folder is waiting
-    for plan_file in sorted((reader.paths.root / LOST_DIR).glob(f"*/{PLAN_FILE}")):
-        folder = plan_file.parent
-        plan = json.loads(plan_file.read_text())
-        if plan.get("doctor") != CUT_AND_REPACK or (folder / REPACKED).exists() or not (folder / SALVAGED).exists():
-            continue
-        log_end = log_extent(reader).end if log_end is None else log_end
-        if log_end == plan["at"]:
-            found.append(Repair("commitlog", FINISH_REPACK, str(folder / SALVAGED),
-                                f"an interrupted doctor cut the log at {plan['at']} and did not append the intact "
-                                "records it kept after the cut: append them now", (), plan["at"]))
-    return found
-
-
 def _one_per_action(repairs: list[Repair], recovery: RecoveryPlan | None) -> list[Repair]:
     """The repairs in the order they run, one per action and target (a cut: the lowest, which takes the others
     with it, and no lower than the broker's recovery point when the damage lies past it)."""
@@ -172,151 +264,21 @@ def _one_per_action(repairs: list[Repair], recovery: RecoveryPlan | None) -> lis
     return out
 
 
-def _cost(repairs: list[Repair], report: VerifyReport, recovery: RecoveryPlan | None,
-          reader: StoreReader) -> list[Step]:
-    kinds = Counter({k: n for k, n in report.by_kind().items()})
+def _cost(repairs: list[Repair], report: VerifyReport, plan: RepairPlan) -> list[Step]:
+    """Each repair with the findings it mends and, for the cut, the ledger's exact loss and what it keeps."""
+    kinds = Counter(report.by_kind())
     steps = []
     for r in repairs:
         step = Step(r, mends=sum(kinds.pop(k, 0) for k in r.kinds))
-        if r.action == FINISH_REPACK:
-            step.records_kept = _rows_in(Path(r.target))
-        elif r.action == CUT_AND_REPACK:
-            step.records_kept, step.bytes_kept = _intact_after(reader, r.at or 0)
-            step.records_lost = sum(1 for f in report.findings if f.structure == "commitlog" and f.offset >= (r.at or 0)
-                                    and f.kind in r.kinds)
-            step.bytes_lost = sum(f.bytes for f in report.findings if f.structure == "commitlog" and f.kind in r.kinds)
-        elif r.action == RECOVER and recovery is not None:
-            step.records_lost, step.bytes_lost = recovery.messages_lost, recovery.bytes_lost
+        if r.action in CUTS and plan.ledger is not None:
+            ledger = plan.ledger
+            step.records_lost, step.bytes_lost = ledger.records_lost, ledger.bytes_lost
+            step.records_kept, step.bytes_kept = ledger.records_kept, ledger.bytes_kept
         steps.append(step)
     return steps
-
-
-def _intact_after(reader: StoreReader, offset: int) -> tuple[int, int]:
-    """(records, bytes) intact from `offset` to the log's end: those a cut at `offset` appends again."""
-    from rmqtool.ops.log_rows import log_batches
-
-    records = size = 0
-    for item in log_batches(reader, from_offset=offset):
-        if not isinstance(item, Finding):
-            records += len(item)
-            size += int(item.cols["totalSize"].sum())
-    return records, size
-
-
-def _rows_in(parquet: Path) -> int:
-    import pyarrow.parquet as pq
-
-    return pq.ParquetFile(parquet).metadata.num_rows
 
 
 def _recovery_words(plan: RecoveryPlan) -> str:
     if plan.mode == "crash":
         return "the last writer did not shut down cleanly"
     return f"{plan.queue_entries_dropped} consume-queue entries past the log's end dropped"
-
-
-@dataclass
-class Outcome:
-    """What `apply` did: each step's lost/ folder, and the store's check afterwards."""
-
-    before: Diagnosis
-    lost: list[str] = field(default_factory=list)
-    after: VerifyReport | None = None
-
-    @property
-    def mended(self) -> bool:
-        return self.after is not None and self.after.problems == 0
-
-    def to_json(self) -> dict:
-        after = self.after
-        return {**self.before.to_json(), "applied": True, "lost": self.lost,
-                "after": None if after is None else {"problems": after.problems, "warnings": after.warnings,
-                                                      "byKind": after.by_kind()}}
-
-
-def apply(diagnosis: Diagnosis, config=None) -> Outcome:
-    """Carry out the plan, step by step (each a transaction of its own, what it cuts kept in lost/), then check
-    the store again. A plan with a step that cannot mend is refused whole, before anything is written."""
-    if diagnosis.status == UNMENDABLE:
-        raise RmqError(f"{diagnosis.root}: cannot be mended in place, nothing changed: "
-                       f"{next(s.repair.reason for s in diagnosis.steps if s.repair.action == CANNOT_MEND)}")
-    from rmqtool.files.lock import lock_holder
-
-    root = diagnosis.root
-    store = open_store(root, config)
-    store.require_writable("doctor --apply")  # before anything is written
-    holder = lock_holder(store.paths)
-    if holder is not None:
-        raise RmqError(f"store {root} is locked by process {holder} (a running broker?): nothing changed")
-    outcome = Outcome(diagnosis)
-    actions = [s.repair for s in diagnosis.steps]
-    for repair in actions:
-        if repair.action == FINISH_REPACK:
-            _repack(root, config, Path(repair.target))
-        elif repair.action == CUT_AND_REPACK:
-            outcome.lost += _cut_and_repack(root, config, repair.at or 0)
-        elif repair.action == RECOVER:
-            outcome.lost += _recover(root, config)
-    rebuild_queues = any(r.action == REBUILD_QUEUES for r in actions)
-    rebuild_index = any(r.action == REBUILD_INDEX for r in actions)
-    if rebuild_queues or rebuild_index:
-        outcome.lost += _rebuild(root, config, rebuild_queues, rebuild_index)
-    if any(r.action == RESET_CHECKPOINT for r in actions):
-        outcome.lost += _reset_checkpoint(root, config)
-    outcome.after = verify_store(StoreReader(open_store(root, config)))
-    return outcome
-
-
-def _recover(root: Path, config, truncate_to: int | None = None) -> list[str]:
-    plan, lost = recover_store(root, _cfg(root, config), truncate_to=truncate_to)
-    if plan.refused:
-        raise RmqError(f"recovery refused: {plan.refused}")
-    return [str(lost)] if lost else []
-
-
-def _cut_and_repack(root: Path, config, at: int) -> list[str]:
-    """Keep the intact records from `at` on (lost/<time>/salvaged.parquet), cut the log at `at` as recovery
-    cuts it, and append them again from there."""
-    from rmqtool.files.lost import Lost
-    from rmqtool.ops.export import export_store
-
-    store = open_store(root, config)
-    kept = Lost(store.paths, {"doctor": "cut-and-repack", "at": at, "salvaged": SALVAGED})
-    salvaged = kept.directory / SALVAGED
-    summary = export_store(StoreReader(store), salvaged, "parquet", from_offset=at, what="doctor")
-    lost = [str(kept.directory), *_recover(root, config, truncate_to=at)]
-    _repack(root, config, salvaged, summary.messages)
-    return lost
-
-
-def _repack(root: Path, config, salvaged: Path, rows: int | None = None) -> None:
-    """Append the records of `salvaged` at the log's end (as `import --repack`), then mark their folder done."""
-    from rmqtool.files.lock import fsync_path
-    from rmqtool.io.sources import open_input
-    from rmqtool.load.records import LoadOptions
-    from rmqtool.load.writer import load
-
-    if rows is None or rows:
-        cfg = open_store(root, config).config
-        load(root, open_input(salvaged), LoadOptions(cfg=cfg, store_timestamp=int(time.time() * 1000)),
-             repack=True, command="doctor")
-    (salvaged.parent / REPACKED).touch()
-    fsync_path(salvaged.parent)
-
-
-def _rebuild(root: Path, config, queues: bool, index: bool) -> list[str]:
-    from rmqtool.ops.rebuild import rebuild
-
-    report = rebuild(root, config, queues=queues, index=index, apply=True)
-    return [report.lost] if report.lost else []
-
-
-def _reset_checkpoint(root: Path, config) -> list[str]:
-    """The checkpoint's times lowered to the newest record's, as a cut at the log's end lowers them."""
-    from rmqtool.ops.hashing import log_extent
-
-    return _recover(root, config, truncate_to=log_extent(StoreReader(open_store(root, config))).end)
-
-
-def _cfg(root: Path, config):
-    return open_store(root, config).config

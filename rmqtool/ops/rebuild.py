@@ -118,11 +118,17 @@ class _NoQueue:
 
 def build(store: Store, staged: StorePaths, queues: bool, index: bool) -> None:
     """Dispatch the whole log into `staged`'s consume queues and index, as the broker's reput would."""
-    cfg = store.config
     staged.root.mkdir(parents=True)
     (staged.root / COMMITLOG_DIR).symlink_to(store.paths.commitlog.resolve())  # opens as a store; never swapped
+    dispatch_into(store, staged, queues, index)
+
+
+def dispatch_into(store: Store, target: StorePaths, queues: bool, index: bool) -> None:
+    """Dispatch `store`'s whole log into fresh consume queues and/or a fresh index under `target` (folders
+    that must not exist yet), as the broker's reput would: each record's own queue offset places its entry."""
+    cfg = store.config
     if queues:
-        staged.consumequeue.mkdir()
+        target.consumequeue.mkdir()
     built: dict[tuple[str, int], ConsumeQueue] = {}
     nothing = _NoQueue()
 
@@ -131,12 +137,12 @@ def build(store: Store, staged: StorePaths, queues: bool, index: bool) -> None:
             return nothing
         cq = built.get((topic, queue_id))
         if cq is None:
-            cq = built[(topic, queue_id)] = ConsumeQueue(staged.queue_dir(topic, queue_id), topic, queue_id,
+            cq = built[(topic, queue_id)] = ConsumeQueue(target.queue_dir(topic, queue_id), topic, queue_id,
                                                          cfg.mappedFileSizeConsumeQueue)
         return cq
 
     log = CommitLog(store.paths.commitlog, cfg)
-    keys = IndexService(staged.index, cfg) if index else None
+    keys = IndexService(target.index, cfg) if index else None
     try:
         log.find_end()
         dispatcher = Dispatcher(log, queue_for, keys, cfg.delay_levels_ms)
@@ -152,8 +158,8 @@ def build(store: Store, staged: StorePaths, queues: bool, index: bool) -> None:
         if keys is not None:
             keys.close()
         log.close()
-    if index and not staged.index.exists():
-        staged.index.mkdir()  # a log without keys: the rebuilt index is an empty folder
+    if index and not target.index.exists():
+        target.index.mkdir()  # a log without keys: the rebuilt index is an empty folder
 
 
 def compare(store: Store, staged: StorePaths, parts: list[str]) -> RebuildReport:

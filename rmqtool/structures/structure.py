@@ -36,13 +36,13 @@ class LogChecker(Protocol):
 
 # What a repair does; the doctor carries them out in this order (the log first, what points into it after).
 CUT_AND_REPACK = "cut-and-repack"  # cut the log at a damaged record, append the intact records after it again
-FINISH_REPACK = "finish-repack"  # append the intact records an interrupted cut-and-repack kept in lost/
+FINISH_REPAIR = "finish-repair"  # swap in the rest of a repair that was stopped after it committed
 RECOVER = "recover"  # the broker's recovery: the log cut where its records end, queues and index cut to it
 REBUILD_QUEUES = "rebuild-queues"  # consume queues dispatched again from the log
 REBUILD_INDEX = "rebuild-index"  # the index dispatched again from the log
 RESET_CHECKPOINT = "reset-checkpoint"  # the checkpoint's times lowered to what the files hold
 CANNOT_MEND = "cannot-mend"  # damage no repair in place undoes (the store is left as it is)
-ACTIONS = (CANNOT_MEND, FINISH_REPACK, CUT_AND_REPACK, RECOVER, REBUILD_QUEUES, REBUILD_INDEX, RESET_CHECKPOINT)
+ACTIONS = (CANNOT_MEND, FINISH_REPAIR, CUT_AND_REPACK, RECOVER, REBUILD_QUEUES, REBUILD_INDEX, RESET_CHECKPOINT)
 
 
 @dataclass(frozen=True)

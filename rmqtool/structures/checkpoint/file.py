@@ -41,3 +41,21 @@ def lower_to(path: Path, ceiling: int, keep_in: Path | None) -> None:
     cp = CheckpointFile(path)
     cp.physic, cp.logics, cp.index = min(cp.physic, ceiling), min(cp.logics, ceiling), min(cp.index, ceiling)
     cp.flush()
+
+
+def reset_to(path: Path, newest: int) -> None:
+    """The checkpoint of a store whose newest record was stored at `newest`: each time lowered to it, or all
+    three set to it when the file is missing or does not decode (a repair writes it into its staged copy)."""
+    from rmqtool.errors import RmqError
+
+    try:
+        cp = CheckpointFile(path)
+        fresh = not path.exists()
+    except RmqError:
+        path.unlink()
+        cp, fresh = CheckpointFile(path), True
+    if fresh:
+        cp.physic = cp.logics = cp.index = newest
+    else:
+        cp.physic, cp.logics, cp.index = min(cp.physic, newest), min(cp.logics, newest), min(cp.index, newest)
+    cp.flush()
