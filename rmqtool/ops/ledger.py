@@ -24,6 +24,8 @@ from rmqtool.report import COMMITLOG, ERROR, Finding
 from rmqtool.structures import consumequeue
 from rmqtool.structures.commitlog import message
 from rmqtool.structures.commitlog.properties import UNIQ_KEY
+from rmqtool.structures.commitlog.scan import RecordBatch
+from rmqtool.structures.commitlog.sysflag import enters_consume_queue
 
 LEDGER_FILE = "ledger.jsonl"  # in the repair's lost/ folder: one lost record per line
 UNIQ_KEYS_READ = 100_000  # lost records whose UNIQ_KEY is looked up in the log; the rest say null
@@ -92,14 +94,8 @@ def ledger_of_cut(reader: StoreReader, cut: int) -> Ledger:
             continue
         if not len(item):
             continue
-        ids, names = item.topics()
-        qids, qoffs = item.cols["queueId"], item.cols["queueOffset"]
-        for t, name in enumerate(names):
-            of_topic = ids == t
-            for qid in np.unique(qids[of_topic]).tolist():
-                here = of_topic & (qids == qid)
-                ledger.survivors.setdefault((name, int(qid)), QueueSurvivors()).old.append(
-                    qoffs[here].astype(np.int64))
+        for key, qoffs in queue_offsets(item):
+            ledger.survivors.setdefault(key, QueueSurvivors()).old.append(qoffs)
         kept_offsets.append(item.offsets.astype(np.int64))
         ledger.records_kept += len(item)
         ledger.bytes_kept += int(item.cols["totalSize"].sum())
@@ -108,6 +104,18 @@ def ledger_of_cut(reader: StoreReader, cut: int) -> Ledger:
     _lost_regions(ledger, named)
     _read_uniq_keys(reader, ledger)
     return ledger
+
+
+def queue_offsets(batch: RecordBatch) -> Iterator[tuple[tuple[str, int], np.ndarray]]:
+    """((topic, queue id), queue offsets in log order) of the records of `batch` that enter a consume queue (a
+    transaction's prepared or rolled-back half does not)."""
+    ids, names = batch.topics()
+    qids, qoffs = batch.cols["queueId"], batch.cols["queueOffset"]
+    queued = enters_consume_queue(batch.cols["sysFlag"])
+    for t, name in enumerate(names):
+        of_topic = queued & (ids == t)
+        for qid in np.unique(qids[of_topic]).tolist():
+            yield (name, int(qid)), qoffs[of_topic & (qids == qid)].astype(np.int64)
 
 
 def _lost_entries(reader: StoreReader, cut: int, kept: np.ndarray, ledger: Ledger) -> np.ndarray:

@@ -48,7 +48,7 @@ from rmqtool.io.sources import TableSource
 from rmqtool.load.records import LoadOptions
 from rmqtool.load.writer import load
 from rmqtool.ops.doctor import HEALTHY, UNMENDABLE, Diagnosis, RepairPlan, diagnose, renumberings
-from rmqtool.ops.ledger import LEDGER_FILE, Ledger
+from rmqtool.ops.ledger import LEDGER_FILE, Ledger, queue_offsets
 from rmqtool.ops.log_rows import log_batches, log_rows
 from rmqtool.ops.rebuild import dispatch_into
 from rmqtool.ops.verify import VerifyReport, verify_store
@@ -292,11 +292,8 @@ def _renumbered(ledger: Ledger, image: Store) -> dict:
     for item in log_batches(reader, from_offset=ledger.cut):
         if isinstance(item, Finding) or not len(item):
             continue
-        ids, names = item.topics()
-        qids, qoffs = item.cols["queueId"], item.cols["queueOffset"]
-        for t, name in enumerate(names):
-            for qid in np.unique(qids[ids == t]).tolist():
-                new.setdefault((name, int(qid)), []).append(qoffs[(ids == t) & (qids == qid)].astype(np.int64))
+        for key, qoffs in queue_offsets(item):
+            new.setdefault(key, []).append(qoffs)
     ends = {}
     for key in set(ledger.survivors) | set(ledger.lost_entries):
         try:

@@ -63,7 +63,7 @@ def move_positions(config_dir: Path, queues: Mapping[tuple[str, int], Renumberin
             table[key] = mover(name, key, table[key], queues, here.append)
         if here and write:
             path.write_text(fastjson.dumps(doc), encoding="utf-8")
-            moved += here
+        moved += here
     return moved
 
 
