@@ -41,6 +41,19 @@ def next_lost_dir(paths: StorePaths, when: datetime | None = None) -> Path:
     return found
 
 
+def write_staged(folder: Path, files: dict[str, bytes]) -> None:
+    """A lost/ folder staged whole (its plan, its ledger ...), each file durable: a swap journal then moves it
+    into lost/ in the same step as the files it keeps, so no lost/ folder exists for a change that did not
+    happen."""
+    folder.mkdir()
+    for name, data in files.items():
+        with open(folder / name, "xb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+    fsync_path(folder)
+
+
 def range_name(relative: Path, start: int) -> Path:
     """Where bytes cut from `relative` at `start` are kept, within a lost/ folder."""
     return relative.with_name(f"{relative.name}{RANGE_SEP}{start}")

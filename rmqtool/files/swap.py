@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rmqtool.files.lock import fsync_path
+from rmqtool.files.lost import LOST_DIR, PLAN_FILE, next_lost_dir, write_staged
 from rmqtool.files.paths import StorePaths
 
 STAGING_DIR = ".rebuild"
@@ -52,9 +53,14 @@ def staged_commitlog(paths: StorePaths, staging: Path) -> Path:
     return paths.commitlog.with_name(paths.commitlog.name + STAGED_LOG_SUFFIX)
 
 
-def swap_in(paths: StorePaths, staging: Path, parts: list[str], lost: Path) -> None:
-    """Replace each folder of `parts` (names under the root) with the one staged in `staging`."""
-    commit(paths, staging, [Part(paths.root / p, staging / p) for p in parts], lost)
+def swap_in(paths: StorePaths, staging: Path, parts: list[str], plan: dict) -> Path:
+    """Replace each folder of `parts` (names under the root) with the one staged in `staging`; the old ones
+    go to a new lost/ folder holding `plan`, which appears in the same journaled step. Returns that folder."""
+    lost = next_lost_dir(paths)
+    write_staged(staging / LOST_DIR, {PLAN_FILE: json.dumps(plan, ensure_ascii=False, indent=2).encode() + b"\n"})
+    commit(paths, staging, [Part(lost, staging / LOST_DIR), *(Part(paths.root / p, staging / p) for p in parts)],
+           lost)
+    return lost
 
 
 def commit(paths: StorePaths, staging: Path, parts: list[Part], lost: Path, *, clear_abort: bool = False,

@@ -26,7 +26,6 @@ from rmqtool.engine.opening import Store, open_store
 from rmqtool.engine.reader import StoreReader
 from rmqtool.errors import RmqError
 from rmqtool.files.lock import StoreLock
-from rmqtool.files.lost import Lost
 from rmqtool.files.paths import COMMITLOG_DIR, CONSUMEQUEUE_DIR, INDEX_DIR, StorePaths
 from rmqtool.files.swap import discard_staging, finish_swap, staging_root, swap_in
 from rmqtool.ops.diff import IndexDiff, QueueDiff, diff_index, diff_queue
@@ -99,9 +98,8 @@ def rebuild(root: str | os.PathLike | Store, config=None, *, queues: bool = True
             shutil.rmtree(staging_root(paths), ignore_errors=True)
             raise
         if apply and report.changes:
-            lost = Lost(paths, report.to_json())
-            swap_in(paths, staging, parts, lost.directory)
-            report.applied, report.lost = True, str(lost.directory)
+            report.applied = True
+            report.lost = str(swap_in(paths, staging, parts, report.to_json()))
         else:
             shutil.rmtree(staging_root(paths), ignore_errors=True)
         return report

@@ -39,8 +39,8 @@ from rmqtool.engine.commitlog import CommitLog
 from rmqtool.engine.opening import Store, open_store
 from rmqtool.engine.reader import StoreReader
 from rmqtool.errors import RmqError
-from rmqtool.files.lock import StoreLock, fsync_path, lock_holder
-from rmqtool.files.lost import LOST_DIR, PLAN_FILE, next_lost_dir
+from rmqtool.files.lock import StoreLock, lock_holder
+from rmqtool.files.lost import LOST_DIR, PLAN_FILE, next_lost_dir, write_staged
 from rmqtool.files.paths import CONFIG_DIR, StorePaths
 from rmqtool.files.swap import Part, commit, discard_staging, finish_swap, staged_commitlog, staging_root
 from rmqtool.io.schema import FIELD_NAMES
@@ -306,18 +306,12 @@ def _renumbered(ledger: Ledger, image: Store) -> dict:
 
 def _stage_lost(folder: Path, diagnosis: Diagnosis, moved: list[Moved]) -> None:
     """The repair's lost/ folder, staged: its plan, the ledger of every lost record, the positions moved."""
-    folder.mkdir()
     ledger = diagnosis.repair.ledger
-    docs = {PLAN_FILE: (json.dumps({"doctor": "repair", **diagnosis.to_json()}, ensure_ascii=False, indent=2)
-                        + "\n").encode(),
-            POSITIONS_FILE: (json.dumps([m.to_json() for m in moved], ensure_ascii=False, indent=2) + "\n").encode(),
-            LEDGER_FILE: b"".join(ledger.lines()) if ledger is not None else b""}
-    for name, data in docs.items():
-        with open(folder / name, "xb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-    fsync_path(folder)
+    write_staged(folder, {
+        PLAN_FILE: (json.dumps({"doctor": "repair", **diagnosis.to_json()}, ensure_ascii=False, indent=2)
+                    + "\n").encode(),
+        POSITIONS_FILE: (json.dumps([m.to_json() for m in moved], ensure_ascii=False, indent=2) + "\n").encode(),
+        LEDGER_FILE: b"".join(ledger.lines()) if ledger is not None else b""})
 
 
 def _hook_from_env() -> Hook:

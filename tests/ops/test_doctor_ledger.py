@@ -139,3 +139,24 @@ def test_a_missing_middle_segment_offers_salvage_into_a_new_store_with_its_cost(
     assert doctor(into)[0] == 0
     text = run("doctor", store, "--config", CONF).stdout
     assert f"`rmqtool salvage {store} --into NEW` writes the" in text
+
+
+def test_one_flipped_bit_in_an_index_entry_of_the_golden_store_is_mended_and_stays_mended(golden_basic, tmp_path):
+    """`rebuild-index` left the files as they were ("3620 keys equal ... nothing to do") while verify still found
+    4 unreachable entries and 4 unindexed keys, and the next doctor planned the same step."""
+    import shutil
+
+    root = tmp_path / "basic"
+    shutil.copytree(golden_basic, root)
+    for p in root.rglob("*"):
+        p.chmod(0o755 if p.is_dir() else 0o644)
+    store, conf = root / "store", root / "broker.conf"
+    index_file = store / "index" / "20261122114314613"
+    data = bytearray(index_file.read_bytes())
+    data[4855] ^= 1 << 6  # the fuzz run's damage: bit 6 of offset 4855
+    index_file.write_bytes(bytes(data))
+    out = run("doctor", store, "--config", conf, "--apply", "--json")
+    done = json.loads(out.stdout)
+    assert (out.returncode, done["status"], [s["action"] for s in done["steps"]]) == (0, "mended", ["rebuild-index"])
+    again = run("doctor", store, "--config", conf, "--json")
+    assert (again.returncode, json.loads(again.stdout)["status"]) == (0, "healthy")
