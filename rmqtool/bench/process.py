@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import dataclass
 
@@ -17,16 +19,30 @@ class CommandRun:
     wall: float  # seconds, process start included
     cpu: float  # user + system seconds of the process
     peak_rss: int  # bytes: its VmHWM, read every 10 ms while it runs
+    exit_code: int = 0
+    stdout: str = ""  # with capture: what it printed (else nothing kept)
+    stderr: str = ""
 
 
-def command_run(args: list[str]) -> CommandRun:
-    """One `rmqtool ARGS` process writing to /dev/null; a non-zero exit raises CalledProcessError."""
+def command_run(args: list[str], *, check: bool = True, capture: bool = False) -> CommandRun:
+    """One `rmqtool ARGS` process writing to /dev/null (with `capture`: to temporary files, kept in the
+    result: no pipe to drain while it runs); with `check`, a non-zero exit raises CalledProcessError."""
+    if not capture:
+        return _command_run(args, check, subprocess.DEVNULL, subprocess.DEVNULL)
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        run = _command_run(args, check, out, err)
+        out.seek(0)
+        err.seek(0)
+        return dataclasses.replace(run, stdout=out.read().decode(errors="replace"),
+                                   stderr=err.read().decode(errors="replace"))
+
+
+def _command_run(args: list[str], check: bool, stdout, stderr) -> CommandRun:
     env = dict(BENCH_ENV)
     if os.environ.get("PYTHONPATH"):  # the code this bench runs, not the installed copy
         env["PYTHONPATH"] = os.environ["PYTHONPATH"]
     start = time.perf_counter()
-    proc = subprocess.Popen([sys.executable, "-m", "rmqtool", *args], stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL, env=env)
+    proc = subprocess.Popen([sys.executable, "-m", "rmqtool", *args], stdout=stdout, stderr=stderr, env=env)
     peak = 0
     while True:  # its own ru_maxrss starts at this (large) process's RSS, taken over at exec: VmHWM is read
         peak = max(peak, _peak_rss_of(proc.pid))
@@ -36,9 +52,9 @@ def command_run(args: list[str]) -> CommandRun:
         time.sleep(_SAMPLE_S)
     proc.returncode = os.waitstatus_to_exitcode(status)
     wall = time.perf_counter() - start
-    if proc.returncode:
+    if check and proc.returncode:
         raise subprocess.CalledProcessError(proc.returncode, proc.args)
-    return CommandRun(wall, usage.ru_utime + usage.ru_stime, peak)
+    return CommandRun(wall, usage.ru_utime + usage.ru_stime, peak, proc.returncode)
 
 
 _SAMPLE_S = 0.01

@@ -321,6 +321,7 @@ BENCH_CASES = [  # the smallest sizes; those that time fresh processes take a fe
     Case("bench start --json", "1 run", lambda s: ["bench", "start", F, "--config", C, "--runs", 1, "--json"]),
     Case("bench rebuild --json", "fixture", lambda s: ["bench", "rebuild", F, "--config", C, "--repeat", 1,
                                                        "--json"]),
+    Case("bench doctor --json", "fixture", lambda s: ["bench", "doctor", F, "--config", C, "--json"]),
     Case("bench crash --json", "1 round", lambda s: ["bench", "crash", "--rounds", 1, "--seed", 1, "--json"]),
     Case("bench recover --json", "10 messages", lambda s: ["bench", "recover", "--messages", 10, "--lookups", 10,
                                                            "--json"]),
