@@ -94,7 +94,11 @@ def _show(diagnosis, apply: bool) -> None:
     if diagnosis.status == HEALTHY:
         output.stdout.print(f"doctor {root}: healthy ({checked} checked)")
         return
-    output.stdout.print(f"doctor {root}: {report.problems} problems, {report.warnings} warnings ({checked} checked)")
+    if diagnosis.interrupted:
+        output.stdout.print(f"doctor {root}: a repair was stopped half-way through its swap (not checked further)")
+    else:
+        output.stdout.print(f"doctor {root}: {report.problems} problems, {report.warnings} warnings ({checked} "
+                            "checked)")
     for kind, n in report.by_kind().items():
         output.stdout.print(f"  {n:>7}  {kind}")
     if diagnosis.refused:

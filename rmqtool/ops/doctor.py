@@ -102,6 +102,11 @@ class Diagnosis:
         return PLAN if self.steps else HEALTHY
 
     @property
+    def interrupted(self) -> bool:
+        """A repair stopped after its commit point: finishing it is the whole plan."""
+        return any(s.repair.action == FINISH_REPAIR for s in self.steps)
+
+    @property
     def unmendable(self) -> str:
         return next((s.repair.reason for s in self.steps if s.repair.action == CANNOT_MEND), "")
 
