@@ -136,12 +136,13 @@ def diagnose(root: str | os.PathLike | Store, config=None) -> Diagnosis:
         return _interrupted(store, pending)
     reader = StoreReader(store)
     report = verify_store(reader)
+    repairs = [r for s in REGISTRY for r in s.repairs(report, reader)]
+    cut = any(r.action == CUT_AND_REPACK for r in repairs)  # the broker's cuts cost nothing more than the ledger's
     try:
-        recovery: RecoveryPlan | None = plan_recovery(store)
+        recovery: RecoveryPlan | None = plan_recovery(store, count_dispatch=not cut, end_only=cut)
         refused = recovery.refused
     except RmqError as e:  # a store rmqtool does not write (5.x): checked, never recovered
         recovery, refused = None, str(e)
-    repairs = [r for s in REGISTRY for r in s.repairs(report, reader)]
     if recovery is not None and recovery.changes and not refused and \
             not any(r.action in CUTS for r in repairs):
         repairs.append(Repair("commitlog", RECOVER, str(store.paths.commitlog),
@@ -259,7 +260,7 @@ def _one_per_action(repairs: list[Repair], recovery: RecoveryPlan | None) -> lis
         if r.action == CUT_AND_REPACK:
             if any(o.action == CUT_AND_REPACK for o in out):
                 continue
-            if recovery and not recovery.refused and recovery.end < recovery.data_end and recovery.end < (r.at or 0):
+            if recovery and not recovery.refused and recovery.end < (r.at or 0):  # the broker stops before it
                 r = Repair(r.structure, r.action, r.target, r.reason, r.kinds, recovery.end)
         elif r.action == RECOVER and any(o.action in (RECOVER, CUT_AND_REPACK) for o in out):
             continue  # a cut recovers the store as well (the broker's rules, to the cut)

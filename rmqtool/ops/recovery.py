@@ -54,14 +54,15 @@ from rmqtool.structures.index import recovery as index_recovery
 UNFINISHED = "unfinished file creation (the writer stopped while allocating it)"
 
 def plan_recovery(root: str | os.PathLike | Store, cfg: StoreConfig | None = None, *, count_dispatch: bool = True,
-                  thorough: bool = False, truncate_to: int | None = None) -> RecoveryPlan:
+                  thorough: bool = False, truncate_to: int | None = None, end_only: bool = False) -> RecoveryPlan:
     """What recovery would do to the store at `root`, nothing changed.
 
     `count_dispatch` simulates the re-dispatch to count the queue entries and index keys it
     adds (a dry run needs that; `apply_recovery` counts them from the result instead).
     `truncate_to` ends the log at that record boundary instead of where the walk ends (refused
     when it is not one, or lies past that end): queues, index and checkpoint are then what the
-    broker's recovery leaves for a log that ends there.
+    broker's recovery leaves for a log that ends there. `end_only` stops once the recovery point is known (the
+    doctor's cut needs where the broker's walk ends, not what its cuts cost).
     """
     store = root if isinstance(root, Store) else open_store(root, cfg)
     store.require_writable("recover")
@@ -86,6 +87,8 @@ def plan_recovery(root: str | os.PathLike | Store, cfg: StoreConfig | None = Non
         return plan
     cp = reader.checkpoint() if paths.checkpoint.exists() else checkpoint.Checkpoint()
     commitlog.plan_walk(reader, plan, cp, thorough)
+    if end_only:
+        return plan
     if truncate_to is not None:
         commitlog.plan_truncation(reader, plan, truncate_to)
         if plan.refused:
