@@ -97,7 +97,15 @@ def apply(root: str | os.PathLike, config=None, *, on_plan: Callable[[Diagnosis]
     """Diagnose the store under its lock and carry the plan out as one transaction (see the module)."""
     hook = hook or _hook_from_env()
     store = open_store(root, config)
-    store.require_writable("doctor --apply")  # before anything is written
+    try:
+        store.require_writable("doctor --apply")  # before anything is written
+    except RmqError:  # a store rmqtool does not write (5.x): checked, and refused only when it needs a change
+        diagnosis = diagnose(store)
+        if on_plan is not None:
+            on_plan(diagnosis)
+        if diagnosis.status in (HEALTHY, UNMENDABLE):
+            return Outcome(diagnosis)
+        raise
     holder = lock_holder(store.paths)
     if holder is not None:
         raise RmqError(f"store {store.root} is locked by process {holder} (a running broker?): nothing changed")
