@@ -181,8 +181,7 @@ def _repair_plan(repairs: list[Repair], report: VerifyReport, recovery: Recovery
         past_end = any(f.kind == "entry-past-log-end" for f in report.findings)
         if recovery.end < recovery.data_end or past_end:
             plan.cut = recovery.end
-    crashed = reader.paths.abort.exists() and RECOVER in actions
-    whole = plan.cut is not None or crashed
+    whole = plan.cut is not None or RECOVER in actions  # what the broker's recovery would cut or re-dispatch
     plan.rebuild_queues = whole or REBUILD_QUEUES in actions
     plan.rebuild_index = index_on and (whole or REBUILD_INDEX in actions)
     plan.reset_checkpoint = whole or RESET_CHECKPOINT in actions
@@ -219,7 +218,7 @@ def _with_rebuilds(repairs: list[Repair], plan: RepairPlan, store: Store) -> lis
     """The plan's repairs with the rebuilds and the reset a cut or a crash brings with it, in action order."""
     have = {r.action for r in repairs}
     why = "the log was cut: dispatched again from it" if plan.cut is not None else \
-        "the last writer did not shut down cleanly: dispatched again from the log"
+        "what the broker's recovery would cut or dispatch again: dispatched again from the log"
     added = []
     if plan.rebuild_queues and REBUILD_QUEUES not in have:
         added.append(Repair("consumequeue", REBUILD_QUEUES, str(store.paths.consumequeue), why))

@@ -157,10 +157,14 @@ def _transact(store: Store, diagnosis: Diagnosis, outcome: Outcome, hook: Hook) 
         if outcome.after.problems:
             shutil.rmtree(staging_root(paths), ignore_errors=True)
             return
+        changed = image.parts(store)
+        if not changed:  # a plan that changes no file would be planned again after it: say so, keep nothing
+            raise RmqError(f"{paths.root}: the plan ({', '.join(s.repair.action for s in diagnosis.steps)}) would "
+                           "change no file: nothing changed")
         lost_dir = next_lost_dir(paths)
         _stage_lost(staging / LOST_DIR, diagnosis, image.moved)
         hook("ledger")
-        parts = [Part(lost_dir, staging / LOST_DIR), *image.parts(store)]
+        parts = [Part(lost_dir, staging / LOST_DIR), *changed]
     except BaseException:
         if not (staging_root(paths) / "SWAPPING").exists():
             shutil.rmtree(staging_root(paths), ignore_errors=True)
