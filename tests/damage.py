@@ -7,23 +7,26 @@ import shutil
 from pathlib import Path
 
 
-def corrupt(root: Path, rel: str | Path, damage: str, at: int = 0, nbytes: int = 0) -> Path:
+def corrupt(root: Path, rel: str | Path, damage: str, at: int = 0, nbytes: int = 0, data: bytes = b"") -> Path:
     """Damage one file of the store copy: flip (one bit at `at`), zero (`nbytes` from `at`), truncate
-    (to `at` bytes), delete, or garbage (`nbytes` of non-zero junk at `at`)."""
+    (to `at` bytes), delete, garbage (`nbytes` of non-zero junk at `at`), or write (`data` over the bytes at
+    `at`: a field given a value no writer gives it)."""
     path = root / rel
-    data = bytearray(path.read_bytes())
+    content = bytearray(path.read_bytes())
     if damage == "flip":
-        data[at] ^= 0x10
+        content[at] ^= 0x10
     elif damage == "zero":
-        data[at : at + nbytes] = bytes(nbytes)
+        content[at : at + nbytes] = bytes(nbytes)
     elif damage == "truncate":
-        del data[at:]
+        del content[at:]
     elif damage == "garbage":
-        data[at : at + nbytes] = (b"\x5a\xa5junk" * nbytes)[:nbytes]
+        content[at : at + nbytes] = (b"\x5a\xa5junk" * nbytes)[:nbytes]
+    elif damage == "write":
+        content[at : at + len(data)] = data
     if damage == "delete":
         path.unlink()
     else:
-        path.write_bytes(bytes(data))
+        path.write_bytes(bytes(content))
     return path
 
 

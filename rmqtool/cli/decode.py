@@ -32,7 +32,8 @@ def commitlog(
     count: int | None = typer.Option(None, "--count", min=0, help="Stop after this many messages.",
                                      show_default=False),
     topic: str | None = typer.Option(None, "--topic", help="Only messages of this topic.", show_default=False),
-    verify_crc: bool = typer.Option(True, "--verify-crc/--no-verify-crc", help="Check every body CRC."),
+    verify_crc: bool = typer.Option(True, "--verify-crc/--no-verify-crc", help="Check every body CRC, and the "
+                                    "fields it does not cover that no broker writes."),
     body: str | None = typer.Option(None, "--body", help="Body rendering (default: base64 in JSON, text in the "
                                     "table).", show_default=False,
                                     click_type=click.Choice(["text", "hex", "base64", "none", "stored"])),

@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from rmqtool.structures.commitlog import message
+from rmqtool.structures.commitlog import impossible, message
 from rmqtool.structures.commitlog.crc import POSITIVE_MASK
 from rmqtool.structures.commitlog.message import (
     BLANK_MAGIC,
@@ -64,9 +64,10 @@ def header_len(flags):
     return head
 
 
-# the record rules of `message`, compiled from the same functions
+# the record rules of `message` and `impossible`, compiled from the same functions
 fits = njit(inline="always")(message.fits)
 _store_timestamp_offset = njit(inline="always")(message.store_timestamp_offset)
+nul_bytes = njit(cache=True, nogil=True)(impossible.nul_bytes)
 
 
 @njit(cache=True, inline="always")

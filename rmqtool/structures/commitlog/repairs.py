@@ -1,8 +1,9 @@
 """What mends the commitlog's findings, and what cannot be mended in place.
 
-A damaged record (a CRC or length that does not add up, garbage, zeros between records, a stray end
-marker) is mended by cutting the log at the first one and appending the intact records after it again,
-at new offsets: the broker's recovery would cut there too, and keep nothing after. A segment missing
+A damaged record (a CRC or length that does not add up, a field no broker writes (`impossible`), garbage,
+zeros between records, a stray end marker) is mended by cutting the log at the first one and appending the
+intact records after it again, at new offsets: the broker's recovery would cut there too, and keep nothing
+after (a record only `impossible` names it keeps, and the queues it makes of it). A segment missing
 between two others, segments that overlap or a segment of another size cannot be mended in place: the
 broker will not start on them (or serves a hole), and no cut gives back what is not there. Records that
 consume queues point at past the log's end were lost with their segment (zeroed, cut or torn): the

@@ -5,7 +5,10 @@ totalSize from record to record while each record is a well-formed message whose
 physicalOffset field equals its own position; the fixed fields of all records it passed
 are then pulled as numpy columns in one gather. Where the walk stops (blank marker, zeros,
 a torn or corrupt record) the per-record decoder classifies the bytes, so both paths share
-one codec. Corruption becomes a `Finding` and the scan resynchronizes on the next position
+one codec. With `verify_crc` the columns of each window are checked too: a body CRC that does not match, or
+fields the CRC does not cover that no broker writes (`impossible`: a negative queueId, an impossible
+queueOffset, properties torn by NUL bytes), make the record damage over its totalSize, and the scan goes on
+after it. Corruption becomes a `Finding` and the scan resynchronizes on the next position
 that holds the magic code and its own offset (a vectorized search): it never raises on
 bad bytes. An end marker closes a segment only where it reaches the file's end with no record
 after it; one in the middle (records lost behind it) is a finding, and the scan goes on.
@@ -23,7 +26,7 @@ from operator import itemgetter
 import numpy as np
 
 from rmqtool.report import ERROR, Finding
-from rmqtool.structures.commitlog import kernels, message, sysflag
+from rmqtool.structures.commitlog import impossible, kernels, message, sysflag
 from rmqtool.structures.commitlog.crc import POSITIVE_MASK
 from rmqtool.structures.commitlog.message import (
     MAGIC_OFFSET,
@@ -44,8 +47,8 @@ _HOST_V6_BITS = sysflag.BORN_HOST_V6 | sysflag.STORE_HOST_V6
 _V4_DTYPE = message.header_dtype(False, False)
 _V4_HEADER = f"V{_V4_DTYPE.itemsize}"
 # Finding kinds of a scan. A record whose size field is sound but whose content is not is one of
-# `_SIZED_KINDS` (by its reason's start); where the scan lost the record boundaries it reports a
-# corrupt region up to the next record, or garbage up to the end of the data.
+# `_SIZED_KINDS` (by its reason's start), a CRC mismatch or one of `impossible.KINDS`; where the scan lost the
+# record boundaries it reports a corrupt region up to the next record, or garbage up to the end of the data.
 CRC_MISMATCH = "crc-mismatch"
 ZERO_GAP = "zero-gap"
 CORRUPT_REGION = "corrupt-region"
@@ -225,7 +228,9 @@ def lost_tail(end: SegmentEnd, segment_size: int) -> Finding:
 
 def _length_groups(lengths: np.ndarray) -> Iterator[tuple[int, np.ndarray]]:
     """(length, indices) for each distinct length, indices in ascending order."""
-    if len(lengths) and (lengths == lengths[0]).all():
+    if not len(lengths):  # a window whose every record was damage
+        return
+    if (lengths == lengths[0]).all():
         yield int(lengths[0]), np.arange(len(lengths))
         return
     order = np.argsort(lengths, kind="stable")
@@ -250,7 +255,7 @@ def _slices(buf, starts: np.ndarray, lengths: np.ndarray) -> list[bytes]:
     for length, idx in _length_groups(lengths):
         pieces.extend(_fixed_slices(buf, starts[idx], length))
         order.append(idx)
-    if len(order) == 1:
+    if len(order) <= 1:
         return pieces
     where = np.empty(len(starts), dtype=np.int64)
     where[np.concatenate(order)] = np.arange(len(starts))
@@ -542,8 +547,8 @@ class SegmentScanner:
     # -- columns ---------------------------------------------------------------------------
     def _columns(self, geo: np.ndarray) -> tuple[RecordBatch, list[Finding]]:
         """A batch of the records whose geometry rows are `geo` (already validated), its columns converted and
-        topics grouped, and the findings of the records whose body CRC does not match (left out of the batch).
-        Runs on a worker."""
+        topics grouped, and the findings of the records whose body CRC does not match or whose fields no broker
+        writes (`impossible`; both asked with `verify_crc`, the records left out of the batch). Runs on a worker."""
         starts = geo[:, 0]
         raw = self._headers(starts)
         for i in np.flatnonzero((raw["sysFlag"] & _HOST_V6_BITS) != 0).tolist():
@@ -551,21 +556,35 @@ class SegmentScanner:
         batch = RecordBatch(self.file, self.base, self.buf, starts, Columns(raw), geo[:, 1], geo[:, 2], geo[:, 3],
                             geo[:, 4], geo[:, 5], pin=self.arr)
         found: list[Finding] = []
-        if self.verify_crc:
-            crc, stored = batch.body_crcs(), batch.cols["bodyCRC"]
-            bad = np.flatnonzero(crc != stored)
-            if bad.size:
-                for i in bad.tolist():
-                    found.append(self._finding(int(starts[i]), f"body CRC mismatch: stored {int(stored[i])}, "
-                                               f"computed {int(crc[i])}", int(batch.cols["totalSize"][i]),
-                                               CRC_MISMATCH))
-                keep = np.ones(len(starts), dtype=bool)
-                keep[bad] = False
-                batch = batch.select(keep)
+        if self.verify_crc:  # a record's one finding: its body CRC first, then the fields no broker writes
+            crc, stored, total = batch.body_crcs(), batch.cols["bodyCRC"], batch.cols["totalSize"]
+            drop = crc != stored
+            named = {i: (CRC_MISMATCH, f"body CRC mismatch: stored {int(stored[i])}, computed {int(crc[i])}")
+                     for i in np.flatnonzero(drop).tolist()}
+            for i, kind, reason in self._impossible(batch):
+                named.setdefault(i, (kind, reason))
+            if named:
+                for i in sorted(named):
+                    kind, reason = named[i]
+                    found.append(self._finding(int(starts[i]), reason, int(total[i]), kind))
+                drop[list(named)] = True
+                batch = batch.select(~drop)
         batch.topics()
         for name in batch.cols:  # native-endian columns, made here rather than on the consumer's thread
             batch.cols[name]
         return batch, found
+
+    def _impossible(self, batch: RecordBatch) -> list[tuple[int, str, str]]:
+        """(index, kind, reason) of the batch's records no broker writes (`impossible`), whatever their body CRC:
+        the header rules on its columns, the NUL bytes of the properties fields (those bytes only) in one compiled
+        pass."""
+        n = len(batch)
+        first, count = np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64)
+        props_pos = batch.props_pos.astype(np.int64)
+        kernels.nul_bytes(self.arr, props_pos, batch.props_len.astype(np.int64), first, count)
+        cols = batch.cols
+        return impossible.judge(cols["queueId"], cols["queueOffset"], batch.offsets, cols["sysFlag"],
+                                props_pos + self.base, batch.props_len, first, count)
 
     def _fill_v6(self, start: int, i: int, raw: np.ndarray) -> None:
         flags = int(raw["sysFlag"][i])

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from rmqtool.structures.commitlog import message, sysflag
 from rmqtool.structures.commitlog.crc import body_crc
 from rmqtool.structures.commitlog.hosts import PORT_LEN, SocketAddress
+from rmqtool.structures.commitlog.impossible import record_problem
 
 _INT_CODES = {">i4": ">i", ">i8": ">q"}
 
@@ -79,7 +80,11 @@ def record_template(buf, pos: int, limit: int | None = None) -> tuple[list[Field
     except _Stop as stop:
         return spans, str(stop)
     verdict = message.decode(buf, pos, limit)  # the codec judges: inspect and decode never disagree
-    return spans, verdict.reason if isinstance(verdict, message.Corrupt) else None
+    if isinstance(verdict, message.Corrupt):
+        return spans, verdict.reason
+    props = spans[-1]  # a whole record: its properties field is the last span
+    found = record_problem(verdict, bytes(buf[pos + props.start : pos + props.start + props.length]))
+    return spans, None if found is None else found[1]
 
 
 class _Stop(Exception):

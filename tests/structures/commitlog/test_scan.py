@@ -20,6 +20,7 @@ from rmqtool.structures.commitlog.scan import END_BLANK, END_ZEROS, scan_buffer
 
 SEG = 4096
 HOST = parse_host("10.0.0.1:9876")
+_NO_NUL = st.characters(exclude_characters="\x00")  # a NUL in properties is a torn write (test_impossible_records)
 
 
 def _cfg(seg: int = SEG) -> StoreConfig:
@@ -95,7 +96,7 @@ def test_scanner_agrees_with_decoder_on_golden_store(golden_basic):
 @settings(max_examples=25, deadline=None)
 @given(st.lists(st.tuples(st.binary(max_size=700), st.sampled_from(["A", "Topic-β", "x" * 120]),
                           st.booleans(), st.booleans(), st.dictionaries(st.sampled_from(["TAGS", "KEYS", "k"]),
-                                                                        st.text(max_size=8))), max_size=40))
+                                                                        st.text(_NO_NUL, max_size=8))), max_size=40))
 def test_scanner_agrees_with_decoder_on_random_stores(tmp_path_factory, rows):
     msgs = [Message(topic=t, body=b, properties_string=properties.build(p), born_host=parse_host(
         "[::1]:1" if v6b else "1.2.3.4:5"), store_host=parse_host("[fe80::2]:7" if v6s else "5.6.7.8:9"),
