@@ -233,3 +233,19 @@ def test_window_whose_every_record_is_damage_gives_an_empty_batch_its_columns_ca
     assert [(f.offset, f.kind) for f in found] == [(s, impossible.TORN_PROPERTIES) for s in starts]
     assert [len(b) for b in batches] == [0]
     assert (batches[0].bodies(), batches[0].properties_strings(), batches[0].topic_names()) == ([], [], [])
+
+
+@pytest.mark.parametrize("name", ["queueId reads -20", "last 60 bytes of its properties zeroed"])
+def test_doctor_apply_cuts_the_record_names_it_in_the_ledger_and_converges(store, name):
+    """A queueId of -20 made `rebuild-queues` create consumequeue/PaymentTopic/-20 (2 problems became 29); a torn
+    record was named only by its consequences and the queues were rebuilt to match the damage."""
+    damaged(store, name)
+    out = run("doctor", store, "--config", CONF, "--apply", "--json")
+    doc = json.loads(out.stdout)
+    assert (out.returncode, doc["status"], doc["recordsLost"], doc["bytesLost"]) == (0, "mended", 1, SIZE)
+    ledger = [json.loads(line) for line in next((store / "lost").glob("*/ledger.jsonl")).read_text().splitlines()]
+    assert [(r["commitLogOffset"], r["storeSize"], r["queueOffset"]) for r in ledger] == [
+        (AT, SIZE, VICTIM["queueOffset"])]
+    assert not any(p.name.startswith("-") for p in (store / "consumequeue").rglob("*"))
+    again = run("doctor", store, "--config", CONF, "--json")
+    assert (again.returncode, json.loads(again.stdout)["status"]) == (0, "healthy")
