@@ -301,7 +301,7 @@ def _renumbered(ledger: Ledger, image: Store) -> dict:
     """Each queue the cut touched: its survivors' new queue offsets read back from the image, its new end."""
     new: dict[tuple[str, int], list[np.ndarray]] = {}
     reader = StoreReader(image)
-    for item in log_batches(reader, from_offset=ledger.cut):
+    for item in log_batches(reader, from_offset=ledger.cut, verify_crc=False):  # records this repair wrote
         if isinstance(item, Finding) or not len(item):
             continue
         for key, qoffs in queue_offsets(item):
