@@ -35,6 +35,7 @@ from rmqtool.ops.recovery import plan_recovery
 from rmqtool.ops.recovery_plan import RecoveryPlan
 from rmqtool.ops.verify import VerifyReport, verify_store
 from rmqtool.structures import REGISTRY
+from rmqtool.structures.commitlog.recovery import filled
 from rmqtool.structures.config.positions import Moved, move_positions
 from rmqtool.structures.consumequeue.renumber import Renumbering, renumbering
 from rmqtool.structures.structure import (
@@ -188,7 +189,9 @@ def _repair_plan(repairs: list[Repair], report: VerifyReport, recovery: Recovery
     if recovery is not None:
         plan.remove = [f for f, _ in recovery.deleted if is_temporary(Path(f).name)]  # unfinished allocations
     if plan.cut is not None:
-        plan.ledger = ledger_of_cut(reader, plan.cut)
+        size = reader.config.mappedFileSizeCommitLog
+        holes = [(s.start, s.start + size) for s in reader.segments if s.start < plan.cut and filled(s.path)]
+        plan.ledger = ledger_of_cut(reader, plan.cut, holes)
         offsets = reader.paths.root / "config"
         if offsets.is_dir():
             plan.positions = move_positions(offsets, renumberings(plan.ledger, None, None), write=False)

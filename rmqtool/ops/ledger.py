@@ -83,8 +83,10 @@ class Ledger:
             yield json.dumps(r.to_json(), ensure_ascii=False).encode() + b"\n"
 
 
-def ledger_of_cut(reader: StoreReader, cut: int) -> Ledger:
-    """Walk the log from `cut` and read every queue's entries at or past it: the ledger of a cut there."""
+def ledger_of_cut(reader: StoreReader, cut: int, holes: list[tuple[int, int]] = ()) -> Ledger:
+    """Walk the log from `cut` and read every queue's entries at or past it: the ledger of a cut there. `holes`
+    are ranges before the cut that hold no record (a missing segment filled with an end marker): the entries
+    that point into them name records lost with it."""
     ledger = Ledger(cut)
     kept_offsets: list[np.ndarray] = []
     for item in log_batches(reader, from_offset=cut):
@@ -100,7 +102,7 @@ def ledger_of_cut(reader: StoreReader, cut: int) -> Ledger:
         ledger.records_kept += len(item)
         ledger.bytes_kept += int(item.cols["totalSize"].sum())
     kept = np.sort(np.concatenate(kept_offsets)) if kept_offsets else np.zeros(0, dtype=np.int64)
-    named = _lost_entries(reader, cut, kept, ledger)
+    named = _lost_entries(reader, cut, kept, ledger, holes)
     _lost_regions(ledger, named)
     _read_uniq_keys(reader, ledger)
     return ledger
@@ -118,8 +120,10 @@ def queue_offsets(batch: RecordBatch) -> Iterator[tuple[tuple[str, int], np.ndar
             yield (name, int(qid)), qoffs[of_topic & (qids == qid)].astype(np.int64)
 
 
-def _lost_entries(reader: StoreReader, cut: int, kept: np.ndarray, ledger: Ledger) -> np.ndarray:
-    """Every queue entry at or past the cut whose record is not kept; returns their offsets, sorted."""
+def _lost_entries(reader: StoreReader, cut: int, kept: np.ndarray, ledger: Ledger,
+                  holes: list[tuple[int, int]]) -> np.ndarray:
+    """Every queue entry at or past the cut whose record is not kept, or in a hole before it; returns their
+    offsets, sorted."""
     queues = reader.queues
     found: list[np.ndarray] = []
     for topic in queues.topics():
@@ -129,13 +133,17 @@ def _lost_entries(reader: StoreReader, cut: int, kept: np.ndarray, ledger: Ledge
                 valid = consumequeue.valid_mask(entries)
                 phys = entries["commitLogOffset"].astype(np.int64)
                 sizes = entries["size"].astype(np.int64)
-                at = valid & (phys >= cut) & (sizes != consumequeue.FILLER_SIZE)
-                if not at.any():
+                real = valid & (sizes != consumequeue.FILLER_SIZE)
+                at = real & (phys >= cut)
+                in_hole = np.zeros(len(phys), dtype=bool)
+                for lo, hi in holes:
+                    in_hole |= real & (phys >= lo) & (phys < hi)
+                if not (at.any() or in_hole.any()):
                     continue
                 where = np.searchsorted(kept, phys[at])
                 survives = (where < len(kept)) & (kept[np.minimum(where, len(kept) - 1)] == phys[at]) \
                     if len(kept) else np.zeros(int(at.sum()), dtype=bool)
-                gone = np.flatnonzero(at)[~survives]
+                gone = np.sort(np.concatenate([np.flatnonzero(at)[~survives], np.flatnonzero(in_hole)]))
                 for i in gone.tolist():
                     ledger.lost.append(LostRecord(int(phys[i]), int(sizes[i]), topic, qid, int(qoffs[i]), None,
                                                   "its record is not intact"))

@@ -40,6 +40,7 @@ from rmqtool.ops.recovery_plan import RecoveryPlan
 from rmqtool.structures import checkpoint, consumequeue, structure
 from rmqtool.structures.checkpoint.file import lower_to
 from rmqtool.structures.commitlog import recovery as commitlog
+from rmqtool.structures.commitlog.geometry import size_refusal_line
 from rmqtool.structures.consumequeue.recovery import (
     QUEUE_FILE_PAST_END,
     QueuePlan,
@@ -73,8 +74,7 @@ def plan_recovery(root: str | os.PathLike | Store, cfg: StoreConfig | None = Non
     segments = reader.segments
     log = structure("commitlog")
     for f in log.refusals(log.file_findings(reader)):
-        plan.refused = (f"{f.file}: {f.reason} (mappedFileSizeCommitLog={cfg.mappedFileSizeCommitLog}): the broker "
-                        "refuses to start (pass the store's broker.conf with --config)")
+        plan.refused = size_refusal_line(f.file, Path(f.file).stat().st_size, cfg.mappedFileSizeCommitLog, cfg.given)
     queues = structure("consumequeue")
     plan.queues, refused = queue_plans(reader, cfg.mappedFileSizeConsumeQueue, queues.refused_at_start, thorough)
     plan.refused = refused or plan.refused

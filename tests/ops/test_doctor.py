@@ -47,9 +47,9 @@ PLANS = {
     "queue-tail-zeroed": (["rebuild-queues"], 13),
     "queue-truncated": (["rebuild-queues"], 19),
     "index-deleted": (["rebuild-index"], 728),
-    "crc-mid": (["cut-and-repack", "rebuild-queues", "rebuild-index", "reset-checkpoint"], 3),
+    "crc-mid": (["cut-and-repack", "rebuild-queues", "rebuild-index", "reset-checkpoint"], 4),  # 4: its queue gap
     "last-zeroed": (["recover", "rebuild-queues", "rebuild-index", "reset-checkpoint"], 43),
-    "torn-tail": (["cut-and-repack", "rebuild-queues", "rebuild-index", "reset-checkpoint"], 6),
+    "torn-tail": (["cut-and-repack", "rebuild-queues", "rebuild-index", "reset-checkpoint"], 7),
 }
 
 
@@ -175,3 +175,41 @@ def test_doctor_apply_refuses_a_store_a_running_broker_holds_and_changes_nothing
     assert out.stderr.startswith(f"rmqtool: error: store {store} is locked by process "), out.stderr
     assert out.stderr.endswith(" (a running broker?): nothing changed\n")
     assert files(store) == before and not (store / "lost").exists()
+
+
+def test_doctor_after_recover_thorough_filled_a_middle_segment_renumbers_the_records_after_it_and_converges(tmp_path):
+    """After `recover --thorough` filled a missing middle segment, every `doctor --apply` planned rebuild-queues and
+    never converged: the records after the hole keep the queue offsets they were written with, which skip those
+    lost in the hole, and a rebuilt queue numbers its entries by position. The doctor cuts the log where the
+    records after the hole start and appends them again, numbered on."""
+    store = fixture_copy(tmp_path)
+    corrupt(store, f"commitlog/{SEG:020d}", "delete")
+    assert run("recover", store, "--config", CONF, "--thorough").returncode == 1
+    shutil.move(store / "lost", tmp_path / "kept-by-recover")  # lost/ below holds only what the doctor keeps
+    report = verify_path(store, CONF)
+    assert report.by_kind() == {"entry-mismatch": 42, "queue-offset-gap": 7, "record-without-entry": 42}
+    gaps = [f for f in report.findings if f.kind == "queue-offset-gap"]
+    assert [(Path(f.file).relative_to(store / "consumequeue").as_posix(), f.offset) for f in gaps] == [
+        ("AuditLogTopic/2", 57 * 20), ("OrderTopic/0", 15 * 20), ("OrderTopic/1", 15 * 20), ("OrderTopic/2", 14 * 20),
+        ("OrderTopic/3", 14 * 20), ("PaymentTopic/0", 28 * 20), ("PaymentTopic/1", 30 * 20)]
+    assert gaps[0].reason.startswith("queue offsets 57..114 have no record: the record at 131702 (queue offset 115) "
+                                     "follows the queue's record 56 in the log")
+    before, kept = files(store), messages(store)
+    offsets = {r["msgId"]: r["commitLogOffset"] for r in decoded(store)}
+    code, plan = doctor(store)
+    assert (code, plan["status"], plan["problems"]) == (1, "plan", 91)
+    assert [(s["action"], Path(s["target"]).name, s["at"], s["mends"], s["recordsLost"], s["recordsKept"])
+            for s in plan["steps"]] == [("cut-and-repack", f"{2 * SEG:020d}", 2 * SEG, 91, 0, 45)]
+    code, done = doctor(store, "--apply")
+    assert code == 0 and done["after"] == {"problems": 0, "warnings": 0, "byKind": {}}
+    assert doctor(store)[1]["status"] == "healthy"
+    assert messages(store) == kept
+    assert {r["msgId"]: r["commitLogOffset"] for r in decoded(store)} == offsets  # appended again where they were
+    queued = {(r["topic"], r["queueId"], r["queueOffset"]) for r in decoded(store) if r["topic"] == "AuditLogTopic"}
+    assert {q for t, i, q in queued if i == 2} == set(range(len([1 for _, i, _ in queued if i == 2])))
+    assert restored_from_lost(store, before) == before
+
+
+def decoded(root: Path) -> list[dict]:
+    out = run("decode", "commitlog", root, "--config", CONF, "--jsonl", "--body", "none")
+    return [r for r in map(json.loads, out.stdout.splitlines()) if "msgId" in r]

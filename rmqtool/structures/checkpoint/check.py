@@ -1,4 +1,5 @@
-"""The checkpoint checked: its page alone (`verify FILE`), and its flush times against the newest record.
+"""The checkpoint checked: its page alone (`verify FILE`), its presence and its flush times against the
+newest record of the log.
 
 Duck-typed inputs: a store reader offering `paths.checkpoint` and `checkpoint()`; a window offering
 `last_store_ts` (the newest store time of its records) and `offset` (its records); a report offering
@@ -10,12 +11,18 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from rmqtool.report import CHECKPOINT, WARNING, Finding
+from rmqtool.report import CHECKPOINT, ERROR, WARNING, Finding
 from rmqtool.structures import checkpoint
+
+MISSING = "checkpoint-missing"  # a log with records and no checkpoint file beside it
+AHEAD = "checkpoint-ahead"  # a flush time after the newest record
+UNREADABLE = "checkpoint-unreadable"  # a page the broker cannot read
 
 
 class CheckpointChecker:
-    """Flush times after the newest record of the log: what they name was cut or is gone (warnings)."""
+    """A log with records and no checkpoint (an error), and flush times after the newest record of the log:
+    what they name was cut or is gone (warnings). A log without records needs no checkpoint: there is nothing
+    for a recovery to start from (a broker writes one at its first start)."""
 
     def __init__(self, reader: Any, report: Any) -> None:
         self.reader, self.report = reader, report
@@ -27,10 +34,20 @@ class CheckpointChecker:
 
     def finish(self, end: int) -> None:
         path = self.reader.paths.checkpoint
-        if self.last_ts is None or not path.exists():
+        if self.last_ts is None:
+            return
+        if not path.exists():
+            self.report.reporter.add(missing_finding(str(path)))
             return
         for f in ahead_findings(str(path), self.reader.checkpoint(), self.last_ts):
             self.report.reporter.add(f)
+
+
+def missing_finding(path: str) -> Finding:
+    """The checkpoint file is not there: after a crash the broker's recovery reads its times as 0, walks the
+    log from its first segment and drops every index file (each ends after index time 0)."""
+    return Finding(path, 0, "the checkpoint file is missing: the broker's crash recovery has no start point (after "
+                   "a crash it walks the whole log and drops every index file)", 0, ERROR, CHECKPOINT, MISSING)
 
 
 def ahead_findings(path: str, cp: checkpoint.Checkpoint, last_ts: int) -> list[Finding]:
@@ -48,7 +65,7 @@ def ahead_findings(path: str, cp: checkpoint.Checkpoint, last_ts: int) -> list[F
 
 def _ahead(path: str, name: str, reason: str) -> Finding:
     return Finding(path, checkpoint.LAYOUT.offset(name), reason, checkpoint.LAYOUT.width(name), WARNING, CHECKPOINT,
-                   "checkpoint-ahead")
+                   AHEAD)
 
 
 def check_file(path: Path, report: Any) -> None:
@@ -60,4 +77,4 @@ def check_file(path: Path, report: Any) -> None:
     reason = checkpoint_refusal(buf)
     if reason is not None:
         report.reporter.add(Finding(str(path), 0, f"not a checkpoint the broker can read: {reason}", len(buf),
-                                    structure=CHECKPOINT, kind="checkpoint-unreadable"))
+                                    structure=CHECKPOINT, kind=UNREADABLE))

@@ -30,10 +30,18 @@ class CheckpointFile:
 def lower_to(path: Path, ceiling: int, keep_in: Path | None) -> None:
     """Truncation: no flush time may name data past the new end (the index time of a dropped index file
     would keep a later crash recovery from rebuilding its successor), so each is lowered to `ceiling`, the
-    last kept record's store time; the old page is kept first in `keep_in` (lost/), when given."""
+    last kept record's store time; the old page is kept first in `keep_in` (lost/), when given. A missing
+    page is written with every time at `ceiling` (the recovery that truncates makes everything up to the
+    last kept record durable before it closes the store): zero times would send a crash recovery back to
+    the log's first segment and drop every index file."""
     from rmqtool.files.lock import fsync_path
 
     if not path.is_file():
+        if ceiling > 0:
+            cp = CheckpointFile(path)
+            cp.physic = cp.logics = cp.index = ceiling
+            cp.flush()
+            fsync_path(path.parent)
         return
     if keep_in is not None:
         (keep_in / path.name).write_bytes(path.read_bytes())

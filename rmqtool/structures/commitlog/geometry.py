@@ -106,6 +106,22 @@ def sequence_findings(segments: Sequence[Segment], size: int, *, single_file: bo
     return out
 
 
+def size_refusal_line(path: str, actual: int, size: int, given: frozenset[str]) -> str:
+    """The broker's refusal of a segment of `actual` bytes in a log of `size`-byte segments, in one line.
+    `given` are the keys the broker.conf set (none: no broker.conf was given). Without one the size is the
+    files' own, which the store's broker.conf settles; with one the size stands and the file is damaged."""
+    if not given:
+        return (f"{path}: segment is {actual} bytes, expected {size} (mappedFileSizeCommitLog={size}): the broker "
+                "refuses to start (pass the store's broker.conf with --config)")
+    short = actual < size
+    diff = f"{abs(size - actual)} bytes {'shorter' if short else 'longer'}"
+    than = (f"mappedFileSizeCommitLog={size} of the given config" if "mappedFileSizeCommitLog" in given else
+            f"the store's other segments ({size} bytes; the given config does not set mappedFileSizeCommitLog)")
+    damage = "truncated" if short else "bytes written past its size"
+    return (f"{path}: segment is {actual} bytes, {diff} than {than}: the file itself is damaged ({damage}) and the "
+            "broker refuses to start on it")
+
+
 def store_findings(reader) -> list[Finding]:
     """The sequence rule over a reader's segments (the registry's hook)."""
     return sequence_findings(reader.segments, reader.segment_size, single_file=reader.single_file)

@@ -168,6 +168,14 @@ def fill_holes(filled: list[str], segment_size: int) -> None:
         os.replace(tmp, path)
 
 
+def filled(path: Path) -> bool:
+    """Whether the segment at `path` begins with an end marker, as `fill_holes` writes a missing one back: it
+    holds no record (a broker ends a segment before its first record only for a record larger than a segment)."""
+    with open(path, "rb") as f:
+        head = f.read(message.BLANK_MARKER_LEN)
+    return len(head) == message.BLANK_MARKER_LEN and message.PREFIX.unpack(head)[1] == message.BLANK_MAGIC
+
+
 def plan_log_cuts(reader: Any, plan: Any, queued: np.ndarray) -> int:
     """The commitlog past the recovery point: later segments go (the broker deletes files past the end
     and keeps, emptied, the one starting at it), the tail of the segment holding the end is cut; the

@@ -1,7 +1,10 @@
 """The consume queues checked against the log, in both directions, a window of records at a time.
 
 Every entry must point at a record of its own topic, queue and queue offset, of its size and tagsCode;
-every record that belongs in a queue must have its entry. Entries are written in log order, so each
+every record that belongs in a queue must have its entry; the records of a queue, in log order, carry
+queue offsets one after another (a jump over some is a gap: the records that held them were lost from
+the log, and a queue, which numbers its entries by position as the broker's ConsumeQueue appends them,
+cannot match the records after it, however it is rebuilt). Entries are written in log order, so each
 queue is read through a cursor that takes, window by window, its entries pointing below the window's
 end. An entry out of that order (one whose commitLogOffset was damaged) must not hold back the
 healthy entries after it: an entry at or past the window's end whose next entry points below it is
@@ -23,10 +26,13 @@ from typing import Any
 
 import numpy as np
 
+from rmqtool.report import CONSUMEQUEUE, ERROR, Finding
 from rmqtool.structures import consumequeue
 from rmqtool.structures.commitlog import message
 from rmqtool.structures.consumequeue import rules
 from rmqtool.structures.consumequeue.queues import MapCache, queue_file_entries
+
+QUEUE_OFFSET_GAP = "queue-offset-gap"  # a queue's records, in log order, skip queue offsets
 
 
 class QueueCursor:
@@ -83,22 +89,44 @@ class QueueChecker:
         self.cursors = {(t, q): QueueCursor(reader, t, q, log_min) for t in reader.topics()
                         for q in reader.queue_ids(t)}
         self.stray: dict[tuple[str, int], tuple[np.ndarray, np.ndarray]] = {}  # entries out of log order
+        self.last: dict[int, int] = {}  # queue key -> the queue offset of its last record read
 
     def check(self, w: Any) -> None:
+        names = {k: tq for tq, k in self.keys.items()}
+        self._gaps(w, names)  # first: a gap reads before the mismatches it causes
         seen = np.zeros(len(w.offset), dtype=bool)
         for tq, cursor in self.cursors.items():
             qoffs, entries = cursor.take(w.end)
             if len(entries):
                 self._match(w, tq, cursor.path, qoffs, entries, seen)
-        names = {k: tq for tq, k in self.keys.items()}
         missing = np.flatnonzero(w.in_cq & ~seen)
         for qkey in np.unique(w.qkey[missing]).tolist():
-            topic, qid = names[qkey]
-            cursor = self.cursors.get((topic, qid))
-            path = cursor.path if cursor is not None else self.reader.queues.location(topic, qid)
+            path = self._path(*names[qkey])
             self.sink.add_each(path, "record-without-entry", missing[w.qkey[missing] == qkey], lambda i, path=path: (
                 rules.entry_finding(path, int(w.qoffset[i]), f"record at {int(w.offset[i])} (queue offset "
                                     f"{int(w.qoffset[i])}) has no consume-queue entry", "record-without-entry")))
+
+    def _path(self, topic: str, qid: int) -> str:
+        cursor = self.cursors.get((topic, qid))
+        return cursor.path if cursor is not None else self.reader.queues.location(topic, qid)
+
+    def _gaps(self, w: Any, names: dict[int, tuple[str, int]]) -> None:
+        """Each queue's records in the window against the one before them in the log: a queue offset past the
+        next one is a gap (a queue's first record may start anywhere: the log's head may have expired)."""
+        rows = np.flatnonzero(w.in_cq)
+        if not len(rows):
+            return
+        rows = rows[np.argsort(w.qkey[rows], kind="stable")]  # by queue, in log order within each
+        keys, qoffs = w.qkey[rows], w.qoffset[rows]
+        first = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]])
+        before = np.r_[np.int64(0), qoffs[:-1]]
+        before[first] = [self.last.get(k, q - 1) for k, q in zip(keys[first].tolist(), qoffs[first].tolist(),
+                                                                 strict=True)]
+        self.last.update(zip(keys[np.r_[first[1:] - 1, len(keys) - 1]].tolist(),
+                             qoffs[np.r_[first[1:] - 1, len(keys) - 1]].tolist(), strict=True))
+        for i in np.flatnonzero(qoffs > before + 1).tolist():
+            topic, qid = names[int(keys[i])]
+            self.sink.add(gap_finding(self._path(topic, qid), int(before[i]), int(qoffs[i]), int(w.offset[rows[i]])))
 
     def _match(self, w: Any, tq: tuple[str, int], path: str, qoffs: np.ndarray, entries: np.ndarray,
                seen: np.ndarray) -> None:
@@ -162,6 +190,20 @@ class QueueChecker:
         for f in rules.store_findings(self.reader):
             if f.kind == rules.FILE_PAST_END:
                 past_end_entries(self.reader, Path(f.file), self.sink)
+
+
+def gap_finding(path: str, before: int, qoffset: int, at: int) -> Finding:
+    """The record at commitlog offset `at`, of queue offset `qoffset`, follows its queue's record `before` in the
+    log: the queue offsets between have no record. At the byte of the first of them in the queue (where a
+    rebuild puts the record at `at`), covering their entries."""
+    skipped = f"queue offset {before + 1} has" if qoffset == before + 2 else \
+        f"queue offsets {before + 1}..{qoffset - 1} have"
+    return Finding(str(path), consumequeue.byte_of(before + 1),
+                   f"{skipped} no record: the record at {at} (queue offset {qoffset}) follows the queue's record "
+                   f"{before} in the log (the records between are lost or damaged); entries are numbered by "
+                   "position, so no rebuild of the queue matches the records from here on: they must be appended to "
+                   "the log again",
+                   consumequeue.byte_of(qoffset - before - 1), ERROR, CONSUMEQUEUE, QUEUE_OFFSET_GAP)
 
 
 def past_end_entries(reader: Any, path: Path, sink: Any) -> None:

@@ -42,9 +42,14 @@ class ConsumeQueues(Structure):
         return store_findings(view)
 
     def repairs(self, report: Any, view: Any) -> list[Repair]:
-        """Every finding of its own is mended by one rebuild-queues."""
-        return mend_all(report.findings, self.name, REBUILD_QUEUES, str(view.paths.consumequeue),
-                        "dispatch every consume queue again from the log")
+        """Every finding of its own is mended by one rebuild-queues, but those only appending the records again
+        mends (a gap in a queue's offsets, and what it makes its entries and records show after it: the
+        commitlog's cut plans that)."""
+        from rmqtool.structures.commitlog.repairs import renumbered
+
+        left = {id(f) for f in renumbered(report.findings)}
+        return mend_all([f for f in report.findings if id(f) not in left], self.name, REBUILD_QUEUES,
+                        str(view.paths.consumequeue), "dispatch every consume queue again from the log")
 
     def log_checker(self, view: Any, report: Any) -> Any:
         from rmqtool.structures.consumequeue.check import QueueChecker
