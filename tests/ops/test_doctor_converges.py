@@ -31,7 +31,6 @@ _CHECKPOINT_5X = ("garbage over the checkpoint's times and its 5.x longs (bytes 
                   "reset-checkpoint (exit 1), --apply refuses the store as a 5.x one (exit 2)")
 KNOWN_BUGS = {
     8: _CHECKPOINT_5X,
-    10: "a checkpoint shorter than 24 bytes: doctor, --apply, verify and recover all refuse the store (exit 2)",
 }
 CASE_NUMBERS = list(itertools.islice((n for n in itertools.count() if n not in KNOWN_BUGS), CASES))
 KINDS = ("commitlog", "consumequeue", "index", "checkpoint")

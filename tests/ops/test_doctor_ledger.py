@@ -160,3 +160,16 @@ def test_one_flipped_bit_in_an_index_entry_of_the_golden_store_is_mended_and_sta
     assert (out.returncode, done["status"], [s["action"] for s in done["steps"]]) == (0, "mended", ["rebuild-index"])
     again = run("doctor", store, "--config", conf, "--json")
     assert (again.returncode, json.loads(again.stdout)["status"]) == (0, "healthy")
+
+
+def test_a_checkpoint_too_short_to_read_is_a_finding_the_reset_mends_not_a_refusal_of_the_store(tmp_path):
+    """A checkpoint cut to 14 bytes: doctor, --apply, verify and recover all refused the store (exit 2)."""
+    store = fixture_copy(tmp_path)
+    corrupt(store, "checkpoint", "truncate", 14)
+    out = run("verify", store, "--config", CONF, "--json")
+    assert out.returncode == 1 and json.loads(out.stdout)["byKind"] == {"checkpoint-unreadable": 1}
+    code, plan = doctor(store)
+    assert (code, [s["action"] for s in plan["steps"]]) == (1, ["reset-checkpoint"])
+    code, done = doctor(store, "--apply")
+    assert (code, done["status"]) == (0, "mended")
+    assert (store / "checkpoint").stat().st_size == 4096 and doctor(store)[0] == 0

@@ -39,7 +39,16 @@ class CheckpointChecker:
         if not path.exists():
             self.report.reporter.add(missing_finding(str(path)))
             return
-        for f in ahead_findings(str(path), self.reader.checkpoint(), self.last_ts):
+        from rmqtool.files.segments import read_file
+        from rmqtool.structures.checkpoint.recognize import checkpoint_refusal
+
+        buf = read_file(path)
+        reason = checkpoint_refusal(buf)
+        if reason is not None:  # the broker cannot read it: a finding the reset mends, not a refusal of the store
+            self.report.reporter.add(Finding(str(path), 0, f"not a checkpoint the broker can read: {reason}",
+                                             len(buf), structure=CHECKPOINT, kind=UNREADABLE))
+            return
+        for f in ahead_findings(str(path), checkpoint.decode(buf), self.last_ts):
             self.report.reporter.add(f)
 
 
