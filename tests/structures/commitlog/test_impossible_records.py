@@ -235,7 +235,8 @@ def test_window_whose_every_record_is_damage_gives_an_empty_batch_its_columns_ca
     assert (batches[0].bodies(), batches[0].properties_strings(), batches[0].topic_names()) == ([], [], [])
 
 
-@pytest.mark.parametrize("name", ["queueId reads -20", "last 60 bytes of its properties zeroed"])
+@pytest.mark.parametrize("name", ["queueId reads -20", "queueOffset reads 2^63",
+                                  "last 60 bytes of its properties zeroed"])
 def test_doctor_apply_cuts_the_record_names_it_in_the_ledger_and_converges(store, name):
     """A queueId of -20 made `rebuild-queues` create consumequeue/PaymentTopic/-20 (2 problems became 29); a torn
     record was named only by its consequences and the queues were rebuilt to match the damage."""
