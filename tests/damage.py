@@ -59,6 +59,7 @@ KNOWN_DAMAGE = {
     "last-zeroed": lambda r: _zero_file(r, f"commitlog/{2 * SEG:020d}"),
     "torn-tail": lambda r: corrupt(r, f"commitlog/{2 * SEG:020d}", "garbage", 3000, 200),
     "middle-missing": lambda r: corrupt(r, f"commitlog/{SEG:020d}", "delete"),
+    "checkpoint-deleted": lambda r: corrupt(r, "checkpoint", "delete"),
 }
 
 

@@ -199,7 +199,10 @@ def test_doctor_after_recover_thorough_filled_a_middle_segment_renumbers_the_rec
     code, plan = doctor(store)
     assert (code, plan["status"], plan["problems"]) == (1, "plan", 91)
     assert [(s["action"], Path(s["target"]).name, s["at"], s["mends"], s["recordsLost"], s["recordsKept"])
-            for s in plan["steps"]] == [("cut-and-repack", f"{2 * SEG:020d}", 2 * SEG, 91, 0, 45)]
+            for s in plan["steps"]] == [("cut-and-repack", f"{2 * SEG:020d}", 2 * SEG, 91, 0, 45),
+                                        ("rebuild-queues", "consumequeue", None, 0, 0, 0),
+                                        ("rebuild-index", "index", None, 0, 0, 0),
+                                        ("reset-checkpoint", "checkpoint", None, 0, 0, 0)]
     code, done = doctor(store, "--apply")
     assert code == 0 and done["after"] == {"problems": 0, "warnings": 0, "byKind": {}}
     assert doctor(store)[1]["status"] == "healthy"

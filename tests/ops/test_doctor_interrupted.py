@@ -30,8 +30,8 @@ from pathlib import Path
 
 import pyarrow as pa
 import pytest
-from cli_helpers import CONF, RMQTOOL, RUN_GUARD_S, run, writable_copy
-from damage import FIXTURE, damaged_stores
+from cli_helpers import CONF, RMQTOOL, RUN_GUARD_S, run
+from damage import damaged_stores
 from forked_cli import FROZEN_STAMP, forked_run, wait_for
 
 from rmqtool.engine.reader import open_reader
@@ -43,7 +43,7 @@ from rmqtool.ops.repair import KILL_AT_ENV, TRACE_ENV
 
 # every damage of tests/damage.py the doctor mends in place (middle-missing is unmendable: nothing to interrupt)
 DAMAGES = ["crc-mid", "torn-tail", "last-zeroed", "queue-truncated", "no-queue-folder", "index-deleted",
-           "queue-tail-zeroed"]
+           "queue-tail-zeroed", "checkpoint-deleted"]
 COMMITTED = "committed"
 SWAPPED_LOST = "swapped lost/"
 # committed positions on every queue of the fixture's three topics, some past the records a cut loses
@@ -315,12 +315,3 @@ def test_recover_rebuild_and_append_after_a_kill_past_the_commit_finish_the_swap
             assert [(m[0], m[1], m[3]) for m in now - before] == [("OrderTopic", 0, b"after the kill")], what
         else:
             assert _state(store) == ref.after, f"{what}: differs from the uninterrupted run's store"
-
-
-def test_a_deleted_checkpoint_leaves_the_doctor_nothing_to_interrupt(tmp_path):
-    """The matrix above holds every damage with a plan; a store without its checkpoint has none (were it to get
-    one, it belongs in DAMAGES)."""
-    store = writable_copy(FIXTURE, tmp_path / "store")
-    (store / "checkpoint").unlink()
-    out = forked_run("doctor", store, "--config", CONF, "--json", scratch=tmp_path)
-    assert (out.returncode, _doc(out, store)["steps"]) == (0, []), out.stdout
