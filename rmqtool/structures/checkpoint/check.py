@@ -40,10 +40,9 @@ class CheckpointChecker:
             self.report.reporter.add(missing_finding(str(path)))
             return
         from rmqtool.files.segments import read_file
-        from rmqtool.structures.checkpoint.recognize import checkpoint_refusal
 
         buf = read_file(path)
-        reason = checkpoint_refusal(buf)
+        reason = checkpoint.refusal(buf)  # what every reader refuses (its times may still be garbage: ahead below)
         if reason is not None:  # the broker cannot read it: a finding the reset mends, not a refusal of the store
             self.report.reporter.add(Finding(str(path), 0, f"not a checkpoint the broker can read: {reason}",
                                              len(buf), structure=CHECKPOINT, kind=UNREADABLE))
