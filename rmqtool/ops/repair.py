@@ -42,7 +42,15 @@ from rmqtool.errors import RmqError
 from rmqtool.files.lock import StoreLock, lock_holder
 from rmqtool.files.lost import LOST_DIR, PLAN_FILE, next_lost_dir, write_staged
 from rmqtool.files.paths import CONFIG_DIR, StorePaths
-from rmqtool.files.swap import Part, commit, discard_staging, finish_swap, staged_commitlog, staging_root
+from rmqtool.files.swap import (
+    Part,
+    commit,
+    discard_staging,
+    finish_swap,
+    pending_swap,
+    staged_commitlog,
+    staging_root,
+)
 from rmqtool.io.schema import FIELD_NAMES
 from rmqtool.io.sources import TableSource
 from rmqtool.load.records import LoadOptions
@@ -166,7 +174,7 @@ def _transact(store: Store, diagnosis: Diagnosis, outcome: Outcome, hook: Hook) 
         hook("ledger")
         parts = [Part(lost_dir, staging / LOST_DIR), *changed]
     except BaseException:
-        if not (staging_root(paths) / "SWAPPING").exists():
+        if pending_swap(paths) is None:  # not committed: the staging goes
             shutil.rmtree(staging_root(paths), ignore_errors=True)
         raise
     commit(paths, staging, parts, lost_dir, clear_abort=True, hook=hook)
