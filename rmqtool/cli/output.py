@@ -311,9 +311,9 @@ def size(n: int) -> str:
 def warn_if_locked(paths) -> int | None:
     """Warn when another process holds the lock of the store at `paths` (a `StorePaths`): a read-only
     command's answers may be moving under it. Returns that process's id (None: the lock is free)."""
-    from rmqtool.files.lock import lock_holder
+    from rmqtool.engine.storefiles import StoreFiles
 
-    holder = lock_holder(paths)
+    holder = StoreFiles(paths).holder()
     if holder is not None:
         warn(f"process {holder} holds the store's lock (a running broker?): answers may be moving")
     return holder

@@ -55,14 +55,9 @@ def recover(
     Example: [bold]rmqtool recover fixtures/store --config fixtures/broker.conf --dry-run[/]
     """
     from rmqtool.engine.opening import open_existing
-    from rmqtool.errors import RmqError
-    from rmqtool.files.lock import lock_holder
     from rmqtool.ops.recovery import lost_dir_of, plan_recovery, recover_store
 
     opened = open_existing(store, config, "recover")
-    holder = lock_holder(opened.paths)
-    if holder is not None and not dry_run:
-        raise RmqError(f"store {store} is locked by process {holder} (a running broker?): nothing changed")
     if dry_run:
         from rmqtool.engine import journal
 

@@ -23,6 +23,7 @@ from rmqtool.structures.commitlog import message
 from rmqtool.structures.commitlog.crc import CRC32_PROPERTY
 from rmqtool.structures.consumequeue.queues import is_rocksdb
 from rmqtool.structures.epoch import identity
+from rmqtool.structures.timerlog import TIMER_FILES
 
 KIND_4X, KIND_5X_FILE, KIND_5X_ROCKSDB, KIND_DLEDGER = "4x", "5x-file", "5x-rocksdb", "dledger"
 LABELS = {
@@ -31,7 +32,6 @@ LABELS = {
     KIND_5X_ROCKSDB: "RocketMQ 5.x store with the RocksDB consume queue",
     KIND_DLEDGER: "DLedger commitlog store",
 }
-TIMER_FILES = ("timerwheel", "timerlog", "timercheck")
 CONTROLLER_FILES = (epoch.FILE, identity.FILE)  # written by 5.x brokers in controller mode
 COMPACTION_DIR = "compaction"
 BATCH_QUEUE_DIR = "batchconsumequeue"

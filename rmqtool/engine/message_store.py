@@ -31,7 +31,7 @@ from rmqtool.engine.results import PutResult, PutStatus
 from rmqtool.engine.rules import topic_refusal
 from rmqtool.engine.worker import Worker
 from rmqtool.errors import RmqError, warn
-from rmqtool.files.lock import StoreLock, create_abort, remove_abort
+from rmqtool.files.lock import StoreLock
 from rmqtool.files.signals import uninterrupted
 from rmqtool.structures.checkpoint.file import CheckpointFile
 from rmqtool.structures.commitlog import message
@@ -90,7 +90,7 @@ class MessageStore:
             self._close_files()
             self._lock.release()
             raise
-        create_abort(self.paths.abort)
+        store.files.mark_open()
         self._dispatch_thread = Worker("rmqtool-dispatch", self.dispatcher.run)  # the broker's reput service
         self.commitlog.warmer = Worker("rmqtool-warm", self.commitlog.warm_ahead)
         if self.flush_mode == FLUSH_ASYNC:
@@ -300,7 +300,7 @@ class MessageStore:
             self.commitlog.discard_torn_tail()
             self.flush()
             self._close_files()
-            remove_abort(self.paths.abort)
+            self.opened.files.mark_closed()
             self.register_written()  # nothing left to change after a transaction, which registers before it commits
             if self.commit_at_close:  # a write's commit (engine.rollback.transaction): the store is clean now
                 journal.clear(self.paths)
@@ -327,19 +327,12 @@ def claim(store: Store, create: bool, recovering: bool = False, lock: StoreLock 
     """The one way a writer opens a store root: make it (when allowed), take the lock (or keep the
     `lock` the caller holds already), finish a bulk load's interrupted adoption, and refuse a store
     whose last writer crashed. The caller releases the returned lock."""
-    paths = store.paths
     _prepare_root(store, create)
-    lock = StoreLock(paths) if lock is None else lock
+    lock = store.files.lock() if lock is None else lock
     try:
-        from rmqtool.engine.staging import finish_pending
-        from rmqtool.files.swap import finish_swap
-
-        finish_pending(paths)  # a bulk load killed while it was adopted
-        finish_swap(paths)  # a rebuild killed while it swapped its folders in
-        journal.finish_deletions(paths)  # a clean killed while it removed expired files
-        if paths.abort.exists() and not recovering and not journal.journal_path(paths).exists():
-            raise RmqError(f"store {paths.root} was not shut down cleanly (abort file present): "
-                           "run `rmqtool recover` first")
+        store.files.settle()
+        if not recovering and not journal.journal_path(store.paths).exists():  # a killed write: rolled back next
+            store.files.refuse_unclean()
     except BaseException:
         lock.release()
         raise

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rmqtool.engine.config import StoreConfig
+from rmqtool.engine.storefiles import StoreFiles
 from rmqtool.errors import RmqError
 from rmqtool.files.paths import DLEDGER_PREFIX, StorePaths
 from rmqtool.files.segments import SegmentFile, list_segments
@@ -37,6 +38,7 @@ class Store:
     def __init__(self, paths: StorePaths, config: StoreConfig, segments: tuple[SegmentFile, ...],
                  kind: StoreKind | None = None) -> None:
         self.paths, self.config, self.segments = paths, config, segments
+        self.files = StoreFiles(paths)  # lock, abort and the journals a killed writer leaves
         self._kind = kind
 
     @property

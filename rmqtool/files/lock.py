@@ -34,7 +34,7 @@ class StoreLock:
             fcntl.lockf(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB, 1, 0)
         except OSError:
             os.close(self.fd)
-            raise RmqError(f"store {paths.root} is locked by another process (a running broker?)") from None
+            raise locked(paths) from None
         os.pwrite(self.fd, LOCK_TEXT, 0)
         os.fsync(self.fd)
         _HELD_HERE.add(self.key)
@@ -65,6 +65,13 @@ def lock_holder(paths: StorePaths) -> int | None:
     finally:
         os.close(fd)
     return pid if kind != fcntl.F_UNLCK else None
+
+
+def locked(paths: StorePaths) -> RmqError:
+    """The one refusal of a store another process holds: the holder named when the lock says who it is."""
+    holder = lock_holder(paths)
+    who = f"process {holder}" if holder else "another process"
+    return RmqError(f"store {paths.root} is locked by {who} (a running broker?): nothing changed")
 
 
 def create_abort(path: Path) -> None:

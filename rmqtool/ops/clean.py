@@ -172,9 +172,7 @@ def orphaned_files(paths: StorePaths, min_offset: int) -> list[tuple[str, str]]:
 
 def apply_clean(store: Store, plan: CleanPlan) -> None:
     """Delete what `plan` names, under the store's lock."""
-    from rmqtool.files.lock import StoreLock
-
-    lock = StoreLock(store.paths)
+    lock = store.files.lock()
     try:
         journal.delete_all(store.paths, [f for f, _ in dict.fromkeys(plan.deleted)])
     finally:

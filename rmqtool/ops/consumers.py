@@ -13,7 +13,6 @@ from dataclasses import dataclass, field
 
 from rmqtool.engine.reader import StoreReader
 from rmqtool.errors import NoSuchQueue, NotFound, RmqError
-from rmqtool.files.lock import StoreLock
 from rmqtool.ops.query import StoreQuery
 from rmqtool.structures.commitlog import message, sysflag
 from rmqtool.structures.commitlog.delay import SCHEDULE_TOPIC
@@ -305,7 +304,7 @@ def reset_offsets(reader: StoreReader, group: str, topic: str, *, dry_run: bool 
     if dry_run:
         return plan_reset(reader, group, topic, **target)
     reader.store.require_writable("reset consumer offsets in")
-    lock = StoreLock(reader.paths)
+    lock = reader.store.files.lock()
     try:
         plan = plan_reset(reader, group, topic, **target)
         table = _table(reader)

@@ -13,13 +13,8 @@ message), two records per queue and each index header are read; nothing else. Th
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
-from rmqtool.engine import journal
 from rmqtool.engine.reader import StoreReader, open_root_reader
-from rmqtool.files.lock import lock_holder
-from rmqtool.files.segments import list_segments
-from rmqtool.files.swap import JOURNAL, staging_root
 from rmqtool.structures import REGISTRY
 
 
@@ -48,27 +43,6 @@ def info_doc(reader: StoreReader, *, buckets: int | None = None, queue_rows: lis
     doc["messagesInQueues"] = sum(q["maxOffset"] - q["minOffset"] for t in doc["consumeQueues"]["topics"]
                                   for q in t["queues"])
     doc["timeline"] = store_timeline(reader, doc["consumeQueues"]["topics"], buckets, queue_rows)
-    doc["abortFile"] = reader.paths.abort.exists()
-    doc["unfinishedSwap"] = (staging_root(reader.paths) / JOURNAL).exists()  # the next writer finishes it
-    interrupted = journal.pending(reader.paths)  # the next writer rolls it back
-    doc["interruptedWrite"] = None if interrupted is None else {
-        "command": interrupted["command"], "pid": interrupted["pid"], "startedMs": interrupted["startedMs"],
-        "commitlogEnd": interrupted["mark"]["commitlogEnd"]}
-    doc["lockHeldBy"] = lock_holder(reader.paths)
-    if kind.timer_store:
-        doc["timerFiles"] = _timer(reader.paths.root)
+    doc.update(reader.store.files.state())
     return doc
 
-
-def _timer(root: Path) -> dict:
-    from rmqtool.engine.kind import TIMER_FILES
-
-    out = {}
-    for name in TIMER_FILES:
-        p = root / name
-        if p.is_dir():
-            segs = list_segments(p)
-            out[name] = {"segments": len(segs), "bytes": sum(s.size for s in segs)}
-        elif p.exists():
-            out[name] = {"bytes": p.stat().st_size}
-    return out

@@ -25,9 +25,8 @@ from rmqtool.engine.index_service import IndexService
 from rmqtool.engine.opening import Store, open_store
 from rmqtool.engine.reader import StoreReader
 from rmqtool.errors import RmqError
-from rmqtool.files.lock import StoreLock
 from rmqtool.files.paths import COMMITLOG_DIR, CONSUMEQUEUE_DIR, INDEX_DIR, StorePaths
-from rmqtool.files.swap import discard_staging, finish_swap, staging_root, swap_in
+from rmqtool.files.swap import staging_root, swap_in
 from rmqtool.ops.diff import IndexDiff, QueueDiff, diff_index, diff_queue
 from rmqtool.ops.hashing import log_extent
 from rmqtool.structures.consumequeue.queue import ConsumeQueue
@@ -76,14 +75,11 @@ def rebuild(root: str | os.PathLike | Store, config=None, *, queues: bool = True
     with `apply` when they differ. Holds the store's lock from before the build to after the swap."""
     store = root if isinstance(root, Store) else open_store(root, config)
     store.require_writable("rebuild")
-    lock = StoreLock(store.paths)
+    lock = store.files.lock()
     try:
         paths = store.paths
-        finish_swap(paths)  # a rebuild killed during its swap
-        discard_staging(paths)
-        if paths.abort.exists():
-            raise RmqError(f"store {paths.root} was not shut down cleanly (abort file present): run `rmqtool "
-                           "recover` first")
+        store.files.settle(drop_staging=True)
+        store.files.refuse_unclean()
         parts = [name for name, on in ((CONSUMEQUEUE_DIR, queues), (INDEX_DIR, index)) if on]
         if INDEX_DIR in parts and not store.config.messageIndexEnable:
             parts.remove(INDEX_DIR)

@@ -33,7 +33,7 @@ from rmqtool.engine.config import StoreConfig
 from rmqtool.engine.opening import Store, open_store
 from rmqtool.engine.reader import StoreReader
 from rmqtool.errors import Interrupted, RmqError
-from rmqtool.files.lock import StoreLock, create_abort
+from rmqtool.files.lock import StoreLock
 from rmqtool.files.paths import StorePaths, is_temporary, temporary_name
 from rmqtool.files.segments import zero_range
 from rmqtool.ops.recovery_plan import RecoveryPlan
@@ -181,18 +181,15 @@ def recover_store(root: str | os.PathLike | Store, cfg: StoreConfig | None = Non
     cut (None: nothing was). A refused plan changes nothing: not even a `lock` file is left behind."""
     first = root if isinstance(root, Store) else open_store(root, cfg)
     first.require_writable("recover")  # before the lock file is created or touched
-    journal.finish_deletions(first.paths)  # a clean killed mid-way: its removals finished first
     if journal.pending(first.paths) is not None:  # a write killed mid-way: rolled back (and said) first
         from rmqtool.engine.message_store import MessageStore
 
         MessageStore(first, create=False).close()
         first = open_store(first.root, first.config)
     had_lock_file = first.paths.lock.exists()
-    lock = StoreLock(first.paths)
+    lock = first.files.lock()
     try:
-        from rmqtool.files.swap import finish_swap
-
-        finish_swap(first.paths)  # a rebuild killed while it swapped its folders in: its new folders first
+        first.files.settle()  # what a killed clean, load or swap left: finished before the plan
         store = open_store(first.root, first.config, kind=first.kind)
         plan = plan_recovery(store, count_dispatch=False, thorough=thorough, truncate_to=truncate_to)
         if plan.refused:
@@ -226,9 +223,9 @@ def apply_recovery(root: str | os.PathLike | Store, cfg: StoreConfig | None, pla
     store = root if isinstance(root, Store) else open_store(root, cfg)
     if lock is None:
         store.require_writable("recover")
-        lock = StoreLock(store.paths)
+        lock = store.files.lock()
     try:
-        create_abort(store.paths.abort)  # until the re-dispatch is done no writer takes the store
+        store.files.mark_open()  # until the re-dispatch is done no writer takes the store
         lost = _keep_and_cut(store.paths, plan)
         commitlog.fill_holes(plan.filled, store.config.mappedFileSizeCommitLog)
         if plan.truncate_to is not None:

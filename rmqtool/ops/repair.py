@@ -39,14 +39,11 @@ from rmqtool.engine.commitlog import CommitLog
 from rmqtool.engine.opening import Store, open_store
 from rmqtool.engine.reader import StoreReader
 from rmqtool.errors import RmqError
-from rmqtool.files.lock import StoreLock, lock_holder
 from rmqtool.files.lost import LOST_DIR, PLAN_FILE, next_lost_dir, write_staged
 from rmqtool.files.paths import CONFIG_DIR, StorePaths
 from rmqtool.files.swap import (
     Part,
     commit,
-    discard_staging,
-    finish_swap,
     pending_swap,
     staged_commitlog,
     staging_root,
@@ -114,13 +111,10 @@ def apply(root: str | os.PathLike, config=None, *, on_plan: Callable[[Diagnosis]
         if diagnosis.status in (HEALTHY, UNMENDABLE):
             return Outcome(diagnosis)
         raise
-    holder = lock_holder(store.paths)
-    if holder is not None:
-        raise RmqError(f"store {store.root} is locked by process {holder} (a running broker?): nothing changed")
     _roll_back_interrupted_write(store)
-    lock = StoreLock(store.paths)
+    lock = store.files.lock()
     try:
-        finished = _settle(store.paths)
+        finished = store.files.settle(drop_staging=True)
         store = open_store(store.root, store.config)
         diagnosis = diagnose(store)
         if on_plan is not None:
@@ -140,18 +134,6 @@ def _roll_back_interrupted_write(store: Store) -> None:
         from rmqtool.engine.message_store import MessageStore
 
         MessageStore(store, create=False).close()
-
-
-def _settle(paths: StorePaths) -> bool:
-    """Finish what a killed process left (a swap, a clean, a bulk adoption) and drop stale staging; returns
-    whether a repair's swap was finished."""
-    from rmqtool.engine.staging import finish_pending
-
-    finish_pending(paths)
-    journal.finish_deletions(paths)
-    finished = finish_swap(paths)
-    discard_staging(paths)
-    return finished
 
 
 def _transact(store: Store, diagnosis: Diagnosis, outcome: Outcome, hook: Hook) -> None:

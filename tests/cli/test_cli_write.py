@@ -186,7 +186,7 @@ def test_append_to_a_store_locked_by_another_process_exits_2(tmp_path):
     assert run("append", str(store), "--config", CONF, "--topic", "T", "--body", "").returncode == 0
     with lock_held_elsewhere(store / "lock"):
         out = run("append", str(store), "--config", CONF, "--topic", "T", "--body", "")
-        assert out.returncode == 2 and "locked by another process" in out.stderr
+        assert out.returncode == 2 and "is locked by process " in out.stderr
     assert len(decoded(store)) == 1
 
 

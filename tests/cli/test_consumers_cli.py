@@ -105,7 +105,7 @@ def test_reset_to_a_time_in_seconds_with_time_unit_s_is_that_time_in_millisecond
 
 def test_reset_while_a_broker_holds_the_lock_is_refused(store):
     with lock_held_elsewhere(store / "lock"):
-        assert "locked by another process" in _error_line(
+        assert "is locked by process " in _error_line(
             run("consumers", store, "--reset", "billing", "--topic", "OrderTopic", "--to-latest"))
     assert (store / "config" / "consumerOffset.json").read_text() == OFFSETS
 

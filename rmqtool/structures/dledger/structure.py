@@ -1,7 +1,27 @@
-"""A DLedger commitlog: entries that wrap records as the registry lists it."""
+"""A DLedger commitlog (`dledger-<id>/data/<offset>`): entries that wrap records."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
+from rmqtool.files.paths import DLEDGER_PREFIX
+from rmqtool.structures.dledger import DATA_DIR, starts_entry
 from rmqtool.structures.structure import Structure
 
-DLEDGER = Structure("dledger", "dledger-*/data")
+
+class DLedgerLog(Structure):
+    name = "dledger"
+    folder = f"{DLEDGER_PREFIX}*/{DATA_DIR}"
+
+    def recognise(self, head: bytes, size: int) -> str | None:
+        """A DLedger segment starts with an entry (magic 1) or its blank (magic -1), each with a positive size."""
+        return None if starts_entry(head) else "its first bytes are neither a DLedger entry nor its blank"
+
+    def place(self, path: Path) -> Path | None:
+        data = path.parent
+        if data.name == DATA_DIR and data.parent.name.startswith(DLEDGER_PREFIX) and path.name.isdigit():
+            return data.parent.parent
+        return None
+
+
+DLEDGER = DLedgerLog()

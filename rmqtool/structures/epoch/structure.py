@@ -2,14 +2,29 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
+from rmqtool.structures.config.persist import BAK
+from rmqtool.structures.epoch import FILE, java_int, lines_of
 from rmqtool.structures.structure import Structure
 
 
 class EpochFile(Structure):
     name = "epoch"
-    folder = "epochFileCheckpoint"
+    folder = FILE
+
+    def recognise(self, head: bytes, size: int) -> str | None:
+        """An epoch file is text whose first line is its entry count (a Java int)."""
+        lines = lines_of(head)
+        first = lines[0][1] if lines else b""
+        try:
+            return None if java_int(first.decode("utf-8")) is not None else "its first line is not an entry count"
+        except UnicodeDecodeError:
+            return "not UTF-8 text"
+
+    def place(self, path: Path) -> Path | None:
+        return path.parent if path.name in (FILE, FILE + BAK) else None
 
     def info(self, view: Any, doc: dict) -> tuple[str, dict] | None:
         """The 5.x replication state (epochs, broker identity, the checkpoint's 5.x longs); None without any."""

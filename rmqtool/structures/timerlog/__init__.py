@@ -23,6 +23,7 @@ BLANK = Layout.of(("size", ">i4"), ("zero", ">i8"), ("magic", ">i4"))
 BLANK_LEN = BLANK.size  # 16
 BLANK_MAGIC = -875286124  # 0xBBCCDDEE ^ (1880681586 + 8) as a signed int
 DEFAULT_FILE_SIZE = 100 << 20
+TIMER_FILES = ("timerwheel", "timerlog", "timercheck")  # what a 5.x broker's timer store writes at the root
 
 MAGIC_DEFAULT, MAGIC_ROLL, MAGIC_DELETE = 1, 2, 4
 FLAG_NAMES = ((MAGIC_ROLL, "roll"), (MAGIC_DELETE, "delete"))
