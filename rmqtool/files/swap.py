@@ -168,3 +168,12 @@ def _kept_name(paths: StorePaths, live: Path) -> Path:
         except ValueError:
             continue
     return Path(live.name)
+
+
+def link_tree(src: Path, dst: Path) -> None:
+    """`dst` made a tree of hard links to every file under `src` (a staged image's unchanged folder)."""
+    for folder, _dirs, files in os.walk(src):
+        here = dst / Path(folder).relative_to(src)
+        here.mkdir(parents=True, exist_ok=True)
+        for name in files:
+            os.link(Path(folder) / name, here / name)

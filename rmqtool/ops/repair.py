@@ -44,6 +44,7 @@ from rmqtool.files.paths import CONFIG_DIR, StorePaths
 from rmqtool.files.swap import (
     Part,
     commit,
+    link_tree,
     pending_swap,
     staged_commitlog,
     staging_root,
@@ -59,6 +60,7 @@ from rmqtool.ops.rebuild import dispatch_into
 from rmqtool.ops.verify import VerifyReport, verify_store
 from rmqtool.report import Finding
 from rmqtool.structures.checkpoint.file import reset_to
+from rmqtool.structures.commitlog.staging import replaced_segments, stage_segments
 from rmqtool.structures.config.positions import FILES as POSITION_FILES
 from rmqtool.structures.config.positions import Moved, move_positions
 
@@ -176,14 +178,8 @@ class Image:
         paths, staged = live.paths, self.store.paths
         out: list[Part] = []
         if self.plan.cut is not None:
-            size = live.config.mappedFileSizeCommitLog
-            holding = next((s.start for s in live.segments if s.start + size > self.plan.cut), None)
-            names = {s.path.name for s in live.segments if holding is not None and s.start >= holding}
-            names |= {p.name for p in staged.commitlog.iterdir()
-                      if holding is not None and p.name.isdigit() and int(p.name) >= holding}
-            for name in sorted(names):
-                new = staged.commitlog / name
-                out.append(Part(paths.commitlog / name, new if new.exists() else None))
+            out += [Part(paths.commitlog / name, new) for name, new in replaced_segments(
+                live.segments, live.config.mappedFileSizeCommitLog, staged.commitlog, self.plan.cut)]
         out += [Part(Path(f), None) for f in self.plan.remove]
         if self.plan.rebuild_queues:
             out.append(Part(paths.consumequeue, staged.consumequeue))
@@ -209,7 +205,7 @@ def _stage(store: Store, plan: RepairPlan, staging: Path, hook: Hook) -> Image:
     log_dir = staged_commitlog(paths, staging)
     log_dir.mkdir()
     image_cfg = replace(cfg, storePathCommitLog="" if log_dir.parent == staging else str(log_dir))
-    _stage_log(store, log_dir, plan.cut)
+    stage_segments(store.segments, cfg.mappedFileSizeCommitLog, log_dir, plan.cut)
     image_paths = StorePaths(staging, None if log_dir.parent == staging else log_dir)
     if (paths.root / CONFIG_DIR).is_dir():
         shutil.copytree(paths.root / CONFIG_DIR, staging / CONFIG_DIR)
@@ -222,7 +218,7 @@ def _stage(store: Store, plan: RepairPlan, staging: Path, hook: Hook) -> Image:
     for live, built, rebuilt in ((paths.consumequeue, image_paths.consumequeue, plan.rebuild_queues),
                                  (paths.index, image_paths.index, plan.rebuild_index)):
         if not rebuilt and live.is_dir():
-            _link_tree(live, built)  # read by the check only: nothing writes into the image's links
+            link_tree(live, built)  # read by the check only: nothing writes into the image's links
     hook("rebuilt")
     image = open_store(staging, image_cfg)
     if plan.ledger is not None and plan.ledger.records_kept:
@@ -236,30 +232,6 @@ def _stage(store: Store, plan: RepairPlan, staging: Path, hook: Hook) -> Image:
         staged.moved = move_positions(staging / CONFIG_DIR, _renumbered(plan.ledger, staged.store))
         hook("positions")
     return staged
-
-
-def _stage_log(store: Store, log_dir: Path, cut: int | None) -> None:
-    """The image's segments: those wholly before the cut linked, the one holding it copied up to the cut
-    (the rest of it zeros), none after."""
-    size = store.config.mappedFileSizeCommitLog
-    for seg in store.segments:
-        target = log_dir / seg.path.name
-        if cut is None or seg.start + size <= cut:
-            os.link(seg.path, target)
-        elif seg.start < cut:
-            with open(seg.path, "rb") as src, open(target, "wb") as out:
-                os.sendfile(out.fileno(), src.fileno(), 0, cut - seg.start)
-                out.truncate(size)
-                out.flush()
-                os.fsync(out.fileno())
-
-
-def _link_tree(src: Path, dst: Path) -> None:
-    for folder, _dirs, files in os.walk(src):
-        here = dst / Path(folder).relative_to(src)
-        here.mkdir(parents=True, exist_ok=True)
-        for name in files:
-            os.link(Path(folder) / name, here / name)
 
 
 def _repack(reader: StoreReader, image: Store, ledger: Ledger) -> None:
