@@ -20,7 +20,7 @@ from rmqtool.engine.reader import StoreReader, open_root_reader
 from rmqtool.files.lock import lock_holder
 from rmqtool.files.segments import list_segments
 from rmqtool.files.swap import JOURNAL, staging_root
-from rmqtool.structures import REGISTRY
+from rmqtool.structures.registry import REGISTRY
 
 
 def store_info(path: str | os.PathLike, config: str | os.PathLike | None = None, *, buckets: int | None = None) \

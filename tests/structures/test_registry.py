@@ -5,7 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import rmqtool.structures as structures
-from rmqtool.structures import FILE_OWNERS, REGISTRY, Structure, place_in_store
+from rmqtool.structures.registry import FILE_OWNERS, REGISTRY, place_in_store
+from rmqtool.structures.structure import Structure
 
 FOLDER = Path(structures.__file__).parent
 
