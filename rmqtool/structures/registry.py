@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from rmqtool.structures.checkpoint.structure import CHECKPOINT
-from rmqtool.structures.commitlog.structure import COMMITLOG
+from rmqtool.structures.commitlog.structure import CommitLog
 from rmqtool.structures.config.structure import CONFIG
 from rmqtool.structures.consumequeue.structure import CONSUME_QUEUES
 from rmqtool.structures.dledger.structure import DLEDGER
@@ -18,6 +18,7 @@ from rmqtool.structures.index.structure import INDEX
 from rmqtool.structures.structure import Structure
 from rmqtool.structures.timerlog.structure import TIMERLOG
 
+COMMITLOG = CommitLog(variants=(DLEDGER,))
 REGISTRY: tuple[Structure, ...] = (COMMITLOG, CONSUME_QUEUES, INDEX, CHECKPOINT, EPOCH, DLEDGER, TIMERLOG, CONFIG, HA)
 FILE_OWNERS: tuple[Structure, ...] = tuple(s for s in REGISTRY if s.file_kind)  # whose single files verify reads
 
