@@ -18,7 +18,7 @@ from rmqtool.structures.index.structure import INDEX
 from rmqtool.structures.structure import Structure
 from rmqtool.structures.timerlog.structure import TIMERLOG
 
-COMMITLOG = CommitLog(variants=(DLEDGER,))
+COMMITLOG = CommitLog(variants=(DLEDGER,))  # a DLedger data file is a segment too
 REGISTRY: tuple[Structure, ...] = (COMMITLOG, CONSUME_QUEUES, INDEX, CHECKPOINT, EPOCH, DLEDGER, TIMERLOG, CONFIG, HA)
 FILE_OWNERS: tuple[Structure, ...] = tuple(s for s in REGISTRY if s.file_kind)  # whose single files verify reads
 
