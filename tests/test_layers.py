@@ -1,7 +1,10 @@
 """Imports only go down (DESIGN.md, Layers): read from the source with ast, nothing imported.
 
 Every import counts, at module level, inside a function or under TYPE_CHECKING: `from x import y`
-points at the module x.y when there is one, else at x. The checks run on a plain graph
+points at the module x.y when there is one, else at x; importing a.b.c also runs the packages a and
+a.b, so the graph counts them too (a circle through a package `__init__` is a circle). Inside
+`structures/` each folder is a unit: it imports a sibling folder only through the sibling's public
+face (SHARED), and the folders import one another without a circle. The checks run on a plain graph
 {module: {imported modules}}, so each is also shown failing on a small graph held in memory.
 Tests take shared pieces from helper modules (cli_helpers, damage ...) or a conftest, never from
 another test module, so each folder runs alone.
@@ -29,6 +32,21 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("report", "errors", "text", "page", "__init__"),
 )
 NOT_IN_STRUCTURES = ("engine", "ops", "load")
+
+# What a structure folder may import of a sibling folder: the sibling's public face, one module a line.
+SHARED: frozenset[str] = frozenset({
+    "rmqtool.structures.checkpoint",  # the checkpoint's page and refusal (epoch reads 5.x's)
+    "rmqtool.structures.commitlog.delay",  # the delay levels and the schedule topic
+    "rmqtool.structures.commitlog.kernels",  # the one record walk (the DLedger entry walk calls it per body)
+    "rmqtool.structures.commitlog.message",  # the record's layout and codec
+    "rmqtool.structures.commitlog.properties",  # the properties string and its keys
+    "rmqtool.structures.commitlog.repairs",  # which queue findings the log's cut and repack mends
+    "rmqtool.structures.commitlog.scan",  # the segment scanner and its finding kinds (the DLedger one extends it)
+    "rmqtool.structures.commitlog.sysflag",  # the record's sysFlag bits
+    "rmqtool.structures.config.persist",  # how a broker's JSON file is written
+    "rmqtool.structures.consumequeue.renumber",  # the queue offsets a repack moves (consumer positions follow)
+    "rmqtool.structures.index",  # the index file's layout and the key separator
+})
 
 Graph = dict[str, set[str]]
 
@@ -59,11 +77,23 @@ def imported(tree: ast.AST, name: str, is_package: bool, known: set[str]) -> set
 
 
 def import_graph(base: Path = PACKAGE) -> Graph:
-    """{module: the rmqtool modules it imports} for every module under `base`."""
+    """{module: the rmqtool modules it imports} for every module under `base`, as its source names them."""
     paths = {module_name(p, base.parent): p for p in sorted(base.rglob("*.py"))}
     known = set(paths)
     return {name: imported(ast.parse(p.read_text(), str(p)), name, p.name == "__init__.py", known)
             for name, p in paths.items()}
+
+
+def packages_above(module: str) -> list[str]:
+    """The packages importing `module` runs first: rmqtool.structures.index.file -> rmqtool,
+    rmqtool.structures, rmqtool.structures.index."""
+    parts = module.split(".")
+    return [".".join(parts[:i]) for i in range(1, len(parts))]
+
+
+def with_packages(graph: Graph) -> Graph:
+    """`graph` where each import also points at the packages it runs (those the graph knows)."""
+    return {a: bs | {p for b in bs for p in packages_above(b) if p in graph and p != a} for a, bs in graph.items()}
 
 
 def top_of(module: str) -> str:
@@ -85,18 +115,44 @@ def upward_imports(graph: Graph) -> list[str]:
 
 def structure_imports_above(graph: Graph) -> list[str]:
     return sorted(f"{a} -> {b}" for a, bs in graph.items() if a.startswith("rmqtool.structures.")
-                  for b in bs if b.split(".")[1] in NOT_IN_STRUCTURES)
+                  for b in bs if top_of(b) in NOT_IN_STRUCTURES)
 
 
-def folder_of(module: str) -> str | None:
-    """The structure folder a module lives in (rmqtool.structures.<folder>.x), None elsewhere."""
+def structure_folders(graph: Graph) -> set[str]:
+    """The folders inside structures/: the packages rmqtool.structures.<folder> that hold modules."""
+    return {m.split(".")[2] for m in graph if m.startswith("rmqtool.structures.") and m.count(".") > 2}
+
+
+def folder_of(module: str, folders: set[str]) -> str | None:
+    """The structure folder a module lives in (rmqtool.structures.<folder> or .<folder>.x), None elsewhere
+    (rmqtool.structures.layout and the other modules shared by all the folders included)."""
     parts = module.split(".")
-    return parts[2] if len(parts) > 3 and parts[1] == "structures" else None
+    return parts[2] if len(parts) > 2 and parts[1] == "structures" and parts[2] in folders else None
+
+
+def folder_graph(graph: Graph) -> Graph:
+    """{folder: the sibling folders its modules import}."""
+    folders = structure_folders(graph)
+    edges: Graph = {f: set() for f in folders}
+    for a, bs in graph.items():
+        for b in bs:
+            fa, fb = folder_of(a, folders), folder_of(b, folders)
+            if fa and fb and fa != fb:
+                edges[fa].add(fb)
+    return edges
 
 
 def folders_importing_each_other(graph: Graph) -> list[str]:
-    edges = {(folder_of(a), folder_of(b)) for a, bs in graph.items() for b in bs}
-    return sorted(f"{a} <-> {b}" for a, b in edges if a and b and a < b and (b, a) in edges)
+    edges = folder_graph(graph)
+    return sorted(f"{a} <-> {b}" for a, bs in edges.items() for b in bs if a < b and a in edges[b])
+
+
+def sibling_imports_outside_shared(graph: Graph, shared: frozenset[str] = SHARED) -> list[str]:
+    """`importer -> imported` wherever a structure folder imports a sibling's module that is not in `shared`."""
+    folders = structure_folders(graph)
+    return sorted(f"{a} -> {b}" for a, bs in graph.items() for b in bs
+                  if folder_of(a, folders) and folder_of(b, folders) not in (None, folder_of(a, folders))
+                  and b not in shared)
 
 
 def import_circles(graph: Graph) -> list[list[str]]:
@@ -158,7 +214,8 @@ def imports_of_test_modules(tests: Path = TESTS) -> list[str]:
     return found
 
 
-GRAPH = import_graph()
+NAMED = import_graph()  # the imports as the source names them
+GRAPH = with_packages(NAMED)  # and the packages each runs
 
 
 def test_every_top_level_package_has_a_layer():
@@ -181,9 +238,37 @@ def test_no_import_circle():
     assert import_circles(GRAPH) == []
 
 
+def test_no_import_circle_through_a_package_init():
+    """structures/__init__ held the registry, which imports every folder's structure.py, while the folders'
+    modules import their own package through it (`from rmqtool.structures import index`)."""
+    packages = {m for m in GRAPH if any(o.startswith(m + ".") for o in GRAPH)}
+    assert [c for c in import_circles(GRAPH) if packages.intersection(c)] == []
+
+
+def test_commitlog_and_dledger_import_one_way():
+    """The DLedger log is the commitlog's other implementation, as in the broker: dledger reads the records
+    its entries wrap with the commitlog's walk and scanner; the commitlog knows it only as a variant the
+    registry hands it (commitlog/recognize.py imported the dledger package for its head check)."""
+    edges = folder_graph(GRAPH)
+    assert "commitlog" in edges["dledger"] and "dledger" not in edges["commitlog"]
+
+
+def test_a_structure_folder_imports_a_sibling_only_through_shared():
+    assert sibling_imports_outside_shared(NAMED) == []
+
+
+def test_no_circle_among_structure_folders():
+    assert import_circles(folder_graph(GRAPH)) == []
+
+
+def test_every_shared_name_is_a_module_of_a_structure_folder():
+    folders = structure_folders(GRAPH)
+    assert sorted(m for m in SHARED if m not in GRAPH or folder_of(m, folders) is None) == []
+
+
 def test_the_page_imports_only_text_of_rmqtool():
     """rmqtool.page draws a document it is given: nothing of the store layers, nor report or errors."""
-    assert sorted({b for a, bs in GRAPH.items() if top_of(a) == "page" for b in bs if top_of(b) != "page"}) \
+    assert sorted({b for a, bs in NAMED.items() if top_of(a) == "page" for b in bs if top_of(b) != "page"}) \
         == ["rmqtool.text"]
 
 
@@ -227,6 +312,65 @@ def test_two_structure_folders_importing_each_other_are_caught():
              "rmqtool.structures.commitlog.scan": {"rmqtool.structures.index.geometry"},
              "rmqtool.structures.checkpoint.file": {"rmqtool.structures.commitlog.scan"}}
     assert folders_importing_each_other(graph) == ["commitlog <-> index"]
+
+
+def test_a_folders_package_module_is_in_its_folder():
+    """commitlog/recognize.py imported the dledger package and dledger/scan.py the commitlog: a pair the
+    check missed while a folder's package module was in no folder."""
+    graph = {"rmqtool.structures.commitlog.recognize": {"rmqtool.structures.dledger"},
+             "rmqtool.structures.dledger.scan": {"rmqtool.structures.commitlog.scan"},
+             "rmqtool.structures.commitlog.scan": {"rmqtool.structures.layout"},
+             "rmqtool.structures.dledger": set(), "rmqtool.structures.layout": set()}
+    assert folder_of("rmqtool.structures.dledger", structure_folders(graph)) == "dledger"
+    assert folder_of("rmqtool.structures.layout", structure_folders(graph)) is None
+    assert folders_importing_each_other(graph) == ["commitlog <-> dledger"]
+
+
+def test_the_graph_counts_the_packages_an_import_runs():
+    graph = {"rmqtool": set(), "rmqtool.structures": {"rmqtool.structures.index.structure"},
+             "rmqtool.structures.index": set(), "rmqtool.structures.index.structure": set(),
+             "rmqtool.structures.index.file": {"rmqtool.structures.index"},
+             "rmqtool.ops.query": {"rmqtool.structures.index.file"}}
+    assert with_packages(graph) == {
+        "rmqtool": set(), "rmqtool.structures": {"rmqtool", "rmqtool.structures.index",
+                                                 "rmqtool.structures.index.structure"},
+        "rmqtool.structures.index": set(), "rmqtool.structures.index.structure": set(),
+        "rmqtool.structures.index.file": {"rmqtool", "rmqtool.structures", "rmqtool.structures.index"},
+        "rmqtool.ops.query": {"rmqtool", "rmqtool.structures", "rmqtool.structures.index",
+                              "rmqtool.structures.index.file"}}
+
+
+def test_a_circle_through_a_package_init_is_caught():
+    """A registry in the package's __init__ importing a folder whose module imports the package: no module
+    names the circle, the packages the imports run close it."""
+    graph = {"rmqtool.structures": {"rmqtool.structures.index.structure"},
+             "rmqtool.structures.index": set(),
+             "rmqtool.structures.index.structure": {"rmqtool.structures.index.file"},
+             "rmqtool.structures.index.file": {"rmqtool.structures.index"}}
+    assert import_circles(graph) == []
+    assert import_circles(with_packages(graph)) == [
+        ["rmqtool.structures", "rmqtool.structures.index.file", "rmqtool.structures.index.structure"]]
+
+
+def test_a_sibling_import_outside_shared_is_caught():
+    graph = {"rmqtool.structures.consumequeue.check": {"rmqtool.structures.commitlog.message",
+                                                        "rmqtool.structures.commitlog.scan",
+                                                        "rmqtool.structures.consumequeue.queue",
+                                                        "rmqtool.structures.layout"},
+             "rmqtool.structures.commitlog.message": set(), "rmqtool.structures.commitlog.scan": set(),
+             "rmqtool.structures.consumequeue.queue": set(), "rmqtool.structures.layout": {"rmqtool.report"},
+             "rmqtool.ops.verify": {"rmqtool.structures.commitlog.scan"}}
+    assert sibling_imports_outside_shared(graph, frozenset({"rmqtool.structures.commitlog.message"})) == [
+        "rmqtool.structures.consumequeue.check -> rmqtool.structures.commitlog.scan"]
+
+
+def test_a_circle_among_three_structure_folders_is_caught():
+    graph = {"rmqtool.structures.config.positions": {"rmqtool.structures.consumequeue.renumber"},
+             "rmqtool.structures.consumequeue.check": {"rmqtool.structures.commitlog.message"},
+             "rmqtool.structures.commitlog.delay": {"rmqtool.structures.config.topics"},
+             "rmqtool.structures.index.file": {"rmqtool.structures.commitlog.message"}}
+    assert folders_importing_each_other(graph) == []
+    assert import_circles(folder_graph(graph)) == [["commitlog", "config", "consumequeue"]]
 
 
 def test_an_import_circle_is_caught():

@@ -91,7 +91,7 @@ class StoreReader:
         if self.single_file:
             require_file(p, "commitlog segment")
             self.config = load_config(config)
-            from rmqtool.structures import place_in_store
+            from rmqtool.structures.registry import place_in_store
 
             placed = place_in_store(p)
             self.paths = StorePaths(placed[1] if placed is not None else p.parent)

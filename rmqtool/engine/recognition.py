@@ -10,7 +10,7 @@ HEAD_LEN = 64
 
 def _refusal(kind: str, head: bytes, size: int) -> str | None:
     """The owning structure's own check, imported when a file of that kind is given."""
-    from rmqtool.structures import file_owner
+    from rmqtool.structures.registry import file_owner
 
     return file_owner(kind).recognise(head, size)
 

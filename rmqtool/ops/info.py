@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 
 from rmqtool.engine.reader import StoreReader, open_root_reader
-from rmqtool.structures import REGISTRY
+from rmqtool.structures.registry import REGISTRY
 
 
 def store_info(path: str | os.PathLike, config: str | os.PathLike | None = None, *, buckets: int | None = None) \

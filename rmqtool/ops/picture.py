@@ -65,7 +65,7 @@ def _segments(reader: StoreReader, info: dict, report) -> list[dict]:
     for row in rows:
         row["damaged"] = []
     if report is not None:
-        from rmqtool.structures.commitlog.structure import COMMITLOG
+        from rmqtool.structures.registry import COMMITLOG
 
         for f in report.findings:
             if f.structure != COMMITLOG.name:

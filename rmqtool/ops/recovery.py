@@ -37,7 +37,7 @@ from rmqtool.files.lock import StoreLock
 from rmqtool.files.paths import StorePaths, is_temporary, temporary_name
 from rmqtool.files.segments import zero_range
 from rmqtool.ops.recovery_plan import RecoveryPlan
-from rmqtool.structures import checkpoint, consumequeue, structure
+from rmqtool.structures import checkpoint, consumequeue
 from rmqtool.structures.checkpoint.file import lower_to
 from rmqtool.structures.commitlog import recovery as commitlog
 from rmqtool.structures.commitlog.geometry import size_refusal_line
@@ -51,6 +51,7 @@ from rmqtool.structures.consumequeue.recovery import (
 )
 from rmqtool.structures.cuts import cut_range
 from rmqtool.structures.index import recovery as index_recovery
+from rmqtool.structures.registry import structure
 
 UNFINISHED = "unfinished file creation (the writer stopped while allocating it)"
 

@@ -30,7 +30,7 @@ def write_report(path: str | os.PathLike, out: str | os.PathLike, config: str | 
     if not target.parent.is_dir():
         raise RmqError(f"cannot write {target}: no folder {target.parent}")
     from rmqtool.ops.picture import store_picture
-    from rmqtool.page import render
+    from rmqtool.page.document import render
 
     picture = store_picture(root, config, verify=verify, progress=progress)
     data = render(picture).encode("utf-8")

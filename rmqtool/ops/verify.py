@@ -26,8 +26,8 @@ import numpy as np
 from rmqtool.engine.reader import StoreReader
 from rmqtool.errors import RmqError
 from rmqtool.report import ERROR, STORE, WARNING, CollectSink, Finding, Reporter
-from rmqtool.structures import FILE_OWNERS, REGISTRY, file_owner, place_in_store
 from rmqtool.structures.consumequeue import queue_keys, queue_of_key
+from rmqtool.structures.registry import FILE_OWNERS, REGISTRY, file_owner, place_in_store
 
 WINDOW_RECORDS = 1 << 19  # records held at once
 REPORT_CAP = 100  # findings of one kind for one file before they are summed up in one more

@@ -1,49 +1,7 @@
-"""The on-disk structures of a store, one folder each, and the registry that lists them.
+"""The on-disk structures of a store, one folder each.
 
 A structure's folder is the only place its layout, its files' objects, its checks and its repairs
-live; it exports one `Structure` object (`structures/<name>/structure.py`). `REGISTRY` lists them in
-the order a store is checked (the log first, what points into it after); `verify`, `recover`,
-`doctor` and `info` loop over it. A new structure is one folder and one line here. The objects
-import what a method needs inside it, so the registry loads nothing heavy.
+live; it exports one `Structure` object (`structures/<name>/structure.py`), and
+`structures/registry.py` lists them. This package runs nothing: importing a folder's module does
+not load the registry, so a folder may import its own package without a circle.
 """
-
-from __future__ import annotations
-
-from pathlib import Path
-
-from rmqtool.structures.checkpoint.structure import CHECKPOINT
-from rmqtool.structures.commitlog.structure import COMMITLOG
-from rmqtool.structures.config.structure import CONFIG
-from rmqtool.structures.consumequeue.structure import CONSUME_QUEUES
-from rmqtool.structures.dledger.structure import DLEDGER
-from rmqtool.structures.epoch.structure import EPOCH
-from rmqtool.structures.ha.structure import HA
-from rmqtool.structures.index.structure import INDEX
-from rmqtool.structures.structure import Repair, Structure
-from rmqtool.structures.timerlog.structure import TIMERLOG
-
-REGISTRY: tuple[Structure, ...] = (COMMITLOG, CONSUME_QUEUES, INDEX, CHECKPOINT, EPOCH, DLEDGER, TIMERLOG, CONFIG, HA)
-FILE_OWNERS: tuple[Structure, ...] = tuple(s for s in REGISTRY if s.file_kind)  # whose single files verify reads
-
-__all__ = ["FILE_OWNERS", "REGISTRY", "Repair", "Structure", "file_owner", "place_in_store", "structure"]
-
-
-def structure(name: str) -> Structure:
-    """The registered structure called `name`."""
-    return next(s for s in REGISTRY if s.name == name)
-
-
-def file_owner(kind: str) -> Structure:
-    """The structure whose single files are of `kind` ("commitlog segment", "index file" ...)."""
-    return next(s for s in FILE_OWNERS if s.file_kind == kind)
-
-
-def place_in_store(path: Path) -> tuple[Structure, Path] | None:
-    """(the structure that keeps `path`, its store root) when the file's place in a store says:
-    commitlog/<offset>, consumequeue/<topic>/<queueId>/<offset>, index/<time>, checkpoint; None elsewhere.
-    The queue's place is asked first: a topic may be named like another structure's folder."""
-    for owner in (CONSUME_QUEUES, COMMITLOG, INDEX, CHECKPOINT):
-        root = owner.place(path)
-        if root is not None:
-            return owner, root
-    return None

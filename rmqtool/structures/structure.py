@@ -3,7 +3,7 @@
 A structure is an object with behaviour, as a log segment owns its files and its sanity check: it
 recognises its files, places a path in a store, checks its files alone and against the log, plans
 the repairs its findings call for and writes its `info` section. The orchestrators loop over the
-registry (`rmqtool.structures.REGISTRY`) and hold no structure's rule. A subclass imports what a
+registry (`rmqtool.structures.registry.REGISTRY`) and hold no structure's rule. A subclass imports what a
 method needs inside the method, so listing the registry loads nothing heavy.
 
 `view` below is the store being read (`engine.reader.StoreReader`); structures take it by what it

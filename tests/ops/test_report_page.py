@@ -13,7 +13,7 @@ from page_helpers import sample_picture
 
 from rmqtool.errors import RmqError
 from rmqtool.ops.report_page import default_out, write_report
-from rmqtool.page import render
+from rmqtool.page.document import render
 
 
 @pytest.fixture

@@ -14,7 +14,7 @@ import pytest
 from cli_helpers import CONF, FIXTURE, RUN_GUARD_S, run
 from page_helpers import EVIL, Elements, sample_picture
 
-from rmqtool.page import render
+from rmqtool.page.document import render
 
 CHROMIUM = shutil.which("chromium")
 CHARTS = 8  # two timelines, bytes per topic and per queue, segments, consumer lag, index fill and chains

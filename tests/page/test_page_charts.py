@@ -8,9 +8,9 @@ import copy
 import pytest
 from page_helpers import EVIL, START, Elements, sample_picture
 
-from rmqtool.page import render
 from rmqtool.page.bars import TOP, Bar, bars
 from rmqtool.page.consumers import committed_markers
+from rmqtool.page.document import render
 from rmqtool.page.glance import NOT_CHECKED
 from rmqtool.page.index import chain_chart, histogram
 from rmqtool.page.segments import COLUMNS, GAP, segment_map

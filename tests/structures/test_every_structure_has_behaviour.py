@@ -14,7 +14,9 @@ from stores5x import make_timer_store
 from rmqtool.engine.reader import StoreReader
 from rmqtool.files.paths import offset_name
 from rmqtool.ops.verify import verify_store
-from rmqtool.structures import REGISTRY, Structure, structure, timerlog
+from rmqtool.structures import timerlog
+from rmqtool.structures.registry import REGISTRY, structure
+from rmqtool.structures.structure import Structure
 
 
 def test_no_structure_that_keeps_files_is_a_bare_name():

@@ -5,7 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import rmqtool.structures as structures
-from rmqtool.structures import FILE_OWNERS, REGISTRY, Structure, place_in_store
+from rmqtool.structures import dledger
+from rmqtool.structures.registry import FILE_OWNERS, REGISTRY, file_owner, place_in_store
+from rmqtool.structures.structure import Structure
 
 FOLDER = Path(structures.__file__).parent
 
@@ -32,6 +34,17 @@ def test_a_queue_file_of_a_topic_named_like_a_folder_is_placed_as_a_queue_file(t
     placed = place_in_store(tmp_path / "index" / "20231114221320001")
     assert placed is not None and placed[0].name == "index" and placed[1] == tmp_path
     assert place_in_store(tmp_path / "elsewhere" / "file") is None
+
+
+def test_a_dledger_data_file_is_a_commitlog_segment_to_the_registry():
+    """The commitlog takes the head of its other implementation's segment, which it knows only through the
+    registry (the commitlog folder imports nothing of dledger)."""
+    segment = file_owner("commitlog segment")
+    entry = dledger.ENTRY.codec.pack(dledger.ENTRY_MAGIC, 100, 0, 1, 0, 0, 0, 0, 100 - dledger.BODY_OFFSET)
+    assert segment.recognise(entry, 4096) is None
+    assert segment.recognise(dledger.BLANK_MAGIC.to_bytes(4, "big", signed=True) + (60).to_bytes(4, "big"), 64) \
+        is None
+    assert segment.recognise(b"\x00\x00\x00\x07\x00\x00\x00\x09", 8) is not None
 
 
 def test_verify_reports_what_each_structures_file_rules_find(tmp_path):

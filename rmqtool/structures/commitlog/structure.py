@@ -1,4 +1,7 @@
-"""The commitlog as the registry lists it: segments of records, the log every other structure points into."""
+"""The commitlog as the registry lists it: segments of records, the log every other structure points into.
+
+The registry builds it with the log's other implementations (the DLedger log), whose folders import
+this one: a file whose head one of them recognises is a commitlog segment too."""
 
 from __future__ import annotations
 
@@ -16,6 +19,10 @@ class CommitLog(Structure):
     folder = "commitlog"
     file_kind = SEGMENT_KIND
 
+    def __init__(self, variants: tuple[Structure, ...] = ()) -> None:
+        super().__init__()
+        self.variants = variants
+
     @property
     def refused_at_start(self) -> tuple[str, ...]:
         from rmqtool.structures.commitlog.geometry import REFUSED_AT_START
@@ -25,7 +32,10 @@ class CommitLog(Structure):
     def recognise(self, head: bytes, size: int) -> str | None:
         from rmqtool.structures.commitlog.recognize import segment_refusal
 
-        return segment_refusal(head)
+        refusal = segment_refusal(head)
+        if refusal is None or any(v.recognise(head, size) is None for v in self.variants):
+            return None
+        return refusal
 
     def place(self, path: Path) -> Path | None:
         return path.parent.parent if path.parent.name == self.folder else None
@@ -59,6 +69,3 @@ class CommitLog(Structure):
             report.reporter.extend(chunk.findings)
             if chunk.batch is not None:
                 report.messages += len(chunk.batch)
-
-
-COMMITLOG = CommitLog()
