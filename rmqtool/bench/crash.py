@@ -17,6 +17,9 @@ import time
 from pathlib import Path
 
 from rmqtool.engine.config import StoreConfig
+from rmqtool.engine.reader import StoreReader
+from rmqtool.ops.recovery import recover_store
+from rmqtool.ops.verify import verify_store
 
 _WRITER = r"""
 import sys
@@ -53,10 +56,6 @@ def crash_config() -> StoreConfig:
 
 def crash_round(root: Path, flush: str, rng: random.Random) -> dict:
     """One writer killed at a random moment, then recovered and checked."""
-    from rmqtool.engine.reader import StoreReader
-    from rmqtool.ops.recovery import recover_store
-    from rmqtool.ops.verify import verify_store
-
     errors = tempfile.TemporaryFile()  # noqa: SIM115 - read when the writer acknowledged nothing
     proc = subprocess.Popen([sys.executable, "-c", _WRITER, str(root), flush, str(SEGMENT)], stdout=subprocess.PIPE,
                             stderr=errors)

@@ -27,6 +27,8 @@ from rmqtool.bench.scan import throughput
 from rmqtool.engine.config import StoreConfig
 from rmqtool.engine.reader import StoreReader, open_reader
 from rmqtool.errors import EXIT_PROBLEM, RmqError
+from rmqtool.ops.hashing import log_extent
+from rmqtool.structures.commitlog import message
 
 MENDED, PLAN_APPLIED = "mended", "plan, applied"  # the doctor's --apply status as accepted (see accepted_status)
 FLIPPED_BIT = 0x01
@@ -125,9 +127,6 @@ def log_size(reader: StoreReader) -> tuple[int, int]:
 def damage_middle(reader: StoreReader) -> Damage:
     """Flip one bit of the middle body byte of the first record with a body at or after the log's middle offset
     (before it when none after has one), and check that the record's body CRC now fails."""
-    from rmqtool.ops.hashing import log_extent
-    from rmqtool.structures.commitlog import message
-
     if reader.dledger:
         raise RmqError(f"{reader.paths.root}: a DLedger log: bench doctor damages plain commitlog records")
     extent = log_extent(reader)

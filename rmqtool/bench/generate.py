@@ -12,16 +12,18 @@ import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import numpy as np
 
+from rmqtool.engine.config import StoreConfig
 from rmqtool.files.paths import StorePaths, offset_name
+from rmqtool.io.sources import TableSource
+from rmqtool.load.records import LoadOptions
+from rmqtool.load.writer import load
 from rmqtool.structures import consumequeue
-from rmqtool.structures.commitlog import message
-
-if TYPE_CHECKING:
-    from rmqtool.engine.config import StoreConfig
+from rmqtool.structures.commitlog import message, uniqkey
+from rmqtool.structures.commitlog.hosts import parse_host
+from rmqtool.structures.commitlog.uniqkernel import put_load_keys
 
 BENCH_TOPIC = "BenchTopic"
 BASE_TIME = 1_700_000_000_000
@@ -42,10 +44,6 @@ class GeneratedStore:
     def unique_key(self, i: int) -> str:
         """The UNIQ_KEY the load gave message `i`: the load's rule (`uniqkernel`) for row `i` born at
         BORN_HOST, stored at `store_time`."""
-        from rmqtool.structures.commitlog import uniqkey
-        from rmqtool.structures.commitlog.hosts import parse_host
-        from rmqtool.structures.commitlog.uniqkernel import put_load_keys
-
         digits = np.zeros(uniqkey.LEN, dtype=np.uint8)
         ip4 = np.frombuffer(parse_host(BORN_HOST).address, dtype=np.uint8).reshape(1, 4)
         put_load_keys(digits, np.zeros(1, dtype=np.int64), ip4, uniqkey.load_stamp(self.store_time),
@@ -77,11 +75,6 @@ def generate_store(root: str | os.PathLike, messages: int, body_size: int = 100,
                    config: StoreConfig | None = None) -> GeneratedStore:
     """Write a store of `messages` records with random `body_size`-byte bodies under `root` (with
     `config`'s other settings, such as the index geometry, when given)."""
-    from rmqtool.engine.config import StoreConfig
-    from rmqtool.io.sources import TableSource
-    from rmqtool.load.records import LoadOptions
-    from rmqtool.load.writer import load
-
     cfg = dataclasses.replace(config) if config else StoreConfig()
     cfg.mappedFileSizeCommitLog, cfg.mappedFileSizeConsumeQueue = segment_size, cq_file_size
     store_time = BASE_TIME + messages // 1000 + 1

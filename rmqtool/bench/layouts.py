@@ -14,6 +14,7 @@ from rmqtool.files.paths import offset_name
 from rmqtool.structures import consumequeue, dledger, index
 from rmqtool.structures.commitlog import message
 from rmqtool.structures.consumequeue import rockskeys as rocksqueue
+from rmqtool.structures.index.chain import entry_bound
 
 LAYOUTS = ("plain", "dledger", "rocksdb")
 _POS = struct.Struct(">q")
@@ -72,8 +73,6 @@ def to_dledger(src: Path, dst: Path, segment: int | None = None) -> dict[int, in
 def _move_index(reader: StoreReader, dst: Path, moved: dict[int, int]) -> None:
     """The reader's index files with every physical offset (entries, header begin/end) re-pointed."""
     import numpy as np
-
-    from rmqtool.structures.index.chain import entry_bound
 
     dst.mkdir()
     for path in reader.index_paths():

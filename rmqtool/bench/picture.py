@@ -7,14 +7,14 @@ from __future__ import annotations
 import os
 import time
 
+from rmqtool.bench.scan import peak_rss_bytes, reset_peak_rss
+from rmqtool.ops.info import store_info
+from rmqtool.ops.picture import store_picture
+
 
 def picture_cost(store: str | os.PathLike, config: str | os.PathLike | None = None, *, runs: int = 3) -> dict:
     """{"infoS", "pictureS", "ratio", "peakRssBytes", "runs"}: the best seconds of each, their ratio, and
     the process's peak resident memory after them."""
-    from rmqtool.bench.scan import peak_rss_bytes, reset_peak_rss
-    from rmqtool.ops.info import store_info
-    from rmqtool.ops.picture import store_picture
-
     store_picture(store, config)  # compiled kernels and the page cache warm for both
     reset_peak_rss()
     best = {"info": float("inf"), "picture": float("inf")}

@@ -20,11 +20,18 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from rmqtool.bench.generate import generate_store
 from rmqtool.bench.process import command_run
 from rmqtool.bench.scan import peak_rss_bytes, reset_peak_rss, scan_once, throughput
 from rmqtool.engine.config import StoreConfig
 from rmqtool.engine.reader import StoreReader, open_reader
 from rmqtool.errors import RmqError
+from rmqtool.files.paths import StorePaths
+from rmqtool.files.segments import data_end
+from rmqtool.ops.export import export_store
+from rmqtool.ops.recovery import apply_recovery, plan_recovery
+from rmqtool.ops.verify import verify_store
+from rmqtool.structures import checkpoint
 
 EXPORT_FORMATS = ("parquet", "jsonl")
 
@@ -52,11 +59,6 @@ def bench_store(store: Path | None, config: Path | None, messages: int, body_siz
 def indexed_store(root: Path, messages: int, body_size: int, config: StoreConfig | None = None, *,
                   queues: int = 8) -> None:
     """A generated store (`queues` queues) whose consume queues and index the crash recovery rebuilt from the log."""
-    from rmqtool.bench.generate import generate_store
-    from rmqtool.files.paths import StorePaths
-    from rmqtool.ops.recovery import apply_recovery, plan_recovery
-    from rmqtool.structures import checkpoint
-
     cfg = config or StoreConfig()
     generate_store(root, messages, body_size, segment_size=cfg.mappedFileSizeCommitLog,
                    cq_file_size=cfg.mappedFileSizeConsumeQueue, config=cfg, queues=queues)
@@ -106,8 +108,6 @@ def _with_scan(reader: StoreReader, mode: str, run: Callable[[], int], repeat: i
 def run_export_bench(store: Path | None, *, fmt: str, messages: int, body_size: int, repeat: int = 2,
                      config: Path | None = None, progress=None) -> dict:
     """`export --format fmt` of the whole store against the scan."""
-    from rmqtool.ops.export import export_store
-
     if fmt not in EXPORT_FORMATS:
         raise RmqError(f"--format must be one of {', '.join(EXPORT_FORMATS)}, not {fmt!r}")
     out_dir = Path(tempfile.mkdtemp(prefix="rmqtool-bench-export-"))
@@ -125,8 +125,6 @@ def run_export_bench(store: Path | None, *, fmt: str, messages: int, body_size: 
 def run_verify_bench(store: Path | None, *, messages: int, body_size: int, repeat: int = 2,
                      config: Path | None = None, progress=None) -> dict:
     """`verify` of the whole store against the scan."""
-    from rmqtool.ops.verify import verify_store
-
     problems = []
 
     def run() -> int:
@@ -201,6 +199,4 @@ def run_spark_export_bench(store: Path | None, *, masters: list[str], messages: 
 
 def _data_bytes(reader: StoreReader) -> int:
     """Bytes of the log's data (a preallocated segment's unwritten tail is not read)."""
-    from rmqtool.files.segments import data_end
-
     return sum(data_end(s.path) or s.size for s in reader.segments)

@@ -17,7 +17,11 @@ from pathlib import Path
 from rmqtool.bench.generate import BENCH_TOPIC, generate_store
 from rmqtool.bench.scan import peak_rss_bytes, reset_peak_rss, throughput
 from rmqtool.engine.config import StoreConfig
+from rmqtool.engine.reader import StoreReader
 from rmqtool.files.paths import StorePaths
+from rmqtool.ops.query import StoreQuery
+from rmqtool.ops.recovery import apply_recovery, plan_recovery
+from rmqtool.ops.verify import verify_store
 from rmqtool.structures import checkpoint
 from rmqtool.structures.commitlog import msgid
 from rmqtool.structures.commitlog.hosts import parse_host
@@ -33,11 +37,6 @@ def percentiles(samples: list[float]) -> dict:
 
 
 def run_recovery_bench(*, messages: int, body_size: int, lookups: int = 2000, progress=None) -> dict:
-    from rmqtool.engine.reader import StoreReader
-    from rmqtool.ops.query import StoreQuery
-    from rmqtool.ops.recovery import apply_recovery, plan_recovery
-    from rmqtool.ops.verify import verify_store
-
     tmp = Path(tempfile.mkdtemp(prefix="rmqtool-bench-recover-"))
     try:
         root = tmp / "store"

@@ -19,6 +19,7 @@ from pathlib import Path
 from rmqtool.bench.readpath import bench_store
 from rmqtool.bench.scale import run_process
 from rmqtool.errors import RmqError
+from rmqtool.ops.hashing import log_extent
 
 # The floor: a process that reads the commitlog bytes [from, upto) of each `root:from:upto` once, file by file,
 # into one reused 8 MiB buffer (an anonymous map: page-aligned, which the kernel copies into fastest), as `dd` does.
@@ -66,8 +67,6 @@ def run_replicas_bench(store: Path | None, copy: Path | None, *, messages: int, 
                        config: Path | None = None, progress=None) -> dict:
     """diff STORE COPY and hash STORE, best of `repeat` fresh processes each after an untimed one, and the
     read-once floors they are measured against (both stores' bytes for diff, STORE's for hash)."""
-    from rmqtool.ops.hashing import log_extent
-
     tmp = Path(tempfile.mkdtemp(prefix="rmqtool-bench-replicas-"))
     try:
         with bench_store(store, config, messages, body_size, progress) as reader:

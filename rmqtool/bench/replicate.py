@@ -26,9 +26,17 @@ import time
 from collections import Counter
 from pathlib import Path
 
+from rmqtool.bench.generate import generate_store
 from rmqtool.bench.scale import run_process
 from rmqtool.engine.config import SYNC_MASTER, StoreConfig
+from rmqtool.engine.ha.acks import SlaveAcks
+from rmqtool.engine.ha.master import HaMaster
+from rmqtool.engine.message_store import MessageStore
 from rmqtool.errors import RmqError
+from rmqtool.ops.replication import serving
+from rmqtool.structures.commitlog import batch as client_batch
+from rmqtool.structures.commitlog.hosts import parse_host
+from rmqtool.structures.commitlog.message import Message
 
 BATCHES = (1, 32, 256)
 ACKS = ("flushed", "written")
@@ -40,8 +48,6 @@ def run_replicate_bench(store: Path | None, *, messages: int, body_size: int, sy
                         batches: tuple[int, ...] = BATCHES, catch_up: bool = True) -> dict:
     """Catch-up of an empty follower from STORE (or a generated store of `messages`; None without `catch_up`),
     then SYNC puts for each ack mode and batch size."""
-    from rmqtool.bench.generate import generate_store
-
     tmp = Path(tempfile.mkdtemp(prefix="rmqtool-bench-replicate-"))
     try:
         cfg = StoreConfig.from_file(config)[0] if config else StoreConfig()
@@ -66,8 +72,6 @@ def run_replicate_bench(store: Path | None, *, messages: int, body_size: int, sy
 
 def _catch_up(store: Path, config: Path | None, tmp: Path, progress) -> dict:
     """An empty follower process from connect to level with `store` served by this process."""
-    from rmqtool.ops.replication import serving
-
     slave = tmp / "catch-up-slave"
     with serving(store, config, port=0, bind="127.0.0.1", role="async", log=lambda line: None) as master:
         log = master.store.commitlog
@@ -92,10 +96,6 @@ def _catch_up(store: Path, config: Path | None, tmp: Path, progress) -> dict:
 
 def _sync_puts(tmp: Path, ack: str, batch: int, messages: int, body_size: int, progress) -> dict:
     """`messages` messages in puts of `batch` by this SYNC_MASTER, one follower process acking with `ack`."""
-    from rmqtool.engine.ha.acks import SlaveAcks
-    from rmqtool.engine.ha.master import HaMaster
-    from rmqtool.engine.message_store import MessageStore
-
     cfg = dataclasses.replace(StoreConfig(), brokerRole=SYNC_MASTER)
     root = tmp / f"sync-{ack}-{batch}"
     puts = max(1, messages // batch)
@@ -134,10 +134,6 @@ def _sync_puts(tmp: Path, ack: str, batch: int, messages: int, body_size: int, p
 
 def _putter(ms, batch: int, body_size: int):
     """A callable doing one put of `batch` messages; returns its status name."""
-    from rmqtool.structures.commitlog import batch as client_batch
-    from rmqtool.structures.commitlog.hosts import parse_host
-    from rmqtool.structures.commitlog.message import Message
-
     host = parse_host("127.0.0.1:30000")
     body = os.urandom(body_size)
     if batch == 1:

@@ -23,8 +23,12 @@ import numpy as np
 
 from rmqtool.bench.recovery import percentiles
 from rmqtool.engine.config import StoreConfig
+from rmqtool.engine.reader import StoreReader
 from rmqtool.errors import RmqError
 from rmqtool.files.paths import StorePaths
+from rmqtool.io.sources import TableSource
+from rmqtool.load.records import LoadOptions
+from rmqtool.load.writer import load
 
 TOPICS, QUEUES = 4, 8
 FIRST_STORE_TIME = 1_767_225_600_000  # 2026-01-01T00:00:00Z
@@ -71,10 +75,6 @@ def _rows(first: int, count: int, body_size: int) -> Iterator:
 def build(root: Path, config: Path | None, gib: float, body_size: int, chunks: int, progress=None) -> ScaleStore:
     """Load `gib` GiB of commitlog (to within a record) into a new store at `root` in `chunks` loads; the
     first load's bytes per message size the rest."""
-    from rmqtool.io.sources import TableSource
-    from rmqtool.load.records import LoadOptions
-    from rmqtool.load.writer import load
-
     if root.exists():
         raise RmqError(f"{root} exists: bench scale builds a new store")
     cfg = StoreConfig.from_file(config)[0] if config else StoreConfig()
@@ -142,8 +142,6 @@ def whole_store_commands(store: ScaleStore, scratch: Path) -> list[dict]:
 
 def crash(store: ScaleStore) -> None:
     """`abort` left behind and the last GARBLED_TAIL bytes before the end of the log garbled."""
-    from rmqtool.engine.reader import StoreReader
-
     reader = StoreReader(store.root, StoreConfig.from_file(store.config)[0] if store.config else StoreConfig())
     seg = reader.segment_for(store.data_bytes - 1) if store.data_bytes else None
     if seg is None:

@@ -8,6 +8,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from rmqtool.bench import layouts
+from rmqtool.bench.generate import generate_store
 from rmqtool.engine.reader import StoreReader, open_reader
 from rmqtool.errors import RmqError
 from rmqtool.structures import consumequeue
@@ -84,16 +86,12 @@ def run_scan_bench(store: Path | None, *, messages: int, body_size: int, mode: s
     tmp = None
     try:
         if store is None:
-            from rmqtool.bench.generate import generate_store
-
             tmp = Path(tempfile.mkdtemp(prefix="rmqtool-bench-"))
             if progress:
                 progress.print(f"generating {messages} messages of {body_size} B ...")
             generate_store(tmp / "plain", messages, body_size)
             store = tmp / "plain"
             if layout != "plain":
-                from rmqtool.bench import layouts
-
                 if progress:
                     progress.print(f"rewriting it as a {layout} store ...")
                 store = tmp / layout

@@ -19,7 +19,10 @@ import sys
 import tempfile
 from pathlib import Path
 
+from rmqtool.bench.append import run_append_bench
+from rmqtool.bench.generate import generate_store
 from rmqtool.bench.scan import throughput
+from rmqtool.bench.sparkload import generate_rows
 from rmqtool.engine.reader import open_reader
 from rmqtool.errors import RmqError
 from rmqtool.ops.export import EXPORT_FORMATS, export_store
@@ -59,16 +62,12 @@ def make_input(tmp: Path, rows: str, fmt: str, messages: int, body_size: int) ->
     """The file the bench imports."""
     source = tmp / f"{rows}.{fmt}"
     if rows == "producer":
-        from rmqtool.bench.sparkload import generate_rows
-
         generate_rows(tmp / "rows.parquet", messages, body_size)
         if fmt == "jsonl":
             _producer_jsonl(tmp / "rows.parquet", source)
         else:
             (tmp / "rows.parquet").rename(source)
         return source
-    from rmqtool.bench.generate import generate_store
-
     generate_store(tmp / "src", messages, body_size)
     export_store(open_reader(tmp / "src"), source, fmt)
     shutil.rmtree(tmp / "src")
@@ -90,8 +89,6 @@ def run_import_bench(*, messages: int, body_size: int, fmt: str, rows: str = "pr
         raise RmqError(f"--format must be one of {', '.join(EXPORT_FORMATS)}")
     if rows not in ROWS:
         raise RmqError(f"--rows must be one of {', '.join(ROWS)}")
-    from rmqtool.bench.append import run_append_bench
-
     tmp = Path(tempfile.mkdtemp(prefix="rmqtool-bench-import-"))
     try:
         if progress:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
+from rmqtool.io.textkernels import utf8_valid
+
 
 def string_buffers(arr: pa.Array | pa.ChunkedArray) -> tuple[np.ndarray, np.ndarray]:
     """(bytes, n + 1 int64 offsets) of a string or binary array (nulls read as empty)."""
@@ -33,8 +35,6 @@ def binary_array(data: np.ndarray, offsets: np.ndarray, kind: pa.DataType | None
 def utf8_replaced(data: np.ndarray, offsets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The rows as valid UTF-8: rows that are not are decoded with U+FFFD replacements, as Python's
     `bytes.decode("utf-8", "replace")` shows them; valid input is returned as it is."""
-    from rmqtool.io.textkernels import utf8_valid
-
     ok = utf8_valid(data, offsets)
     if ok.all():
         return data, offsets

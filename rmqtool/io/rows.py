@@ -19,6 +19,7 @@ from rmqtool.io.schema import MESSAGE_SCHEMA
 from rmqtool.report import COMMITLOG, WARNING, Finding
 from rmqtool.structures.commitlog import compression, msgid, properties, sysflag
 from rmqtool.structures.commitlog.crc import body_crc
+from rmqtool.structures.commitlog.dispatchkernel import dispatch_records
 from rmqtool.structures.commitlog.hosts import SocketAddress, host_len
 from rmqtool.structures.commitlog.scan import RecordBatch
 
@@ -33,8 +34,6 @@ _FIXED = ("storeSize", "totalSize"), ("queueId", "queueId"), ("queueOffset", "qu
 
 def message_rows(batch: RecordBatch, delay_levels: np.ndarray) -> pa.RecordBatch:
     """The records of `batch` as rows of the message schema (`io.schema.MESSAGE_SCHEMA`)."""
-    from rmqtool.structures.commitlog.dispatchkernel import dispatch_records
-
     cols = batch.cols
     arr = np.frombuffer(batch.buf, dtype=np.uint8)
     v6 = np.flatnonzero((cols["sysFlag"] & _HOST_V6_BITS) != 0)

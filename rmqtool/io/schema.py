@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import pyarrow as pa
 
+from rmqtool.engine.rules import out_of_range, range_reason
+
 INT32_FIELDS = ("storeSize", "queueId", "sysFlag", "flag", "reconsumeTimes", "bodyCRC")
 INT64_FIELDS = ("commitLogOffset", "queueOffset", "bornTimestamp", "storeTimestamp", "preparedTransactionOffset",
                 "tagsCode")
@@ -55,8 +57,6 @@ def must(name: str, kind: pa.DataType | None) -> str:
 
 def misfit(name: str, value, kind: pa.DataType | None) -> str | None:
     """Why the JSON value `value` (as Python's json gives it) cannot be field `name`, or None."""
-    from rmqtool.engine.rules import out_of_range, range_reason
-
     if value is None:
         return None
     if name == "keys":

@@ -22,6 +22,7 @@ from pathlib import Path
 import pyarrow as pa
 
 from rmqtool.errors import RmqError
+from rmqtool.io import geometry
 from rmqtool.io.jsonlcheck import check_block
 from rmqtool.io.schema import misfit
 
@@ -83,8 +84,6 @@ class Source:
     @property
     def geometry(self) -> dict | None:
         """The exported store's geometry the file carries (`io.geometry`), None when it carries none."""
-        from rmqtool.io import geometry
-
         return None if self.stdin else geometry.read(self.name, self.fmt)
 
     def _open(self):

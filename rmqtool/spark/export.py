@@ -31,8 +31,12 @@ from rmqtool.files.segments import SegmentFile, data_end, open_read_only
 from rmqtool.files.signals import uninterrupted
 from rmqtool.io import geometry
 from rmqtool.io.atomic import atomic_output
+from rmqtool.io.jsonl import jsonl_bytes
 from rmqtool.io.schema import MESSAGE_SCHEMA
+from rmqtool.ops.log_rows import log_rows
 from rmqtool.spark.brokers import ExportStore
+from rmqtool.spark.session import get_session, job_errors
+from rmqtool.structures.commitlog.scan import SegmentEnd, SegmentScanner
 
 FORMATS = ("parquet", "jsonl")
 STAGES = ["start Spark", "split", "export"]
@@ -77,8 +81,6 @@ def record_ranges(reader: StoreReader, target: int) -> list[tuple[int, int]]:
 
 def _record_starts_at_or_after(seg: SegmentFile, wanted: np.ndarray) -> list[int]:
     """For each offset in `wanted`, the first record start at or after it (the header walk of the scanner)."""
-    from rmqtool.structures.commitlog.scan import SegmentEnd, SegmentScanner
-
     found: list[int] = []
     if not len(wanted):
         return found
@@ -114,8 +116,6 @@ class RangeTask:
 def export_range(task: RangeTask) -> Iterator[pa.RecordBatch]:
     """Row batches of the records starting in [start, end), in the decode schema (plus `brokerName` when
     `named`); findings are `verify`'s and `export`'s to report."""
-    from rmqtool.ops.log_rows import log_rows
-
     reader = StoreReader(task.root, task.cfg)
     for item in log_rows(reader, from_offset=task.start, until=task.end, workers=1):  # a task per core
         if isinstance(item, pa.RecordBatch):
@@ -140,8 +140,6 @@ def write_part(task: RangeTask, fmt: str) -> int:
                 writer.write_batch(batch)
                 rows += batch.num_rows
     else:
-        from rmqtool.io.jsonl import jsonl_bytes
-
         named = b',"%s":%s}\n' % (BROKER_COLUMN.encode(), json.dumps(task.broker).encode())
         with open(tmp, "wb") as f:
             for batch in export_range(task):
@@ -171,8 +169,6 @@ def spark_export(stores: list[ExportStore], out: Path, *, fmt: str = "parquet", 
                  verbose: bool = False, progress: Callable[[str, int | None], None] | None = None) -> ExportResult:
     """Write the stores' messages to the new folder `out`, which appears whole or not at all (`io.atomic`);
     `progress(stage, rows)` hears of each of STAGES done."""
-    from rmqtool.spark.session import get_session, job_errors
-
     def note(stage: str, rows: int | None) -> None:
         if progress:
             progress(stage, rows)

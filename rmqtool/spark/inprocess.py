@@ -21,6 +21,7 @@ from rmqtool.engine.staging import adopted, discard_stale, record_load, tidy
 from rmqtool.errors import RmqError
 from rmqtool.io.sources import SourceFiles
 from rmqtool.load.records import LoadOptions
+from rmqtool.load.writer import load
 
 _BLOCK = 1 << 20
 
@@ -80,8 +81,6 @@ def already_loaded(store: Store, load_id: str) -> dict | None:
 def load_in_process(files: list[str], fmt: str, store: Store, opts: LoadOptions, load_id: str,
                     register_topics: bool) -> tuple[int, int, int]:
     """Load the rows through `load.writer` and record the load; returns (messages, first offset, end)."""
-    from rmqtool.load.writer import load
-
     paths = store.paths
     source = SourceFiles(files, fmt, producer_rows=True)
     summary = load(store, source, opts, register_topics=register_topics, delayed=False,

@@ -44,6 +44,9 @@ from rmqtool.io.schema import PRODUCER_TYPES
 from rmqtool.io.sources import file_format, input_files
 from rmqtool.load.planner import LoadPlanner
 from rmqtool.load.records import LoadOptions
+from rmqtool.spark import tasks
+from rmqtool.spark.inprocess import already_loaded, is_small, load_in_process
+from rmqtool.spark.session import get_session, job_errors
 from rmqtool.structures import checkpoint
 from rmqtool.structures.commitlog import uniqkey
 from rmqtool.structures.config.topics import queues_to_register, read_table, register, topics_path
@@ -98,8 +101,6 @@ class LoadInput:
 def load_input(inputs: list[Path], fmt: str | None = None, threshold: int = 0) -> LoadInput:
     """The input of a load, in `fmt` or (None) in the format `import` reads its files in, which all
     must share; it loads in process when it has fewer than `threshold` rows (0: never)."""
-    from rmqtool.spark.inprocess import is_small
-
     files = input_files(inputs)
     fmt = fmt or files_format(files)
     if fmt not in FORMATS:
@@ -154,9 +155,6 @@ def spark_load(inputs: list[Path] | LoadInput, store: Path, opts: LoadOptions, *
                register_topics: bool = True, verbose: bool = False) -> LoadResult:
     """Load the rows into `store`; an input of fewer than `threshold` rows (0: never) loads in this
     process instead (`spark.inprocess`), into the same bytes. `verbose` lets Spark's log through."""
-    from rmqtool.spark import tasks
-    from rmqtool.spark.session import get_session, job_errors
-
     job = inputs if isinstance(inputs, LoadInput) else load_input(inputs, fmt, threshold)
     files, fmt = job.files, job.fmt
     load_id = check_load_id(load_id) if load_id else default_load_id(files, fmt, opts, explicit_ts)
@@ -183,8 +181,7 @@ def spark_load(inputs: list[Path] | LoadInput, store: Path, opts: LoadOptions, *
             with job_errors("spark-load"):
                 session = get_session(master, verbose)
                 _note(progress, "start Spark", None)
-                result = _run(session, files, fmt, partitions, paths, staging, opts, progress, tasks,
-                              register_topics)
+                result = _run(session, files, fmt, partitions, paths, staging, opts, progress, register_topics)
         except RmqError as e:
             _drop_staging(paths)
             raise type(e)(f"{e}{'' if created else _left_over(paths)}") from None
@@ -201,8 +198,6 @@ def spark_load(inputs: list[Path] | LoadInput, store: Path, opts: LoadOptions, *
 
 def _in_process(job: LoadInput, store: Store, opts: LoadOptions, load_id: str, register_topics: bool,
                 progress: Progress | None) -> LoadResult:
-    from rmqtool.spark.inprocess import already_loaded, load_in_process
-
     record = already_loaded(store, load_id)
     if record is not None:
         return _already(load_id, record)
@@ -243,7 +238,7 @@ def _note(progress: Progress | None, stage: str, rows: int | None) -> None:
 
 
 def _run(spark, files, fmt, partitions, paths: StorePaths, staging: Staging, opts: LoadOptions, progress,
-         tasks, register_topics: bool) -> LoadResult:
+         register_topics: bool) -> LoadResult:
     cfg = opts.cfg
     end = read_end(paths, cfg)
     if opts.store_host is None and end.store_host is not None:  # new records name the store's broker, as import's
