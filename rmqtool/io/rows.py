@@ -33,7 +33,7 @@ _FIXED = ("storeSize", "totalSize"), ("queueId", "queueId"), ("queueOffset", "qu
 
 def message_rows(batch: RecordBatch, delay_levels: np.ndarray) -> pa.RecordBatch:
     """The records of `batch` as rows of the message schema (`io.schema.MESSAGE_SCHEMA`)."""
-    from rmqtool.structures.commitlog.dispatchkernel import dispatch_records
+    from rmqtool.structures.consumequeue.dispatchkernel import dispatch_records
 
     cols = batch.cols
     arr = np.frombuffer(batch.buf, dtype=np.uint8)
