@@ -47,6 +47,7 @@ from rmqtool.load.records import LoadOptions
 from rmqtool.structures import checkpoint
 from rmqtool.structures.commitlog import uniqkey
 from rmqtool.structures.config.topics import queues_to_register, read_table, register, topics_path
+from rmqtool.structures.consumequeue.offsets import QueueOffsets
 from rmqtool.structures.index import file_len
 
 FORMATS = ("jsonl", "parquet", "csv")
@@ -263,7 +264,7 @@ def _run(spark, files, fmt, partitions, paths: StorePaths, staging: Staging, opt
     total_rows = sum(c[3] for c in chunks)
     _note(progress, "read", total_rows)
 
-    planner = LoadPlanner(end.commitlog_end, cfg.mappedFileSizeCommitLog, opts.queues, end.table())
+    planner = LoadPlanner(end.commitlog_end, cfg.mappedFileSizeCommitLog, opts.queues, QueueOffsets(end.table()))
     blanks = []
     names = [tasks.chunk_name(f, b, s) for f, b, s, _, _ in chunks]
     for name in names:
