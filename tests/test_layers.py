@@ -43,6 +43,7 @@ SHARED: frozenset[str] = frozenset({
     "rmqtool.structures.commitlog.repairs",  # which queue findings the log's cut and repack mends
     "rmqtool.structures.commitlog.scan",  # the segment scanner and its finding kinds (the DLedger one extends it)
     "rmqtool.structures.commitlog.sysflag",  # the record's sysFlag bits
+    "rmqtool.structures.commitlog.walker",  # the walk's rows by name (the dispatch kernel reads them)
     "rmqtool.structures.config.persist",  # how a broker's JSON file is written
     "rmqtool.structures.consumequeue.renumber",  # the queue offsets a repack moves (consumer positions follow)
     "rmqtool.structures.index",  # the index file's layout and the key separator

@@ -2,8 +2,8 @@
 
 A record goes to the last segment when it fits with 8 bytes to spare; otherwise the
 segment is closed with a blank marker and the record starts the next one. Queue offsets
-come from the topic-queue table; prepared and rolled-back records take queue offset 0 and
-do not advance it. A plain or committed record with a delay level is moved to the schedule
+come from the consume queues' offset table (`QueueOffsets`, which also holds the rule for
+prepared and rolled-back records). A plain or committed record with a delay level is moved to the schedule
 topic (queue = level - 1) with its real topic and queue kept in properties. A client batch
 is re-encoded into records written back to back in one segment.
 """
@@ -38,6 +38,7 @@ from rmqtool.structures.commitlog.crc import POSITIVE_MASK
 from rmqtool.structures.commitlog.delay import SCHEDULE_TOPIC
 from rmqtool.structures.commitlog.hosts import SocketAddress
 from rmqtool.structures.commitlog.walker import Rows, walk_on
+from rmqtool.structures.consumequeue.offsets import QueueOffsets
 
 WARM_AHEAD = 64 << 20  # pages kept mapped ahead of the writer, once it has written as much
 WARM_FIRST = 1 << 20  # ... and at first: a store of one message stays a few pages of a sparse segment
@@ -66,7 +67,7 @@ class CommitLog:
         self.cfg = cfg
         self.segment_size = cfg.mappedFileSizeCommitLog
         self.queue = FileQueue(directory, self.segment_size, cfg.warmMapedFileEnable)
-        self.table: dict[tuple[str, int], int] = {}  # topic-queueId -> next queue offset
+        self.queue_offsets = QueueOffsets()  # the store fills it from its consume queues on open
         self.max_delay_level = len(cfg.delay_levels_ms)
         self.last_store_timestamp = 0
         self.store_host: SocketAddress | None = None  # the broker address of the newest record on open
@@ -164,8 +165,7 @@ class CommitLog:
             msg.store_timestamp = time.time_ns() // 1_000_000
         msg.body_crc = zlib.crc32(msg.body) & POSITIVE_MASK
         key = (msg.topic, msg.queue_id)
-        queued = sysflag.enters_consume_queue(msg.sys_flag)
-        msg.queue_offset = self.table.get(key, 0) if queued else 0
+        msg.queue_offset = self.queue_offsets.next_for(key, msg.sys_flag)
         mf = self._space_for(length)
         at = mf.wrote
         if _short_of_pages(mf, at + length):
@@ -173,8 +173,7 @@ class CommitLog:
         msg.physical_offset = mf.from_offset + at
         msg.store_size = message.encode_into(mf.map, at, msg, (topic, props))
         mf.wrote = at + length
-        if queued:
-            self.table[key] = msg.queue_offset + 1
+        self.queue_offsets.take(key, msg.sys_flag)  # written: the offset is taken
         self.last_store_timestamp = msg.store_timestamp
         return PutResult(PutStatus.PUT_OK, wrote_offset=msg.physical_offset, wrote_bytes=length,
                          queue_offset=msg.queue_offset, store_timestamp=msg.store_timestamp, msg_count=1,
@@ -204,7 +203,7 @@ class CommitLog:
         offsets = np.empty(cap, dtype=np.int64)
         sizes = np.empty(cap, dtype=np.int64)
         key = (topic, queue_id)
-        first_queue_offset = self.table.get(key, 0)
+        first_queue_offset = self.queue_offsets.next_for(key, sys_flag)
         topic_arr = np.frombuffer(topic_b, dtype=np.uint8)
         props_arr = np.frombuffer(batch_props, dtype=np.uint8)
         for attempt in range(2):
@@ -230,7 +229,7 @@ class CommitLog:
             self._space_for(total)
         wrote_offset = mf.end_offset
         mf.wrote += total
-        self.table[key] = first_queue_offset + n
+        self.queue_offsets.take_batch(key, n, sys_flag)  # written: the offsets are taken
         self.last_store_timestamp = store_ts
         return PutResult(PutStatus.PUT_OK, wrote_offset=wrote_offset, wrote_bytes=total,
                          queue_offset=first_queue_offset, store_timestamp=store_ts, msg_count=n,

@@ -3,7 +3,7 @@ index, as the broker's reput service does, many records per compiled pass.
 
 The dispatcher keeps the physical offset it has dispatched up to. Each run walks the records
 from there to the commitlog's write position, takes every record's consume-queue entry and
-index keys (`format.dispatchkernel`), appends the entries to their queues in record order and
+index keys (`consumequeue.dispatchkernel`), appends the entries to their queues in record order and
 puts the keys into the index.
 """
 
@@ -18,10 +18,10 @@ from rmqtool.engine.index_service import IndexService
 from rmqtool.errors import RmqError
 from rmqtool.files.mappedfile import MappedFile
 from rmqtool.structures.commitlog import message
-from rmqtool.structures.commitlog.dispatchkernel import Dispatched, dispatch_records, dispatch_room
 from rmqtool.structures.commitlog.scan import group_strings
 from rmqtool.structures.commitlog.walker import Rows, walk_once
 from rmqtool.structures.consumequeue import queue_keys
+from rmqtool.structures.consumequeue.dispatchkernel import Dispatched, dispatch_records, dispatch_room
 from rmqtool.structures.consumequeue.queue import ConsumeQueue
 
 CHUNK_RECORDS = 1 << 16

@@ -37,6 +37,7 @@ from rmqtool.structures.checkpoint.file import CheckpointFile
 from rmqtool.structures.commitlog import message
 from rmqtool.structures.commitlog.hosts import SocketAddress
 from rmqtool.structures.config.topics import queues_to_register, read_table, register, topics_path
+from rmqtool.structures.consumequeue.offsets import QueueOffsets
 from rmqtool.structures.consumequeue.queue import ConsumeQueue
 
 FLUSH_SYNC = "sync"
@@ -107,8 +108,7 @@ class MessageStore:
                         self._open_queue(topic_dir.name, int(qdir.name))
         if self.cfg.messageIndexEnable:
             self.index = IndexService(self.paths.index, self.cfg, self.clock)
-        for key, cq in self.queues.items():
-            self.commitlog.table[key] = cq.max_offset_in_queue
+        self.commitlog.queue_offsets = QueueOffsets.of_queues(self.queues)
         self.dispatcher = Dispatcher(self.commitlog, self._queue, self.index, self.cfg.delay_levels_ms)
         reput = max((cq.max_physical_end for cq in self.queues.values()), default=0)
         if dispatch_from is not None:

@@ -57,7 +57,7 @@ def mark(store: OpenStore) -> WriteMark:
     """Where the store ends now (everything appended so far is dispatched first)."""
     store.dispatch()
     log = store.commitlog
-    m = WriteMark(log.max_offset, log.last_store_timestamp, dict(log.table),
+    m = WriteMark(log.max_offset, log.last_store_timestamp, log.queue_offsets.snapshot(),
                   {k: (cq.files.max_offset, cq.max_physical_end) for k, cq in store.queues.items()},
                   store.dispatcher.last_logics_timestamp, dict(store.written))
     cp = store.checkpoint
@@ -109,8 +109,7 @@ def roll_back(store: OpenStore, m: WriteMark) -> None:
         log.queue.truncate(m.commitlog_end)
         # and on disk: a segment made but not yet listed, bytes encoded past the write position
         journal.cut_commitlog(store.paths, m.commitlog_end, log.segment_size)
-        log.table.clear()
-        log.table.update(m.table)
+        log.queue_offsets.restore(m.table)
         log.last_store_timestamp = m.last_store_timestamp
         for key in [k for k in store.queues if k not in m.queue_ends]:
             _drop_queue(store, key)

@@ -19,9 +19,9 @@ from rmqtool.io.schema import MESSAGE_SCHEMA
 from rmqtool.report import COMMITLOG, WARNING, Finding
 from rmqtool.structures.commitlog import compression, msgid, properties, sysflag
 from rmqtool.structures.commitlog.crc import body_crc
-from rmqtool.structures.commitlog.dispatchkernel import dispatch_records
 from rmqtool.structures.commitlog.hosts import SocketAddress, host_len
 from rmqtool.structures.commitlog.scan import RecordBatch
+from rmqtool.structures.consumequeue.dispatchkernel import dispatch_records
 
 _HOST_V6_BITS = sysflag.BORN_HOST_V6 | sysflag.STORE_HOST_V6
 _PAIR_END = ord(properties.PROPERTY_SEPARATOR)

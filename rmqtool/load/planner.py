@@ -7,10 +7,10 @@ A broker batch (a group of records) moves to the next segment whole, even when i
 record alone would fit. Records as stored (an export) go where they were: each at its
 commitLogOffset when that is the write position, or at the start of the next segment behind
 a blank marker (where a broker batch rolled); anything else is refused.
-Queue offsets continue each topic-queue's counter; prepared and rolled-back records get 0
-and do not count. Records without a queue get one round-robin per topic, as a producer
-picks them. import, append --batch and the Spark load plan through here: `LoadPlanner`
-takes a load chunk by chunk and keeps only its counters, never the records.
+Queue offsets are taken from the consume queues' offset table (`QueueOffsets.take_vector`).
+Records without a queue get one round-robin per topic, as a producer picks them. import,
+append --batch and the Spark load plan through here: `LoadPlanner` takes a load chunk by chunk
+and keeps only its counters, never the records.
 """
 
 from __future__ import annotations
@@ -19,8 +19,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from rmqtool.structures.commitlog import message, sysflag
+from rmqtool.structures.commitlog import message
 from rmqtool.structures.consumequeue import queue_keys, queue_of_key
+from rmqtool.structures.consumequeue.offsets import QueueOffsets, ranks
 
 NO_QUEUE = -1  # a row that names no queue: the planner assigns one
 
@@ -107,33 +108,6 @@ def _plan_units(lengths: np.ndarray, start: int, segment_size: int) -> Layout:
     return Layout(out, np.array(blanks, dtype=np.int64), pos)
 
 
-def _ranks(ids: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(rank of each element among equal ids in order, distinct ids, count of each)."""
-    order = np.argsort(ids, kind="stable")
-    sorted_ids = ids[order]
-    starts = np.flatnonzero(np.r_[True, sorted_ids[1:] != sorted_ids[:-1]])
-    counts = np.diff(np.r_[starts, len(ids)])
-    rank = np.empty(len(ids), dtype=np.int64)
-    rank[order] = np.arange(len(ids)) - np.repeat(starts, counts)
-    return rank, sorted_ids[starts], counts
-
-
-def plan_queue_offsets(keys: list[tuple[str, int]], key_ids: np.ndarray, sys_flag: np.ndarray,
-                       table: dict[tuple[str, int], int]) -> np.ndarray:
-    """Each record's queue offset (key_ids index `keys`); advances `table` as the broker's would."""
-    take = sysflag.enters_consume_queue(sys_flag)
-    out = np.zeros(len(key_ids), dtype=np.int64)
-    ids = key_ids[take]
-    if len(ids):
-        rank, distinct, counts = _ranks(ids)
-        base = np.zeros(len(keys), dtype=np.int64)
-        for k, n in zip(distinct.tolist(), counts.tolist(), strict=True):
-            base[k] = table.get(keys[k], 0)
-            table[keys[k]] = int(base[k]) + n
-        out[take] = rank + base[ids]
-    return out
-
-
 def assign_queues(topic_ids: np.ndarray, queue: np.ndarray, next_pick: dict[int, int], queues: int) -> np.ndarray:
     """Queue ids with every NO_QUEUE replaced round-robin per topic over `queues` queues;
     `next_pick` (topic id -> count of rows already assigned) carries the rotation between calls."""
@@ -141,7 +115,7 @@ def assign_queues(topic_ids: np.ndarray, queue: np.ndarray, next_pick: dict[int,
     free = np.flatnonzero(out == NO_QUEUE)
     if len(free):
         tids = topic_ids[free].astype(np.int64)
-        rank, distinct, counts = _ranks(tids)
+        rank, distinct, counts = ranks(tids)
         start = np.zeros(int(distinct.max()) + 1, dtype=np.int64)
         for t, n in zip(distinct.tolist(), counts.tolist(), strict=True):
             start[t] = next_pick.get(t, 0)
@@ -181,14 +155,14 @@ class ChunkPlan:
 class LoadPlanner:
     """Plans a load chunk by chunk, in load order, from lengths, topics and queues only.
 
-    It continues a store's end and offset table and remembers what the load touches: the
-    segments, each topic-queue's first and next queue offset, the blank markers.
+    It continues a store's end and queue offset table (advancing the table) and remembers what the load
+    touches: the segments, each topic-queue's first queue offset, the blank markers.
     """
 
     start: int
     segment_size: int
     queues: int
-    table: dict[tuple[str, int], int]
+    table: QueueOffsets
     end: int = -1
     rows: int = 0
     first_offsets: dict[tuple[str, int], int] = field(default_factory=dict)
@@ -216,9 +190,9 @@ class LoadPlanner:
         names = {v: k for k, v in rotation.topics.items()}
         keys = [(names[c >> 32], queue_of_key(c)) for c in distinct.tolist()]
         for k in keys:
-            self.first_offsets.setdefault(k, self.table.get(k, 0))
+            self.first_offsets.setdefault(k, self.table.next_offset(k))
         flags = np.zeros(len(lengths), dtype=np.int64) if sys_flag is None else sys_flag
-        queue_offset = plan_queue_offsets(keys, key_ids.ravel(), flags, self.table)
+        queue_offset = self.table.take_vector(keys, key_ids.ravel(), flags)
         plan = ChunkPlan(self.rows, queue_id, queue_offset, layout.physical_offset, layout.blanks)
         self.end = layout.end
         self.rows += len(lengths)

@@ -111,7 +111,7 @@ def load(root, source: Source, opts: LoadOptions, *, flush: str | None = None, b
             store = MessageStore(opened, flush=flush, register_topics=register_topics, clock=clock)
         log = store.commitlog
         summary.first_offset = log.max_offset
-        planner = LoadPlanner(log.max_offset, opts.cfg.mappedFileSizeCommitLog, opts.queues, log.table,
+        planner = LoadPlanner(log.max_offset, opts.cfg.mappedFileSizeCommitLog, opts.queues, log.queue_offsets,
                               rotation=QueueRotation(opts.queues))
         with transaction(store, command, journaled=held is None):
             stamp = uniqkey.load_stamp(opts.store_timestamp)

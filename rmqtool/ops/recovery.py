@@ -141,7 +141,7 @@ def _plan_cuts(reader: StoreReader, cfg: StoreConfig, plan: RecoveryPlan) -> Non
 
 def _plan_dispatch(reader: StoreReader, cfg: StoreConfig, plan: RecoveryPlan) -> None:
     """Count the queue entries and index keys the re-dispatch after recovery adds."""
-    from rmqtool.structures.commitlog.dispatchkernel import dispatch_records
+    from rmqtool.structures.consumequeue.dispatchkernel import dispatch_records
 
     queue_end = {(q.topic, q.queue_id): q for q in plan.queues}
     reput = max([q.max_physical_end for q in plan.queues] + [0])

@@ -135,7 +135,7 @@ def verify_store(reader: StoreReader, *, every: bool = False) -> VerifyReport:
 def record_windows(reader: StoreReader, report: VerifyReport, keys: dict[tuple[str, int], int]) -> Iterator[Window]:
     """The log's good records window by window (the scanner's findings go to `report`); `keys`
     numbers each (topic, queue) as it is met."""
-    from rmqtool.structures.commitlog.dispatchkernel import dispatch_records
+    from rmqtool.structures.consumequeue.dispatchkernel import dispatch_records
 
     levels = np.asarray(reader.config.delay_levels_ms, dtype=np.int64)
     parts: list[tuple] = []

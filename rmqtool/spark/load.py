@@ -50,6 +50,7 @@ from rmqtool.spark.session import get_session, job_errors
 from rmqtool.structures import checkpoint
 from rmqtool.structures.commitlog import uniqkey
 from rmqtool.structures.config.topics import queues_to_register, read_table, register, topics_path
+from rmqtool.structures.consumequeue.offsets import QueueOffsets
 from rmqtool.structures.index import file_len
 
 FORMATS = ("jsonl", "parquet", "csv")
@@ -258,7 +259,7 @@ def _run(spark, files, fmt, partitions, paths: StorePaths, staging: Staging, opt
     total_rows = sum(c[3] for c in chunks)
     _note(progress, "read", total_rows)
 
-    planner = LoadPlanner(end.commitlog_end, cfg.mappedFileSizeCommitLog, opts.queues, end.table())
+    planner = LoadPlanner(end.commitlog_end, cfg.mappedFileSizeCommitLog, opts.queues, QueueOffsets(end.table()))
     blanks = []
     names = [tasks.chunk_name(f, b, s) for f, b, s, _, _ in chunks]
     for name in names:

@@ -25,9 +25,9 @@ from rmqtool.files.paths import StorePaths, offset_name
 from rmqtool.files.scratch import load_arrays, save_arrays
 from rmqtool.io.schema import PRODUCER_TYPES
 from rmqtool.load.records import LoadChunk, LoadOptions, producer_chunk
-from rmqtool.structures.commitlog.dispatchkernel import dispatch_records
 from rmqtool.structures.commitlog.walker import Rows, walk_once
 from rmqtool.structures.consumequeue import byte_of, encode_entries, queue_keys
+from rmqtool.structures.consumequeue.dispatchkernel import dispatch_records
 from rmqtool.structures.index.build import fill_file
 
 CHUNK_ROWS = 1 << 16

@@ -105,6 +105,17 @@ def java_hash_utf8(buf, start, end, h):
 
 
 @njit(cache=True, inline="always")
+def bytes_equal(buf, start, length, word):
+    """Whether `buf[start:start + length]` holds the bytes of `word` (a uint8 array)."""
+    if length != word.shape[0]:
+        return False
+    for k in range(length):  # noqa: SIM110 - a loop compiles; a generator does not
+        if buf[start + k] != word[k]:
+            return False
+    return True
+
+
+@njit(cache=True, inline="always")
 def java_hash_step(h, unit):
     return (h * 31 + unit) & 0xFFFFFFFF
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from rmqtool.load.planner import NO_QUEUE, LoadPlanner, assign_queues, plan_layout, plan_queue_offsets
+from rmqtool.load.planner import NO_QUEUE, LoadPlanner, assign_queues, plan_layout
 from rmqtool.structures.commitlog.message import BLANK_MARKER_LEN
+from rmqtool.structures.consumequeue.offsets import QueueOffsets
 
 
 def _one_by_one(lengths, start, segment):
@@ -40,15 +41,6 @@ def test_layout_of_a_record_that_exactly_leaves_a_blank_marker_stays_in_its_segm
     assert layout.physical_offset.tolist() == [0, 4096] and layout.blanks.tolist() == [100]
 
 
-def test_queue_offsets_continue_the_table_and_skip_prepared_and_rolled_back():
-    table = {("A", 0): 7}
-    keys = [("A", 0), ("B", 1)]
-    ids = np.array([0, 1, 0, 0, 1])
-    flags = np.array([0, 0, 4, 12, 8])  # not, not, prepared, rollback, commit
-    assert plan_queue_offsets(keys, ids, flags, table).tolist() == [7, 0, 0, 0, 1]
-    assert table == {("A", 0): 8, ("B", 1): 2}
-
-
 def test_round_robin_queues_rotate_per_topic_across_chunks():
     pick: dict[int, int] = {}
     q1 = assign_queues(np.array([0, 1, 0, 0]), np.array([NO_QUEUE, NO_QUEUE, 5, NO_QUEUE]), pick, 4)
@@ -62,8 +54,8 @@ def test_planning_in_chunks_equals_planning_at_once():
     topics = rng.integers(0, 3, 3000)
     queue = np.where(rng.random(3000) < 0.3, rng.integers(0, 2, 3000), NO_QUEUE)
     names = ["A", "B", "C"]
-    whole = LoadPlanner(100, 8192, 4, {("A", 1): 10}).plan(names, topics, queue, lengths)
-    chunked = LoadPlanner(100, 8192, 4, {("A", 1): 10})
+    whole = LoadPlanner(100, 8192, 4, QueueOffsets({("A", 1): 10})).plan(names, topics, queue, lengths)
+    chunked = LoadPlanner(100, 8192, 4, QueueOffsets({("A", 1): 10}))
     parts = [chunked.plan(names, topics[a:a + 700], queue[a:a + 700], lengths[a:a + 700]) for a in range(0, 3000, 700)]
     assert np.concatenate([p.physical_offset for p in parts]).tolist() == whole.physical_offset.tolist()
     assert np.concatenate([p.queue_offset for p in parts]).tolist() == whole.queue_offset.tolist()

@@ -117,13 +117,14 @@ def test_the_scan_finds_a_layout_constant_used_outside():
 def test_the_scan_finds_a_walker_column_or_stop_code_used_outside():
     owners = _owners()
     assert {"GEO_START", "STOP_BLANK", "POLICY_BROKER"} <= owners["rmqtool.structures.commitlog.kernels"][1]
-    assert {"D_OFFSET", "D_IN_CQ"} <= owners["rmqtool.structures.commitlog.dispatchkernel"][1]
+    assert {"D_OFFSET", "D_IN_CQ"} <= owners["rmqtool.structures.consumequeue.dispatchkernel"][1]
     assert "END_ZEROS" in owners["rmqtool.structures.commitlog.scan"][1]
     found = _probe("from rmqtool.structures.commitlog import kernels\n"
-                   "from rmqtool.structures.commitlog.dispatchkernel import D_OFFSET\n\n"
+                   "from rmqtool.structures.consumequeue.dispatchkernel import D_OFFSET\n\n"
                    "START = kernels.GEO_START\nBLANK = kernels.STOP_BLANK\n")
-    assert found == ["ops/_layout_probe.py:2 imports commitlog's D_OFFSET", "ops/_layout_probe.py:4 uses commitlog's "
-                     "GEO_START", "ops/_layout_probe.py:5 uses commitlog's STOP_BLANK"]
+    assert found == ["ops/_layout_probe.py:2 imports consumequeue's D_OFFSET",
+                     "ops/_layout_probe.py:4 uses commitlog's GEO_START",
+                     "ops/_layout_probe.py:5 uses commitlog's STOP_BLANK"]
 
 
 def test_the_scan_finds_a_name_served_by_getattr_used_outside():

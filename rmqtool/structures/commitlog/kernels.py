@@ -30,6 +30,8 @@ from rmqtool.structures.commitlog.message import (
     MIN_RECORD_LEN,
     PHYSICAL_OFFSET_OFFSET,
     PROPERTIES_LEN_LEN,
+    QUEUE_ID_OFFSET,
+    QUEUE_OFFSET_OFFSET,
     SYS_FLAG_OFFSET,
     TOPIC_LEN_V1_LEN,
     TOPIC_LEN_V2_LEN,
@@ -74,6 +76,15 @@ nul_bytes = njit(cache=True, nogil=True)(impossible.nul_bytes)
 def store_timestamp_at(pos, flags):
     """Where the storeTimestamp of the record at `pos` is (it follows the born host)."""
     return pos + _store_timestamp_offset(flags)
+
+
+@njit(cache=True, inline="always")
+def dispatch_header(buf, pos):
+    """(totalSize, sysFlag, queueId, queueOffset, storeTimestamp) of the record at `pos`: the header fields
+    a dispatcher reads."""
+    flags = get_i32(buf, pos + SYS_FLAG_OFFSET)
+    return (get_i32(buf, pos), flags, get_i32(buf, pos + QUEUE_ID_OFFSET), get_i64(buf, pos + QUEUE_OFFSET_OFFSET),
+            get_i64(buf, store_timestamp_at(pos, flags)))
 
 
 @njit(cache=True, nogil=True)

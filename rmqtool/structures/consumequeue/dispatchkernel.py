@@ -13,8 +13,7 @@ import numpy as np
 from numba import njit
 from numba.extending import register_jitable
 
-from rmqtool.structures.commitlog import kernels, message, sysflag
-from rmqtool.structures.commitlog.delay import SCHEDULE_TOPIC
+from rmqtool.structures.commitlog import kernels, sysflag
 from rmqtool.structures.commitlog.properties import (
     DELAY,
     KEYS,
@@ -25,8 +24,9 @@ from rmqtool.structures.commitlog.properties import (
 )
 from rmqtool.structures.commitlog.properties import KEY_SEPARATOR as WORD_SEPARATOR
 from rmqtool.structures.commitlog.walker import Rows
+from rmqtool.structures.consumequeue.tagskernel import tags_code_at
 from rmqtool.structures.index import KEY_SEPARATOR
-from rmqtool.structures.nbutil import get_i32, get_i64, java_hash_step, java_hash_utf8, to_java_int
+from rmqtool.structures.nbutil import bytes_equal, java_hash_step, java_hash_utf8, to_java_int
 
 register_jitable(sysflag.enters_consume_queue)
 
@@ -34,9 +34,6 @@ register_jitable(sysflag.enters_consume_queue)
 D_OFFSET, D_SIZE, D_QUEUE_ID, D_QUEUE_OFFSET, D_STORE_TS, D_TAGS_CODE, D_IN_CQ, D_INDEXED = range(8)
 D_COLUMNS = 8
 
-_G_START, _G_TOPIC, _G_TOPIC_LEN, _G_PROPS, _G_PROPS_LEN = (kernels.GEO_START, kernels.GEO_TOPIC,
-                                                           kernels.GEO_TOPIC_LEN, kernels.GEO_PROPS,
-                                                           kernels.GEO_PROPS_LEN)
 _PAIR_END = ord(PROPERTY_SEPARATOR)
 _NAME_END = ord(NAME_VALUE_SEPARATOR)
 _WORD_END = ord(WORD_SEPARATOR)
@@ -45,40 +42,8 @@ _TAGS = np.frombuffer(TAGS.encode(), dtype=np.uint8)
 _KEYS = np.frombuffer(KEYS.encode(), dtype=np.uint8)
 _UNIQ = np.frombuffer(UNIQ_KEY.encode(), dtype=np.uint8)
 _DELAY = np.frombuffer(DELAY.encode(), dtype=np.uint8)
-_SCHEDULE = np.frombuffer(SCHEDULE_TOPIC.encode(), dtype=np.uint8)
-_MAX_INT_DIGITS = 10
 _KEYS_GUESS = 4  # index keys per record to make room for at first
 _INT_MAX = 2**31 - 1
-
-
-@njit(cache=True, inline="always")
-def _equals(buf, start, length, word):
-    if length != word.shape[0]:
-        return False
-    for k in range(length):  # noqa: SIM110 - a loop compiles; a generator does not
-        if buf[start + k] != word[k]:
-            return False
-    return True
-
-
-@njit(cache=True)
-def _parse_int(buf, start, end):
-    """Integer.parseInt over ASCII digits; (ok, value)."""
-    if start >= end:
-        return False, 0
-    neg = buf[start] == ord("-")
-    p = start + 1 if buf[start] == ord("-") or buf[start] == ord("+") else start
-    if p >= end or end - p > _MAX_INT_DIGITS:
-        return False, 0
-    v = 0
-    for i in range(p, end):
-        d = np.int64(buf[i]) - ord("0")
-        if d < 0 or d > 9:
-            return False, 0
-        v = v * 10 + d
-    if v > _INT_MAX + (1 if neg else 0):
-        return False, 0
-    return True, -v if neg else v
 
 
 @njit(cache=True)
@@ -90,8 +55,9 @@ def _key_hash(buf, topic_hash, start, end):
 
 
 @njit(cache=True, nogil=True)
-def dispatch_fields(buf, geo, n, base, levels, out, key_rec, key_hash):
-    """Fill `out[:n]` (D_* columns) and the index keys; returns the number of keys found.
+def dispatch_fields(buf, start, topic, topic_len, props, props_len, n, base, levels, out, key_rec, key_hash):
+    """Fill `out[:n]` (D_* columns) and the index keys of the records whose geometry the walk gave
+    (`start` ... `props_len`, one per record); returns the number of keys found.
 
     When that number exceeds the key arrays, only the first keys were stored: call again
     with larger arrays.
@@ -99,21 +65,20 @@ def dispatch_fields(buf, geo, n, base, levels, out, key_rec, key_hash):
     cap = key_rec.shape[0]
     nkeys = 0
     for r in range(n):
-        pos = geo[r, _G_START]
-        flags = get_i32(buf, pos + message.SYS_FLAG_OFFSET)
+        pos = start[r]
+        size, flags, queue_id, queue_offset, store_ts = kernels.dispatch_header(buf, pos)
         tx = flags & sysflag.TRANSACTION_MASK
-        store_ts = get_i64(buf, kernels.store_timestamp_at(pos, flags))
         out[r, D_OFFSET] = base + pos
-        out[r, D_SIZE] = get_i32(buf, pos)
-        out[r, D_QUEUE_ID] = get_i32(buf, pos + message.QUEUE_ID_OFFSET)
-        out[r, D_QUEUE_OFFSET] = get_i64(buf, pos + message.QUEUE_OFFSET_OFFSET)
+        out[r, D_SIZE] = size
+        out[r, D_QUEUE_ID] = queue_id
+        out[r, D_QUEUE_OFFSET] = queue_offset
         out[r, D_STORE_TS] = store_ts
         out[r, D_IN_CQ] = 1 if sysflag.enters_consume_queue(flags) else 0
         out[r, D_INDEXED] = 0 if tx == sysflag.TRANSACTION_ROLLBACK else 1
         # the last occurrence of each property that matters (Java's map keeps the last)
         tags_s = tags_e = keys_s = keys_e = uniq_s = uniq_e = delay_s = delay_e = -1
-        p = geo[r, _G_PROPS]
-        end = p + geo[r, _G_PROPS_LEN]
+        p = props[r]
+        end = p + props_len[r]
         while p < end:
             q = p
             while q < end and buf[q] != _PAIR_END:
@@ -122,27 +87,18 @@ def dispatch_fields(buf, geo, n, base, levels, out, key_rec, key_hash):
             while k < q and buf[k] != _NAME_END:
                 k += 1
             if p < k < q - 1:
-                if _equals(buf, p, k - p, _TAGS):
+                if bytes_equal(buf, p, k - p, _TAGS):
                     tags_s, tags_e = k + 1, q
-                elif _equals(buf, p, k - p, _KEYS):
+                elif bytes_equal(buf, p, k - p, _KEYS):
                     keys_s, keys_e = k + 1, q
-                elif _equals(buf, p, k - p, _UNIQ):
+                elif bytes_equal(buf, p, k - p, _UNIQ):
                     uniq_s, uniq_e = k + 1, q
-                elif _equals(buf, p, k - p, _DELAY):
+                elif bytes_equal(buf, p, k - p, _DELAY):
                     delay_s, delay_e = k + 1, q
             p = q + 1
-        tags_code = 0
-        if tags_s >= 0:
-            tags_code = to_java_int(java_hash_utf8(buf, tags_s, tags_e, 0))
-        topic_s = geo[r, _G_TOPIC]
-        topic_n = geo[r, _G_TOPIC_LEN]
-        if delay_s >= 0 and _equals(buf, topic_s, topic_n, _SCHEDULE):
-            ok, level = _parse_int(buf, delay_s, delay_e)
-            if ok:
-                level = min(level, levels.shape[0])  # the broker clamps to its highest level
-                if level > 0:
-                    tags_code = store_ts + levels[level - 1]
-        out[r, D_TAGS_CODE] = tags_code
+        topic_s = topic[r]
+        topic_n = topic_len[r]
+        out[r, D_TAGS_CODE] = tags_code_at(buf, topic_s, topic_n, tags_s, tags_e, delay_s, delay_e, store_ts, levels)
         if out[r, D_INDEXED] == 0 or (uniq_s < 0 and keys_s < 0):
             continue
         topic_hash = java_hash_utf8(buf, topic_s, topic_s + topic_n, 0)
@@ -232,13 +188,13 @@ def dispatch_records(buf, rows: Rows, base: int, levels: np.ndarray,
                      room: np.ndarray | None = None) -> Dispatched:
     """Run `dispatch_fields` over the records `rows` describes (rows of a walk), growing the key
     arrays until every key fits. `room` (from `dispatch_room`) is reused when large enough."""
-    geo = rows.table
-    n = len(geo)
+    n = len(rows)
     fields = room if room is not None and len(room) >= n else dispatch_room(n)
     cap = n * _KEYS_GUESS + 16
     key_rec, key_hash = np.empty(cap, dtype=np.int64), np.empty(cap, dtype=np.int64)
     while True:
-        nkeys = dispatch_fields(buf, geo, n, base, levels, fields, key_rec, key_hash)
+        nkeys = dispatch_fields(buf, rows.start, rows.topic, rows.topic_len, rows.props, rows.props_len, n, base,
+                                levels, fields, key_rec, key_hash)
         if nkeys <= len(key_rec):
             return Dispatched(fields[:n], key_rec[:nkeys], key_hash[:nkeys])
         key_rec, key_hash = np.empty(nkeys, dtype=np.int64), np.empty(nkeys, dtype=np.int64)
