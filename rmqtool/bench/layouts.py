@@ -75,8 +75,9 @@ def _move_index(reader: StoreReader, dst: Path, moved: dict[int, int]) -> None:
     import numpy as np
 
     dst.mkdir()
+    files = reader.index_files()
     for path in reader.index_paths():
-        slots, num = reader.index_geometry(path)
+        slots, num = files.index_geometry(path)
         buf = bytearray(path.read_bytes())
         count = entry_bound(index.decode_header(buf)["indexCount"], num)
         at = index.HEADER_LEN + slots * index.SLOT_LEN

@@ -14,7 +14,6 @@ import threading
 import numpy as np
 
 from rmqtool.engine.commitlog import CommitLog
-from rmqtool.engine.index_service import IndexService
 from rmqtool.errors import RmqError
 from rmqtool.files.mappedfile import MappedFile
 from rmqtool.structures.commitlog import message
@@ -23,6 +22,7 @@ from rmqtool.structures.commitlog.walker import Rows, walk_once
 from rmqtool.structures.consumequeue import queue_keys
 from rmqtool.structures.consumequeue.dispatchkernel import Dispatched, dispatch_records, dispatch_room
 from rmqtool.structures.consumequeue.queue import ConsumeQueue
+from rmqtool.structures.index.service import IndexService
 
 CHUNK_RECORDS = 1 << 16
 

@@ -24,7 +24,6 @@ from rmqtool.engine.commitlog import CommitLog
 from rmqtool.engine.config import SYNC_FLUSH, SYNC_MASTER, StoreConfig
 from rmqtool.engine.dispatcher import Dispatcher
 from rmqtool.engine.ha.acks import SlaveAcks
-from rmqtool.engine.index_service import IndexService
 from rmqtool.engine.opening import Store, not_a_store, open_store
 from rmqtool.engine.recognition import require_store_root
 from rmqtool.engine.results import PutResult, PutStatus
@@ -39,6 +38,7 @@ from rmqtool.structures.commitlog.hosts import SocketAddress
 from rmqtool.structures.config.topics import queues_to_register, read_table, register, topics_path
 from rmqtool.structures.consumequeue.offsets import QueueOffsets
 from rmqtool.structures.consumequeue.queue import ConsumeQueue
+from rmqtool.structures.index.service import IndexService
 
 FLUSH_SYNC = "sync"
 FLUSH_ASYNC = "async"
@@ -107,7 +107,8 @@ class MessageStore:
                     if qdir.name.lstrip("-").isdigit():
                         self._open_queue(topic_dir.name, int(qdir.name))
         if self.cfg.messageIndexEnable:
-            self.index = IndexService(self.paths.index, self.cfg, self.clock)
+            self.index = IndexService(self.paths.index, self.cfg.maxHashSlotNum, self.cfg.maxIndexNum,
+                                      preallocate=self.cfg.warmMapedFileEnable, clock=self.clock)
         self.commitlog.queue_offsets = QueueOffsets.of_queues(self.queues)
         self.dispatcher = Dispatcher(self.commitlog, self._queue, self.index, self.cfg.delay_levels_ms)
         reput = max((cq.max_physical_end for cq in self.queues.values()), default=0)

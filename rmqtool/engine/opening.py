@@ -19,7 +19,6 @@ from rmqtool.engine.storefiles import StoreFiles
 from rmqtool.errors import RmqError
 from rmqtool.files.paths import DLEDGER_PREFIX, StorePaths
 from rmqtool.files.segments import SegmentFile, list_segments
-from rmqtool.structures import index
 from rmqtool.structures.commitlog.geometry import segment_size_of
 from rmqtool.structures.consumequeue.geometry import file_size_of, first_file_sizes
 from rmqtool.structures.dledger import DATA_DIR
@@ -27,8 +26,6 @@ from rmqtool.structures.index.geometry import store_geometry
 
 if TYPE_CHECKING:
     from rmqtool.engine.kind import StoreKind
-
-SAMPLED_INDEX_FILES = 8  # of tens of thousands, maybe: the geometry is read from a few
 
 
 class Store:
@@ -128,15 +125,10 @@ def resolve_geometry(paths: StorePaths, cfg: StoreConfig, segments: tuple[Segmen
                            queue_sizes)
     elif queue_size is not None:
         changes["mappedFileSizeConsumeQueue"] = queue_size
-    geometry = store_geometry(_index_file_sizes(paths.index), cfg.maxHashSlotNum, cfg.maxIndexNum,
-                              bool({"maxHashSlotNum", "maxIndexNum"} & given))
+    geometry = store_geometry(paths.index, cfg.maxHashSlotNum, cfg.maxIndexNum, given)
     if geometry is not None:
         changes["maxHashSlotNum"], changes["maxIndexNum"] = geometry
     return dataclasses.replace(cfg, **changes) if changes else cfg
-
-
-def _index_file_sizes(directory: Path) -> list[int]:
-    return [(directory / n).stat().st_size for n in index.file_names(directory)[:SAMPLED_INDEX_FILES]]
 
 
 def _contradiction(setting: str, files: str, sizes: list[int]) -> None:

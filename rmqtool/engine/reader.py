@@ -298,9 +298,6 @@ class StoreReader:
     def index_file(self, path: Path) -> IndexFileView:
         return self.index_files().index_file(path)
 
-    def index_geometry(self, path: Path, size: int | None = None) -> tuple[int, int]:
-        return self.index_files().index_geometry(path, size)
-
     # -- checkpoint ----------------------------------------------------------------------------
     def checkpoint(self) -> checkpoint.Checkpoint:
         path = self.paths.checkpoint

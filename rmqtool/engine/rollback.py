@@ -20,16 +20,15 @@ from typing import Protocol
 from rmqtool.engine import journal
 from rmqtool.engine.commitlog import CommitLog
 from rmqtool.engine.dispatcher import Dispatcher
-from rmqtool.engine.index_service import IndexService
 from rmqtool.engine.journal import WriteMark
 from rmqtool.errors import Interrupted
 from rmqtool.files.paths import StorePaths
 from rmqtool.files.signals import uninterrupted
-from rmqtool.structures import index
 from rmqtool.structures.checkpoint.file import CheckpointFile
 from rmqtool.structures.config import persist
 from rmqtool.structures.config.topics import topics_path
 from rmqtool.structures.consumequeue.queue import ConsumeQueue
+from rmqtool.structures.index.service import IndexService
 
 
 class OpenStore(Protocol):
@@ -63,10 +62,7 @@ def mark(store: OpenStore) -> WriteMark:
     cp = store.checkpoint
     m.checkpoint = (cp.physic, cp.logics, cp.index)  # the commit's flush writes new ones (an index file filled)
     if store.index is not None:
-        m.index_files = len(store.index.files)
-        m.index_last_full = store.index.last_full_end_timestamp
-        if store.index.files:
-            m.index_header = index.header_bytes(store.index.files[-1].mf.map)
+        m.index_files, m.index_header, m.index_last_full = store.index.mark()
     if store.register_topics:
         m.topics_taken, m.topics = True, persist.snapshot(topics_path(store.paths.root))
     return m
@@ -118,7 +114,7 @@ def roll_back(store: OpenStore, m: WriteMark) -> None:
             cq.files.truncate(end)
             cq.max_physical_end = physical_end
         if store.index is not None:
-            _undo_index(store, m)
+            store.index.truncate_to(m.index_files, m.index_header, m.index_last_full)
         store.dispatcher.dispatched = m.commitlog_end
         store.dispatcher.last_logics_timestamp = m.logics_timestamp
         store.dispatcher.last_store_timestamp = m.last_store_timestamp
@@ -140,19 +136,3 @@ def _drop_queue(store: OpenStore, key: tuple[str, int]) -> None:
     topic_dir = qdir.parent
     if topic_dir.is_dir() and not any(topic_dir.iterdir()):
         topic_dir.rmdir()
-
-
-def _undo_index(store: OpenStore, m: WriteMark) -> None:
-    svc = store.index
-    while len(svc.files) > m.index_files:
-        f = svc.files.pop()
-        f.mf.destroy()
-    kept = {f.path.name for f in svc.files}
-    for name in index.file_names(svc.directory):  # made on disk by the write, cut off before it was listed
-        if name not in kept and name > max(kept, default=""):
-            (svc.directory / name).unlink()
-    svc.last_full_end_timestamp = m.index_last_full
-    if not svc.files:
-        return
-    svc.files[-1].truncate_to(m.index_header)
-

@@ -34,16 +34,16 @@ from pathlib import Path
 
 from rmqtool.engine.commitlog import CommitLog
 from rmqtool.engine.config import StoreConfig
-from rmqtool.engine.index_service import IndexService
 from rmqtool.errors import RmqError
 from rmqtool.files.filecrc import file_crc
 from rmqtool.files.lock import fsync_path
 from rmqtool.files.paths import StorePaths, offset_name
-from rmqtool.structures import checkpoint, index
+from rmqtool.structures import checkpoint
 from rmqtool.structures.commitlog import message
 from rmqtool.structures.commitlog.hosts import SocketAddress
 from rmqtool.structures.config.topics import topics_path
 from rmqtool.structures.consumequeue.queue import ConsumeQueue
+from rmqtool.structures.index.service import IndexService
 
 LOADS_DIR = ".spark-load"
 RECORDS_DIR = "rmqtool-loads"  # in the store's config folder: one `<load id>.json` per adopted load
@@ -108,7 +108,7 @@ def read_end(paths: StorePaths, cfg: StoreConfig) -> StoreEnd:
                 finally:
                     cq.close()
     if cfg.messageIndexEnable and paths.index.is_dir():
-        svc = IndexService(paths.index, cfg)
+        svc = IndexService(paths.index, cfg.maxHashSlotNum, cfg.maxIndexNum)
         try:
             if svc.files:
                 hdr = svc.files[-1].header
@@ -353,11 +353,3 @@ def discard_stale(paths: StorePaths, keep: str | None = None) -> list[str]:
             shutil.rmtree(d, ignore_errors=True)
             gone.append(d.name)
     return gone
-
-
-def index_name_after(last_name: str | None, stamp: int) -> str:
-    """A name for a new index file: the load's time, later than the newest existing file."""
-    name = index.file_name(stamp)
-    if last_name is not None and name <= last_name:
-        name = index.file_name(index.name_time(last_name) + 1)
-    return name

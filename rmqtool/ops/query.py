@@ -10,15 +10,13 @@ by time is a binary search on the records' store timestamps, never on file times
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from contextlib import contextmanager
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rmqtool.engine.reader import StoreReader
 from rmqtool.errors import NoSuchQueue, NotFound, RmqError
-from rmqtool.structures import consumequeue, index
+from rmqtool.structures import consumequeue
 from rmqtool.structures.commitlog import message, msgid, properties, sysflag, uniqkey
 from rmqtool.structures.commitlog.delay import SCHEDULE_TOPIC
 from rmqtool.structures.consumequeue.queues import MapCache
@@ -45,9 +43,7 @@ class StoreQuery:
         self.reader = reader
         self.levels = reader.config.delay_levels_ms
         self.maps = MapCache()
-        self._index: list[str] | None = None
-        self._geometries: dict[int, tuple[int, int] | None] = {}
-        self.skipped: dict[str, str] = {}  # index file -> why lookups skip it (a warning to show)
+        self._index: lookup.Lookup | None = None
         self.limited = False  # a key search stopped at its max_hits: more messages may carry the key
         self.matched: dict[int, str] = {}  # a key search's hit (its offset) -> the property it matched: KEYS, UNIQ_KEY
 
@@ -100,7 +96,7 @@ class StoreQuery:
                 raise
             reason = str(e)
         for topic in self.reader.queues.topics():
-            hits = self.by_key(topic, msg_id.strip().upper(), unique=True) if self._index_files() else []
+            hits = self.by_key(topic, msg_id.strip().upper(), unique=True) if self._lookup().paths else []
             if hits:
                 return hits[0]
         raise NotFound(f"{msg_id} is not an offset msgId of this store ({reason}); as a client msgId (UNIQ_KEY) no "
@@ -117,29 +113,16 @@ class StoreQuery:
         return hits, missing
 
     # ---- index -----------------------------------------------------------------------------------
-    def _index_files(self) -> list[str]:
-        """The index files' paths, oldest first (strings: a store may hold tens of thousands)."""
+    def _lookup(self) -> lookup.Lookup:
+        """The store's index files, listed once (a store may hold tens of thousands)."""
         if self._index is None:
-            d = str(self.reader.paths.index)
-            self._index = [os.path.join(d, name) for name in self.reader.index_names()]
+            self._index = lookup.Lookup(self.reader.index_files(), self.reader.paths.index)
         return self._index
 
-    def _geometry(self, path: str, size: int) -> tuple[int, int] | None:
-        """(hash slots, entries) of an index file of `size` bytes, worked out once per size; None, and a
-        warning, for a file its size does not fit (a cut file): a lookup skips it."""
-        if size not in self._geometries:
-            try:
-                self._geometries[size] = self.reader.index_geometry(Path(path), size)
-            except RmqError:
-                self._geometries[size] = None
-        found = self._geometries[size]
-        if found is None and path not in self.skipped:
-            cfg = self.reader.config
-            from rmqtool.structures.index import check as index_check
-
-            reason = index_check.file_size(path, size, cfg.maxHashSlotNum, cfg.maxIndexNum).reason
-            self.skipped[path] = f"{path}: {reason}; the lookup skipped it"
-        return found
+    @property
+    def skipped(self) -> dict[str, str]:
+        """Index file -> why lookups skipped it (a warning to show)."""
+        return self._index.skipped if self._index is not None else {}
 
     def index_offsets(self, topic: str, key: str, *, begin: int = 0, end: int = JAVA_LONG_MAX,
                       max_hits: int = 64) -> list[int]:
@@ -147,11 +130,10 @@ class StoreQuery:
 
         The lookup's rule is the index's (`structures.index.lookup`).
         """
-        files = self._index_files()
-        if not files:
+        found = self._lookup()
+        if not found.paths:
             raise RmqError(f"{self.reader.paths.root} has no index files: use --scan")
-        key_hash = index.key_hash(index.index_key(topic, key))
-        return lookup.offsets(files, self._geometry, key_hash, begin, end, max_hits)
+        return found.offsets(topic, key, begin, end, max_hits)
 
     def by_key(self, topic: str, key: str, *, unique: bool = False, begin: int = 0, end: int = JAVA_LONG_MAX,
                max_hits: int = 64, real_topic: bool = False) -> list[Hit]:

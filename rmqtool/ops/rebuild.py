@@ -21,7 +21,6 @@ from dataclasses import dataclass, field
 
 from rmqtool.engine.commitlog import CommitLog
 from rmqtool.engine.dispatcher import Dispatcher
-from rmqtool.engine.index_service import IndexService
 from rmqtool.engine.opening import Store, open_store
 from rmqtool.engine.reader import StoreReader
 from rmqtool.errors import RmqError
@@ -30,6 +29,7 @@ from rmqtool.files.swap import staging_root, swap_in
 from rmqtool.ops.diff import IndexDiff, QueueDiff, diff_index, diff_queue
 from rmqtool.ops.hashing import log_extent
 from rmqtool.structures.consumequeue.queue import ConsumeQueue
+from rmqtool.structures.index.service import IndexService
 
 LISTED_QUEUES = 1000  # queues with differences listed in the report; the rest are counted
 
@@ -136,7 +136,8 @@ def dispatch_into(store: Store, target: StorePaths, queues: bool, index: bool) -
         return cq
 
     log = CommitLog(store.paths.commitlog, cfg)
-    keys = IndexService(target.index, cfg) if index else None
+    keys = IndexService(target.index, cfg.maxHashSlotNum, cfg.maxIndexNum, preallocate=cfg.warmMapedFileEnable) \
+        if index else None
     try:
         log.find_end()
         dispatcher = Dispatcher(log, queue_for, keys, cfg.delay_levels_ms)

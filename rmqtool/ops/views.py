@@ -111,14 +111,7 @@ def index_report(reader: StoreReader, path: Path, with_entries: bool = True) -> 
         },
     }
     if with_entries:
-        numbers = np.arange(index.FIRST_INDEX, index.FIRST_INDEX + len(entries)).tolist()
-        begin = view.header["beginTimestamp"]
-        report["entries"] = [
-            {"entry": n, "keyHash": h, "phyOffset": off, "timeDiff": td, "timestamp": begin + td * 1000,
-             "prevIndex": prev, "slot": index.slot_of(h, view.hash_slots)}
-            for n, h, off, td, prev in zip(numbers, entries["keyHash"].tolist(), entries["phyOffset"].tolist(),
-                                           entries["timeDiff"].tolist(), entries["prevIndex"].tolist(), strict=True)
-        ]
+        report["entries"] = view.entry_rows()
     return report
 
 

@@ -32,7 +32,6 @@ from rmqtool.engine.staging import (
     adopting,
     check_load_id,
     discard_stale,
-    index_name_after,
     loads_dir,
     read_end,
     tidy,
@@ -51,7 +50,7 @@ from rmqtool.structures import checkpoint
 from rmqtool.structures.commitlog import uniqkey
 from rmqtool.structures.config.topics import queues_to_register, read_table, register, topics_path
 from rmqtool.structures.consumequeue.offsets import QueueOffsets
-from rmqtool.structures.index import file_len
+from rmqtool.structures.index import file_len, name_after
 
 FORMATS = ("jsonl", "parquet", "csv")
 Progress = Callable[[str, int | None], None]  # (stage finished, rows)
@@ -284,7 +283,7 @@ def _run(spark, files, fmt, partitions, paths: StorePaths, staging: Staging, opt
         file_names: list[str] = []
         last = end.index.last_name if end.index else None
         for _ in range(-(-keys // per_file)):
-            last = index_name_after(last, opts.store_timestamp)
+            last = name_after(last, opts.store_timestamp)
             file_names.append(last)
         prev = (end.index.end_phy, end.index.end_ts) if end.index else (0, 0)
         staging.prepare_index(file_names, file_len(cfg.maxHashSlotNum, cfg.maxIndexNum))

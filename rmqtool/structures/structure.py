@@ -20,9 +20,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from rmqtool.report import Finding
+
+if TYPE_CHECKING:
+    from rmqtool.files.paths import StorePaths
 
 
 class LogChecker(Protocol):
@@ -71,6 +74,11 @@ def mend_all(findings: Iterable[Finding], structure: str, action: str, target: s
     a structure whose files are all rebuilt or rewritten at once."""
     kinds = tuple(sorted({f.kind for f in findings if f.structure == structure}))
     return [Repair(structure, action, target, reason, kinds)] if kinds else []
+
+
+def orphan_reason(min_offset: int) -> str:
+    """Why the broker's cleanup deletes a file that points into the log once the log starts at `min_offset`."""
+    return f"every entry points below the commitlog minimum {min_offset}"
 
 
 class Structure:
@@ -123,3 +131,8 @@ class Structure:
     def info(self, view: Any, doc: dict) -> tuple[str, dict] | None:
         """(key, section) of `info` for this structure (None: the store has none of its files)."""
         return None
+
+    def orphans(self, paths: StorePaths, min_offset: int) -> list[tuple[str, str]]:
+        """(file, reason) of its files the broker's cleanup deletes once the log starts at `min_offset` (none:
+        nothing of it points into the log)."""
+        return []

@@ -13,7 +13,6 @@ from cli_helpers import CONF, fixture_copy, tree_digest
 
 from rmqtool.engine import message_store
 from rmqtool.engine.config import StoreConfig
-from rmqtool.engine.index_service import IndexService
 from rmqtool.engine.message_store import MessageStore
 from rmqtool.errors import Interrupted
 from rmqtool.io.sources import Source
@@ -21,6 +20,7 @@ from rmqtool.load import writer
 from rmqtool.load.records import LoadOptions
 from rmqtool.structures.config import topics
 from rmqtool.structures.consumequeue.queue import ConsumeQueue
+from rmqtool.structures.index.service import IndexService
 
 ROWS = 300
 

@@ -180,3 +180,32 @@ def test_spark_load_without_format_reads_parquet_and_csv_as_import_does(tmp_path
                                                         "commitlog")
     with pytest.raises(RmqError, match=r"\(rows.parquet is parquet, rows.csv is csv\): load one format at a time"):
         load_input([tmp_path / "rows.parquet", tmp_path / "rows.csv"])
+
+
+def test_in_process_load_with_a_store_timestamp_older_than_the_newest_index_file_does_not_spin(tmp_path, cfg,
+                                                                                               monkeypatch):
+    """issue 42: `spark-load --store-timestamp 1700000000000` into a store whose newest index file is named for
+    2026 tried every millisecond in between for its next index file's name (minutes). The names tried are
+    counted: a roll that spins fails past a few instead of hanging."""
+    from rmqtool.structures import index
+
+    late = 1_780_000_000_000  # 2026-05-28
+    store = tmp_path / "store"
+    spark_load([write_jsonl(tmp_path / "a.jsonl", producer_rows(600, seed=7))], store, LoadOptions(cfg, late),
+               load_id="late", threshold=SMALL)
+    before = index.file_names(store / "index")
+    tried: list[int] = []
+    real = index.file_name
+
+    def file_name(stamp: int) -> str:
+        tried.append(stamp)
+        assert len(tried) <= 16, f"{len(tried)} index file names tried, from {tried[0]}"  # 2 a file: 8 files
+        return real(stamp)
+
+    monkeypatch.setattr(index, "file_name", file_name)
+    result = spark_load([write_jsonl(tmp_path / "b.jsonl", producer_rows(600, seed=8))], store,
+                        LoadOptions(cfg, STAMP), load_id="old", threshold=SMALL)
+    assert result.in_process and result.messages == 600
+    after = index.file_names(store / "index")
+    assert after[: len(before)] == before and len(after) > len(before)
+    assert index.name_time(after[len(before)]) == index.name_time(before[-1]) + 1  # past the newest, at once

@@ -6,10 +6,14 @@ this one: a file whose head one of them recognises is a commitlog segment too.""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rmqtool.report import Finding
+from rmqtool.structures.commitlog.expiry import Expiry, expired_segments
 from rmqtool.structures.structure import Repair, Structure
+
+if TYPE_CHECKING:
+    from rmqtool.files.paths import StorePaths
 
 SEGMENT_KIND = "commitlog segment"
 
@@ -69,3 +73,7 @@ class CommitLog(Structure):
             report.reporter.extend(chunk.findings)
             if chunk.batch is not None:
                 report.messages += len(chunk.batch)
+
+    def expired(self, paths: StorePaths, now_ms: int, reserved_hours: float) -> Expiry:
+        """The segments the broker's cleanup deletes at `now_ms`, kept for `reserved_hours` (`expiry`)."""
+        return expired_segments(paths.commitlog, now_ms, reserved_hours)

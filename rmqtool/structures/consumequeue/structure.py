@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rmqtool.report import Finding
+from rmqtool.structures.consumequeue.expiry import orphaned_files
 from rmqtool.structures.structure import REBUILD_QUEUES, Repair, Structure, mend_all
+
+if TYPE_CHECKING:
+    from rmqtool.files.paths import StorePaths
 
 QUEUE_FILE_KIND = "consume-queue file"
 
@@ -60,6 +64,10 @@ class ConsumeQueues(Structure):
         from rmqtool.structures.consumequeue.check import check_file
 
         check_file(path, opener, report, self.place(path))
+
+    def orphans(self, paths: StorePaths, min_offset: int) -> list[tuple[str, str]]:
+        """Queue files whose every entry points below `min_offset` (`expiry`)."""
+        return orphaned_files(paths.consumequeue, min_offset)
 
 
 CONSUME_QUEUES = ConsumeQueues()

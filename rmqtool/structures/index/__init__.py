@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import os
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -77,6 +78,19 @@ def name_time(name: str) -> int:
     """The creation time (ms, local time) an index file's name encodes."""
     secs = time.mktime(time.strptime(name[:-3], NAME_FORMAT))
     return int(secs) * 1000 + int(name[-3:])
+
+
+def name_after(newest: str | None, stamp: int, taken: Callable[[str], bool] = lambda name: False) -> str:
+    """The name of a new index file made at `stamp` (ms) after the `newest` file's name: its own time, or, when
+    that is not later (a clock behind the newest file, or a fixed one), the newest file's time plus 1 ms, at
+    once; a later one where that name is `taken`."""
+    if newest is not None and file_name(stamp) <= newest:
+        stamp = name_time(newest) + 1
+    name = file_name(stamp)
+    while (newest is not None and name <= newest) or taken(name):  # a local-time gap or a name in use
+        stamp += 1
+        name = file_name(stamp)
+    return name
 
 
 def is_file_name(name: str) -> bool:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from rmqtool.errors import RmqError
 from rmqtool.structures import index
 from rmqtool.structures.index.chain import entries_held
-from rmqtool.structures.index.geometry import geometry_of_size
+from rmqtool.structures.index.geometry import file_geometry
 
 if TYPE_CHECKING:
     import numpy as np
@@ -41,6 +41,17 @@ class IndexFileView:
     def entries(self) -> np.ndarray:
         """Entries 1 .. indexCount-1 (the used ones), with their entry numbers."""
         return index.decode_entries(self.buf, self.hash_slots, index.FIRST_INDEX + self.held)[index.FIRST_INDEX :]
+
+    def entry_rows(self) -> list[dict]:
+        """Each used entry as data: its number, fields, the time its timeDiff gives and its slot."""
+        entries = self.entries()
+        begin = self.header["beginTimestamp"]
+        return [{"entry": n, "keyHash": h, "phyOffset": off, "timeDiff": td, "timestamp": begin + td * 1000,
+                 "prevIndex": prev, "slot": index.slot_of(h, self.hash_slots)}
+                for n, h, off, td, prev in zip(range(index.FIRST_INDEX, index.FIRST_INDEX + len(entries)),
+                                               entries["keyHash"].tolist(), entries["phyOffset"].tolist(),
+                                               entries["timeDiff"].tolist(), entries["prevIndex"].tolist(),
+                                               strict=True)]
 
     def chain_lengths(self) -> dict[str, int]:
         """How many slots naming a written entry have a chain of each length ("1": slots, "2": ...), each
@@ -77,8 +88,7 @@ class IndexFiles:
         """(hash slots, index entries) of an index file: from the config, or inferred from its size."""
         size = path.stat().st_size if size is None else size
         slots, num = self.config.maxHashSlotNum, self.config.maxIndexNum
-        if index.file_len(slots, num) != size and not {"maxHashSlotNum", "maxIndexNum"} & set(self.given):
-            slots, num = geometry_of_size(size) or (slots, num)
+        slots, num = file_geometry(size, slots, num, self.given) or (slots, num)
         if index.file_len(slots, num) != size:
             raise RmqError(f"{path}: {size} bytes does not match maxHashSlotNum={slots}, maxIndexNum={num};"
                            " pass --config broker.conf")

@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from rmqtool.structures.index.expiry import orphaned_files
 from rmqtool.structures.structure import REBUILD_INDEX, LogChecker, Repair, Structure, mend_all
+
+if TYPE_CHECKING:
+    from rmqtool.files.paths import StorePaths
 
 INDEX_FILE_KIND = "index file"
 
@@ -48,6 +52,10 @@ class Index(Structure):
         from rmqtool.structures.index.summary import section
 
         return "index", section(view, doc.get("commitlog", {}).get("endOffset"))
+
+    def orphans(self, paths: StorePaths, min_offset: int) -> list[tuple[str, str]]:
+        """Index files whose endPhyOffset is below `min_offset` (`expiry`)."""
+        return orphaned_files(paths.index, min_offset)
 
 
 INDEX = Index()

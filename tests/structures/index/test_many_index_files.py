@@ -41,11 +41,9 @@ def test_rolling_an_index_file_unmaps_the_previous_one_at_once(tmp_path):
     files took minutes to load instead of seconds)."""
     import numpy as np
 
-    from rmqtool.engine.config import StoreConfig
-    from rmqtool.engine.index_service import IndexService
+    from rmqtool.structures.index.service import IndexService
 
-    cfg = StoreConfig(maxHashSlotNum=64, maxIndexNum=256)
-    service = IndexService(tmp_path / "index", cfg, clock=lambda: 1_700_000_000_000)
+    service = IndexService(tmp_path / "index", 64, 256, clock=lambda: 1_700_000_000_000)
     n = 255
     service.put(np.arange(1, n + 1, dtype=np.int32), np.arange(n, dtype=np.int64) * 100,
                 np.full(n, 1_700_000_000_000, dtype=np.int64))
