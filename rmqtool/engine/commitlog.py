@@ -32,6 +32,7 @@ from rmqtool.engine.worker import Worker
 from rmqtool.errors import RmqError
 from rmqtool.files.filequeue import FileQueue
 from rmqtool.files.mappedfile import MappedFile
+from rmqtool.files.segments import nonzero_end
 from rmqtool.structures.commitlog import batchkernel, message, properties, sysflag
 from rmqtool.structures.commitlog.columns import RecordColumns
 from rmqtool.structures.commitlog.crc import POSITIVE_MASK
@@ -101,7 +102,6 @@ class CommitLog:
     def _newest_of_full(self, mf: MappedFile) -> message.Message | None:
         """The newest record of a full segment, looked for back from its end marker (the segment is not walked:
         a 1 GiB segment costs its last maxMessageSize bytes)."""
-        from rmqtool.files.segments import nonzero_end
 
         reach = self.cfg.maxMessageSize + (2 << 16)  # the body, and properties and topic of 2-byte lengths each
         return message.newest_of_full_segment(mf.map, nonzero_end(mf.path, 0), reach)

@@ -10,7 +10,10 @@ from rmqtool.engine.broker_keys import BROKER_KEYS, OLDER_SPELLINGS
 from rmqtool.errors import RmqError, warn
 from rmqtool.structures import consumequeue, ha, index
 from rmqtool.structures.commitlog.delay import DEFAULT_DELAY_LEVELS, parse_delay_levels
+from rmqtool.structures.commitlog.geometry import size_refusal as segment_refusal
 from rmqtool.structures.commitlog.message import DEFAULT_MAX_MESSAGE_SIZE
+from rmqtool.structures.consumequeue.geometry import size_refusal as queue_refusal
+from rmqtool.structures.index.geometry import geometry_refusal
 
 ASYNC_FLUSH = "ASYNC_FLUSH"
 SYNC_FLUSH = "SYNC_FLUSH"
@@ -106,9 +109,6 @@ class StoreConfig:
     def validate(self, source: str = "config") -> None:
         """Refuse values the broker could not run with (zero or negative sizes, slots or entries; a
         segment smaller than one record), before any file is made by them."""
-        from rmqtool.structures.commitlog.geometry import size_refusal as segment_refusal
-        from rmqtool.structures.consumequeue.geometry import size_refusal as queue_refusal
-        from rmqtool.structures.index.geometry import geometry_refusal
 
         try:
             parse_delay_levels(self.messageDelayLevel)

@@ -27,6 +27,7 @@ from rmqtool.engine.ha.acks import SlaveAcks
 from rmqtool.engine.opening import Store, not_a_store, open_store
 from rmqtool.engine.recognition import require_store_root
 from rmqtool.engine.results import PutResult, PutStatus
+from rmqtool.engine.rollback import roll_back
 from rmqtool.engine.rules import topic_refusal
 from rmqtool.engine.worker import Worker
 from rmqtool.errors import RmqError, warn
@@ -119,7 +120,6 @@ class MessageStore:
 
     def _roll_back_interrupted(self, doc: dict) -> None:
         """Undo the queues and index of a write a journal names (its commitlog is cut already), durably."""
-        from rmqtool.engine.rollback import roll_back
 
         roll_back(self, journal.mark_of(doc))
         self.flush()

@@ -38,7 +38,7 @@ from rmqtool.errors import RmqError
 from rmqtool.files.filecrc import file_crc
 from rmqtool.files.lock import fsync_path
 from rmqtool.files.paths import StorePaths, offset_name
-from rmqtool.structures import checkpoint
+from rmqtool.structures import checkpoint, consumequeue
 from rmqtool.structures.commitlog import message
 from rmqtool.structures.commitlog.hosts import SocketAddress
 from rmqtool.structures.config.topics import topics_path
@@ -238,7 +238,6 @@ class Staging:
     def prepare_queues(self, end: StoreEnd, first: dict[tuple[str, int], int], table: dict[tuple[str, int], int],
                        file_size: int) -> None:
         """Allocate each touched queue's files from its first new entry to its last."""
-        from rmqtool.structures import consumequeue
 
         for key, first_offset in first.items():
             last_offset = table[key]

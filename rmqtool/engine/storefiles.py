@@ -9,7 +9,6 @@ read for a change. A killed write (`journal`) is rolled back by the writer that 
 from __future__ import annotations
 
 from rmqtool.engine import journal
-from rmqtool.engine.staging import finish_pending
 from rmqtool.errors import RmqError
 from rmqtool.files.lock import StoreLock, create_abort, lock_holder, remove_abort
 from rmqtool.files.paths import StorePaths
@@ -50,6 +49,8 @@ class StoreFiles:
     def settle(self, *, drop_staging: bool = False) -> bool:
         """Finish what a killed process left, under the lock: a bulk load's adoption, a clean's removals, a
         journaled swap (returns whether one was finished); with `drop_staging`, staging no journal names goes."""
+        from rmqtool.engine.staging import finish_pending  # start-up: staging loads numpy; every open builds files
+
         finish_pending(self.paths)
         journal.finish_deletions(self.paths)
         finished = finish_swap(self.paths)

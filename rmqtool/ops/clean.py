@@ -17,8 +17,8 @@ from rmqtool.engine import journal
 from rmqtool.engine.config import StoreConfig
 from rmqtool.engine.opening import Store, open_store
 from rmqtool.report import COMMITLOG, CONSUMEQUEUE, INDEX, structure_of
-from rmqtool.structures import REGISTRY
 from rmqtool.structures.commitlog import structure as commitlog
+from rmqtool.structures.registry import REGISTRY
 
 STRUCTURES = (COMMITLOG, CONSUMEQUEUE, INDEX)  # the summary shows each, in this order, even when nothing goes
 

@@ -65,7 +65,7 @@ def _chain_end(reader: StoreReader, seg: SegmentFile) -> int:
         return int(rows[-1].offsets[-1] + rows[-1].cols["totalSize"][-1]) - seg.start if rows else 0
     import numpy as np
 
-    from rmqtool.structures.commitlog.walker import Rows, walk_on
+    from rmqtool.structures.commitlog.walker import Rows, walk_on  # start-up: loads numba; lookups ask log_extent
 
     with open_read_only(seg.path) as buf:
         arr = np.frombuffer(buf, dtype=np.uint8)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 
 from rmqtool.engine.reader import StoreReader, open_root_reader
+from rmqtool.ops.timeline import store_timeline
 from rmqtool.structures.registry import REGISTRY
 
 
@@ -31,7 +32,6 @@ def store_info(path: str | os.PathLike, config: str | os.PathLike | None = None,
 def info_doc(reader: StoreReader, *, buckets: int | None = None, queue_rows: list[dict] | None = None) -> dict:
     """`store_info` of an open reader; `queue_rows`, when given, gains each queue's messages and bytes (read
     by the same pass as the timeline)."""
-    from rmqtool.ops.timeline import store_timeline
 
     kind = reader.store.kind
     doc: dict = {"store": str(reader.paths.root), **kind.to_json()}

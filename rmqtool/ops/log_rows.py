@@ -18,10 +18,12 @@ import pyarrow as pa
 
 from rmqtool.engine.reader import ScanChunk, StoreReader
 from rmqtool.files.segments import release_pages
+from rmqtool.io.jsonl import jsonl_bytes
 from rmqtool.io.pipeline import WORKERS, ordered_map
 from rmqtool.io.rows import decompressed, message_rows, uncompressed
 from rmqtool.report import Finding
 from rmqtool.structures.commitlog.geometry import missing_segment_at
+from rmqtool.structures.commitlog.message import DECOMPRESSED_FORMATS
 from rmqtool.structures.commitlog.scan import RecordBatch
 
 R = TypeVar("R")
@@ -182,13 +184,11 @@ def log_lines(reader: StoreReader, body: str = "base64", **selection) -> Iterato
 def bodies_for(body: str) -> str:
     """The bodies rows carry to be shown as `body`: the ones a consumer gets (a compressed one decompressed),
     except for `stored` (and `none`), the bytes in the record."""
-    from rmqtool.structures.commitlog.message import DECOMPRESSED_FORMATS
 
     return PLAIN if body in DECOMPRESSED_FORMATS else STORED
 
 
 def line_rendering(body: str) -> dict:
     """The `bodies` and `render` arguments of `log_rows` (or `rows_of`) that make JSON lines with `body`."""
-    from rmqtool.io.jsonl import jsonl_bytes
 
     return {"bodies": bodies_for(body), "render": lambda rows: jsonl_bytes(rows, body)}

@@ -13,7 +13,15 @@ import os
 import time
 from collections.abc import Callable
 
+from rmqtool import __version__
 from rmqtool.engine.reader import StoreReader, open_root_reader
+from rmqtool.ops.consumers import consumer_lag, progress_doc
+from rmqtool.ops.doctor import remedy_line
+from rmqtool.ops.info import info_doc
+from rmqtool.ops.verify import verify_store
+from rmqtool.structures.consumequeue.queues import MapCache
+from rmqtool.structures.consumequeue.timeline import store_times
+from rmqtool.structures.registry import COMMITLOG
 
 Progress = Callable[[str, int | None], None]  # (stage finished, items in it): info, consumers, index, verify
 STAGES = ("info", "consumers", "index", "verify")
@@ -23,8 +31,6 @@ def store_picture(path: str | os.PathLike, config: str | os.PathLike | None = No
                   buckets: int | None = None, progress: Progress | None = None) -> dict:
     """The picture of the store at `path`; `verify` adds a full check (a log scan: wrap the call in
     `engine.reader.scan_observed` to hear how far it has got); `buckets`: the timeline's at most."""
-    from rmqtool import __version__
-    from rmqtool.ops.info import info_doc
 
     tell = progress or (lambda stage, n: None)
     reader = open_root_reader(path, config)
@@ -65,7 +71,6 @@ def _segments(reader: StoreReader, info: dict, report) -> list[dict]:
     for row in rows:
         row["damaged"] = []
     if report is not None:
-        from rmqtool.structures.registry import COMMITLOG
 
         for f in report.findings:
             if f.structure != COMMITLOG.name:
@@ -80,9 +85,6 @@ def _consumers(reader: StoreReader) -> dict | None:
     """`consumers --json`, each queue with the store time of the message at its committed offset."""
     import numpy as np
 
-    from rmqtool.ops.consumers import consumer_lag, progress_doc
-    from rmqtool.structures.consumequeue.queues import MapCache
-    from rmqtool.structures.consumequeue.timeline import store_times
 
     groups = consumer_lag(reader)
     if not groups:
@@ -123,8 +125,6 @@ def _index(reader: StoreReader) -> list[dict]:
 
 def _verified(reader: StoreReader):
     """`verify`'s report of the store, summed up per kind and structure, with the doctor's one line."""
-    from rmqtool.ops.doctor import remedy_line
-    from rmqtool.ops.verify import verify_store
 
     report = verify_store(reader)
     summary: dict[tuple[str, str], dict] = {}

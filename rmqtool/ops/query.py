@@ -67,7 +67,7 @@ class StoreQuery:
     def _at_the_end(self, offset: int) -> str | None:
         """What to say of `offset` when it is the log's end, where the next message will be written (None when it
         is not): the last record named."""
-        from rmqtool.ops.hashing import log_extent
+        from rmqtool.ops.hashing import log_extent  # start-up: the extent walk loads numba; lookups need none
 
         if log_extent(self.reader).end != offset:
             return None

@@ -36,6 +36,7 @@ import pyarrow as pa
 
 from rmqtool.engine import journal
 from rmqtool.engine.commitlog import CommitLog
+from rmqtool.engine.message_store import MessageStore
 from rmqtool.engine.opening import Store, open_store
 from rmqtool.engine.reader import StoreReader
 from rmqtool.errors import RmqError
@@ -133,7 +134,6 @@ def apply(root: str | os.PathLike, config=None, *, on_plan: Callable[[Diagnosis]
 def _roll_back_interrupted_write(store: Store) -> None:
     """A write (import, append) killed mid-way is rolled back first, as every writer does (its own lock)."""
     if journal.pending(store.paths) is not None:
-        from rmqtool.engine.message_store import MessageStore
 
         MessageStore(store, create=False).close()
 

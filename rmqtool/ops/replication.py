@@ -25,6 +25,9 @@ from rmqtool.engine.ha.slave import Follower
 from rmqtool.engine.message_store import MessageStore
 from rmqtool.engine.opening import Store, open_store
 from rmqtool.errors import RmqError
+from rmqtool.io.sources import Source, open_input
+from rmqtool.load.writer import load
+from rmqtool.ops.recovery import recover_store
 
 ROLES = {"sync": SYNC_MASTER, "async": ASYNC_MASTER}
 
@@ -43,7 +46,6 @@ def recovered_first(store: Store, cfg: StoreConfig | None, note: Callable[[str],
     (`abort` present), what recovery cut kept in lost/ and said; the one rule of `ha follow` and `ha serve`."""
     if not store.paths.abort.exists():
         return store
-    from rmqtool.ops.recovery import recover_store
 
     plan, lost = recover_store(store)
     if plan.refused:
@@ -103,7 +105,6 @@ def append_rows(master: HaMaster, source_path: str, opts, batch_size: int | None
     """Append the producer rows of `source_path` to the served store, emitting one status object per row; the
     number of rows. `-` is standard input read as a live pipe: each line appended as it arrives, `stop`
     heeded between lines (a file is appended whole)."""
-    from rmqtool.io.sources import open_input
 
     if source_path == "-":
         return _append_stream(master, sys.stdin.buffer.fileno(), opts, batch_size, emit, stop)
@@ -112,7 +113,6 @@ def append_rows(master: HaMaster, source_path: str, opts, batch_size: int | None
 
 def _append(master: HaMaster, source, opts, batch_size: int | None, emit: Callable[[dict], None], done: int) -> int:
     """One load of `source` into the served store; rows are numbered after the `done` ones before them."""
-    from rmqtool.load.writer import load
 
     store = master.store
     sync = store.sync_master
@@ -131,7 +131,6 @@ STREAM_POLL_S = 0.2  # how often a reader waiting on a live pipe looks at `stop`
 def _append_stream(master: HaMaster, fd: int, opts, batch_size: int | None, emit: Callable[[dict], None],
                    stop: threading.Event | None) -> int:
     """The lines of `fd` appended as they arrive, the lines that came together in one load."""
-    from rmqtool.io.sources import Source
 
     rows = lines_read = 0
     pending = b""

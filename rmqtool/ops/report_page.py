@@ -8,6 +8,8 @@ from pathlib import Path
 from rmqtool.engine.opening import not_a_store
 from rmqtool.errors import RmqError
 from rmqtool.io.atomic import atomic_output
+from rmqtool.ops.picture import store_picture
+from rmqtool.page.document import render
 
 SUFFIX = "-report.html"
 
@@ -29,8 +31,6 @@ def write_report(path: str | os.PathLike, out: str | os.PathLike, config: str | 
         raise RmqError(f"{target} is a folder: name a file to write")
     if not target.parent.is_dir():
         raise RmqError(f"cannot write {target}: no folder {target.parent}")
-    from rmqtool.ops.picture import store_picture
-    from rmqtool.page.document import render
 
     picture = store_picture(root, config, verify=verify, progress=progress)
     data = render(picture).encode("utf-8")

@@ -11,6 +11,8 @@ from __future__ import annotations
 from typing import Any
 
 from rmqtool.errors import RmqError
+from rmqtool.structures.consumequeue.queues import MapCache
+from rmqtool.structures.consumequeue.timeline import queue_edges
 
 DEFAULT_BUCKETS = 60
 _SECOND = 1000
@@ -51,8 +53,6 @@ def store_timeline(reader: Any, topics: list[dict], buckets: int | None = None,
     queueId, minOffset, maxOffset, messages and bytes (the entries' sizes between min and max)."""
     import numpy as np
 
-    from rmqtool.structures.consumequeue.queues import MapCache
-    from rmqtool.structures.consumequeue.timeline import queue_edges
 
     firsts = [t["firstStoreTimestamp"] for t in topics if t["messages"] and t["firstStoreTimestamp"] is not None]
     lasts = [t["lastStoreTimestamp"] for t in topics if t["messages"] and t["lastStoreTimestamp"] is not None]

@@ -10,12 +10,14 @@ from pathlib import Path
 import numpy as np
 
 from rmqtool.engine.reader import StoreReader
+from rmqtool.engine.recognition import require_file
 from rmqtool.errors import NotFound, RmqError
 from rmqtool.files.segments import SegmentFile, open_read_only, single_segment
 from rmqtool.report import COMMITLOG, WARNING, Finding
 from rmqtool.structures import consumequeue, index
 from rmqtool.structures.commitlog import compression, message
 from rmqtool.structures.commitlog.template import FieldSpan, record_template
+from rmqtool.structures.consumequeue.queues import queue_file_entries
 from rmqtool.structures.index import chain as index_chain
 
 
@@ -65,8 +67,6 @@ def _decoded(file: str, msg: message.Message, levels: list[int],
 def queue_entries(reader: StoreReader | None, topic: str | None, queue_id: int | None,
                   file: Path | None = None) -> Iterator[dict]:
     """Consume-queue entries of topic/queue (or of one queue file) as decode JSON objects."""
-    from rmqtool.engine.recognition import require_file
-    from rmqtool.structures.consumequeue.queues import queue_file_entries
 
     if file is not None:
         require_file(file, "consume-queue file")
