@@ -44,6 +44,7 @@ SHARED: frozenset[str] = frozenset({
     "rmqtool.structures.commitlog.scan",  # the segment scanner and its finding kinds (the DLedger one extends it)
     "rmqtool.structures.commitlog.sysflag",  # the record's sysFlag bits
     "rmqtool.structures.commitlog.walker",  # the walk's rows by name (the dispatch kernel reads them)
+    "rmqtool.structures.commitlog.window",  # the log's good records in a window, as log checkers are fed them
     "rmqtool.structures.config.persist",  # how a broker's JSON file is written
     "rmqtool.structures.consumequeue.renumber",  # the queue offsets a repack moves (consumer positions follow)
     "rmqtool.structures.index",  # the index file's layout and the key separator

@@ -7,7 +7,6 @@ import bisect
 import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -19,14 +18,13 @@ from rmqtool.files.paths import StorePaths, offset_name, parse_offset_name
 from rmqtool.report import Finding
 from rmqtool.structures import checkpoint, index
 from rmqtool.structures.commitlog import message
+from rmqtool.structures.commitlog.chunk import ScanChunk
 from rmqtool.structures.commitlog.geometry import holes, missing_segment_at, start_from_first_record, store_findings
 from rmqtool.structures.consumequeue.queues import QueueStore, open_queues
 from rmqtool.structures.index.files import IndexFiles, IndexFileView
 
-if TYPE_CHECKING:  # numpy and the scanner load on first use: lookups start faster without them
+if TYPE_CHECKING:  # numpy loads on first use: lookups start faster without it
     import numpy as np
-
-    from rmqtool.structures.commitlog.scan import RecordBatch
 
 from rmqtool.files.segments import (
     SegmentFile,
@@ -37,15 +35,6 @@ from rmqtool.files.segments import (
     release_pages,
     single_segment,
 )
-
-
-@dataclass
-class ScanChunk:
-    """Good records of one stretch of the log and the findings met on the way."""
-
-    batch: RecordBatch | None
-    findings: list[Finding] = field(default_factory=list)
-
 
 _observers: list[Callable[[int, int], None]] = []  # told (bytes scanned, bytes to scan) as scans go
 

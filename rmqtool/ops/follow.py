@@ -18,11 +18,12 @@ from collections.abc import Callable, Iterator
 
 import numpy as np
 
-from rmqtool.engine.reader import ScanChunk, StoreReader
+from rmqtool.engine.reader import StoreReader
 from rmqtool.errors import RmqError
 from rmqtool.files.segments import SegmentFile, data_end, list_segments, open_read_only, read_head
 from rmqtool.ops.log_rows import STORED, line_rendering, rows_of, selected
 from rmqtool.structures.commitlog import message
+from rmqtool.structures.commitlog.chunk import ScanChunk
 from rmqtool.structures.commitlog.scan import SegmentEnd, SegmentScanner
 from rmqtool.structures.commitlog.walker import Rows, walk_on
 

@@ -16,12 +16,13 @@ from typing import TypeVar
 import numpy as np
 import pyarrow as pa
 
-from rmqtool.engine.reader import ScanChunk, StoreReader
+from rmqtool.engine.reader import StoreReader
 from rmqtool.files.segments import release_pages
 from rmqtool.io.jsonl import jsonl_bytes
 from rmqtool.io.pipeline import WORKERS, ordered_map
 from rmqtool.io.rows import decompressed, message_rows, uncompressed
 from rmqtool.report import Finding
+from rmqtool.structures.commitlog.chunk import ScanChunk
 from rmqtool.structures.commitlog.geometry import missing_segment_at
 from rmqtool.structures.commitlog.message import DECOMPRESSED_FORMATS
 from rmqtool.structures.commitlog.scan import RecordBatch

@@ -26,6 +26,7 @@ import numpy as np
 from rmqtool.engine.reader import StoreReader
 from rmqtool.errors import RmqError
 from rmqtool.report import ERROR, STORE, WARNING, CollectSink, Finding, Reporter
+from rmqtool.structures.commitlog.window import Window
 from rmqtool.structures.consumequeue import queue_keys, queue_of_key
 from rmqtool.structures.registry import FILE_OWNERS, REGISTRY, file_owner, place_in_store
 
@@ -89,22 +90,6 @@ class VerifyReport:
         return {**alone, "messages": self.messages, "queueEntries": self.queue_entries,
                 "indexEntries": self.index_entries, "problems": self.problems, "warnings": self.warnings,
                 "byKind": self.by_kind(), "findings": [f.to_json() for f in self.findings]}
-
-
-@dataclass
-class Window:
-    """The good records of one stretch of the log, as the dispatcher sees them."""
-
-    end: int  # the physical offset after the last record
-    offset: np.ndarray
-    size: np.ndarray
-    qkey: np.ndarray  # index into the (topic, queue) table
-    qoffset: np.ndarray
-    tags: np.ndarray
-    in_cq: np.ndarray
-    key_hash: np.ndarray  # one per index key, with the offset of its record
-    key_offset: np.ndarray
-    last_store_ts: int
 
 
 def verify_store(reader: StoreReader, *, every: bool = False) -> VerifyReport:

@@ -6,13 +6,10 @@ the repairs its findings call for and writes its `info` section. The orchestrato
 registry (`rmqtool.structures.registry.REGISTRY`) and hold no structure's rule. A subclass imports what a
 method needs inside the method, so listing the registry loads nothing heavy.
 
-`view` below is the store being read (`engine.reader.StoreReader`); structures take it by what it
-offers, never by import, so no structure imports a layer above it. So is `opener`, what `verify FILE`
-opens a lone file with: `config` (the store settings, `--config` or the broker's defaults) and
-`reader(path)` (a store reader of a store root, or of one commitlog segment, with those settings).
-A `report` offers `reporter.add/extend(findings)`, `collected` (a capped sink: `add_each`), `notes`
-(lines for a person), the counts `messages`, `queue_entries`, `index_entries`, and `queue_keys`
-((topic, queue id) -> the number the log's windows give the queue).
+`view` below is the store being read, `report` a check's report and `opener` what `verify FILE` opens
+a lone file with: each typed by the Protocol of what the structures read of it (`structures.view`), which
+the engine's reader and verify's report satisfy, so no structure imports a layer above it. A log checker
+is fed the log's records as `Window`s (`commitlog.window`).
 """
 
 from __future__ import annotations
@@ -20,9 +17,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from rmqtool.report import Finding
+from rmqtool.structures.commitlog.window import Window
+from rmqtool.structures.view import CheckReport, Opener, StoreView
 
 if TYPE_CHECKING:
     from rmqtool.files.paths import StorePaths
@@ -32,7 +31,7 @@ class LogChecker(Protocol):
     """A structure's check of its files against the log, fed the log's good records window by window
     in log order (so memory holds a window, not the store)."""
 
-    def check(self, window: Any) -> None: ...
+    def check(self, window: Window) -> None: ...
 
     def finish(self, end: int) -> None: ...
 
@@ -107,15 +106,15 @@ class Structure:
         """The store root when `path` sits where this structure keeps its files (None elsewhere)."""
         return None
 
-    def file_findings(self, view: Any) -> list[Finding]:
+    def file_findings(self, view: StoreView) -> list[Finding]:
         """What the structure's own rules find in its files, before any is read against another."""
         return []
 
-    def log_checker(self, view: Any, report: Any) -> LogChecker | None:
+    def log_checker(self, view: StoreView, report: CheckReport) -> LogChecker | None:
         """A checker of its files against the log's records (None: it has none)."""
         return None
 
-    def check_file(self, path: Path, opener: Any, report: Any) -> None:
+    def check_file(self, path: Path, opener: Opener, report: CheckReport) -> None:
         """One of its files checked alone (`verify FILE`)."""
         raise NotImplementedError(self.name)
 
@@ -123,12 +122,12 @@ class Structure:
         """The findings among `findings` that make the broker refuse to start."""
         return [f for f in findings if f.structure == self.name and f.kind in self.refused_at_start]
 
-    def repairs(self, report: Any, view: Any) -> list[Repair]:
+    def repairs(self, report: CheckReport, view: StoreView) -> list[Repair]:
         """The fixes the findings of a store's check (`report.findings`, every structure's; `report.log_end`
         where the log's good records end) call for in this structure (none: nothing of its own to mend)."""
         return []
 
-    def info(self, view: Any, doc: dict) -> tuple[str, dict] | None:
+    def info(self, view: StoreView, doc: dict) -> tuple[str, dict] | None:
         """(key, section) of `info` for this structure (None: the store has none of its files)."""
         return None
 

@@ -148,7 +148,7 @@ def orchestrator_reaches(sources: Iterable[Source], orchestrators: Iterable[str]
         for name in sorted(set(bindings(ast.parse(text), rel).values())):
             parts = name.split(".")
             reads_files = name.startswith("rmqtool.files.segments.")
-            past_objects = parts[:2] == ["rmqtool", "structures"] and name != "rmqtool.structures.REGISTRY" \
+            past_objects = parts[:2] == ["rmqtool", "structures"] and name != "rmqtool.structures.registry.REGISTRY" \
                 and not (len(parts) >= 4 and parts[3] == "structure")
             if reads_files or past_objects:
                 found.append(f"{rel} -> {name}")
@@ -216,7 +216,8 @@ def test_the_configured_override_written_twice_is_caught():
 
 
 def test_an_orchestrator_reading_a_structures_files_is_caught():
-    text = ("from rmqtool.structures import REGISTRY, consumequeue\nfrom rmqtool.structures.index import header_of\n"
+    text = ("from rmqtool.structures.registry import REGISTRY\nfrom rmqtool.structures import consumequeue\n"
+            "from rmqtool.structures.index import header_of\n"
             "from rmqtool.structures.commitlog import structure\nfrom rmqtool.files.segments import open_read_only\n")
     assert orchestrator_reaches([("ops/clean.py", text)]) == [
         "ops/clean.py -> rmqtool.files.segments.open_read_only", "ops/clean.py -> rmqtool.structures.consumequeue",

@@ -1,18 +1,18 @@
 """The checkpoint checked: its page alone (`verify FILE`), its presence and its flush times against the
 newest record of the log.
 
-Duck-typed inputs: a store reader offering `paths.checkpoint` and `checkpoint()`; a window offering
-`last_store_ts` (the newest store time of its records) and `offset` (its records); a report offering
-`reporter.add(finding)`.
+It reads of the store `paths.checkpoint`, of a window `last_store_ts` (the newest store time of its records)
+and `offset` (its records), and adds to the report's `reporter`.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from rmqtool.report import CHECKPOINT, ERROR, WARNING, Finding
 from rmqtool.structures import checkpoint
+from rmqtool.structures.commitlog.window import Window
+from rmqtool.structures.view import CheckReport, StoreView
 
 MISSING = "checkpoint-missing"  # a log with records and no checkpoint file beside it
 AHEAD = "checkpoint-ahead"  # a flush time after the newest record
@@ -24,11 +24,11 @@ class CheckpointChecker:
     what they name was cut or is gone (warnings). A log without records needs no checkpoint: there is nothing
     for a recovery to start from (a broker writes one at its first start)."""
 
-    def __init__(self, reader: Any, report: Any) -> None:
+    def __init__(self, reader: StoreView, report: CheckReport) -> None:
         self.reader, self.report = reader, report
         self.last_ts: int | None = None  # None: no record was read
 
-    def check(self, window: Any) -> None:
+    def check(self, window: Window) -> None:
         if len(window.offset):
             self.last_ts = max(self.last_ts or 0, int(window.last_store_ts))
 
@@ -76,7 +76,7 @@ def _ahead(path: str, name: str, reason: str) -> Finding:
                    AHEAD)
 
 
-def check_file(path: Path, report: Any) -> None:
+def check_file(path: Path, report: CheckReport) -> None:
     """The page alone: a checkpoint the broker can read (its size, its flush times epoch milliseconds)."""
     from rmqtool.files.segments import read_file
     from rmqtool.structures.checkpoint.recognize import checkpoint_refusal

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
-from rmqtool.structures.structure import RESET_CHECKPOINT, Repair, Structure, mend_all
+from rmqtool.structures.structure import RESET_CHECKPOINT, LogChecker, Repair, Structure, mend_all
+from rmqtool.structures.view import CheckReport, Opener, StoreView
 
 CHECKPOINT_KIND = "checkpoint"
 CHECKPOINT_NAME = "checkpoint"  # the file's name under a store root
@@ -21,7 +21,7 @@ class CheckpointFile(Structure):
 
         return checkpoint_refusal(head)
 
-    def repairs(self, report: Any, view: Any) -> list[Repair]:
+    def repairs(self, report: CheckReport, view: StoreView) -> list[Repair]:
         """Every finding of its own is mended by one reset-checkpoint."""
         return mend_all(report.findings, self.name, RESET_CHECKPOINT, str(view.paths.checkpoint),
                         "write the checkpoint's times again from the newest record")
@@ -29,17 +29,17 @@ class CheckpointFile(Structure):
     def place(self, path: Path) -> Path | None:
         return path.parent if path.name == CHECKPOINT_NAME else None
 
-    def log_checker(self, view: Any, report: Any) -> Any:
+    def log_checker(self, view: StoreView, report: CheckReport) -> LogChecker | None:
         from rmqtool.structures.checkpoint.check import CheckpointChecker
 
         return CheckpointChecker(view, report)
 
-    def check_file(self, path: Path, opener: Any, report: Any) -> None:
+    def check_file(self, path: Path, opener: Opener, report: CheckReport) -> None:
         from rmqtool.structures.checkpoint.check import check_file
 
         check_file(path, report)
 
-    def info(self, view: Any, doc: dict) -> tuple[str, dict] | None:
+    def info(self, view: StoreView, doc: dict) -> tuple[str, dict] | None:
         """Its times, and how far the physic time lags the log's newest record (`doc`'s commitlog section)."""
         if not view.paths.checkpoint.is_file():
             return "checkpoint", {"present": False}

@@ -6,11 +6,12 @@ this one: a file whose head one of them recognises is a commitlog segment too.""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from rmqtool.report import Finding
 from rmqtool.structures.commitlog.expiry import Expiry, expired_segments
 from rmqtool.structures.structure import Repair, Structure
+from rmqtool.structures.view import CheckReport, Opener, StoreView
 
 if TYPE_CHECKING:
     from rmqtool.files.paths import StorePaths
@@ -44,23 +45,23 @@ class CommitLog(Structure):
     def place(self, path: Path) -> Path | None:
         return path.parent.parent if path.parent.name == self.folder else None
 
-    def info(self, view: Any, doc: dict) -> tuple[str, dict] | None:
+    def info(self, view: StoreView, doc: dict) -> tuple[str, dict] | None:
         from rmqtool.structures.commitlog.summary import section
 
         return "commitlog", section(view)
 
-    def file_findings(self, view: Any) -> list[Finding]:
+    def file_findings(self, view: StoreView) -> list[Finding]:
         from rmqtool.structures.commitlog.geometry import store_findings
 
         return store_findings(view)
 
-    def repairs(self, report: Any, view: Any) -> list[Repair]:
+    def repairs(self, report: CheckReport, view: StoreView) -> list[Repair]:
         from rmqtool.structures.commitlog.repairs import repairs
 
         return repairs(report.findings, [s.path for s in view.segments], view.config.mappedFileSizeCommitLog,
                        report.log_end)
 
-    def check_file(self, path: Path, opener: Any, report: Any) -> None:
+    def check_file(self, path: Path, opener: Opener, report: CheckReport) -> None:
         """A segment alone: its records (length, magic, body CRC, physicalOffset, blank marker, garbage
         tail) and its size, when configured."""
         from rmqtool.structures.commitlog.geometry import sequence_findings

@@ -6,10 +6,10 @@ segment and the last that holds a record), never the whole log.
 
 from __future__ import annotations
 
-from typing import Any
+from rmqtool.structures.view import StoreView
 
 
-def section(view: Any) -> dict:
+def section(view: StoreView) -> dict:
     segs = view.segments
     out: dict = {"directory": str(view.paths.commitlog), "segments": len(segs), "segmentSize": view.segment_size,
                  "holes": [_hole(low, high, view.segment_size) for low, high in view.holes()]}
@@ -50,7 +50,7 @@ def broker_end(segs: list, k: int, record_end: int) -> int:
     return record_end
 
 
-def _edge_record(view: Any, start: int, *, last: bool, until: int | None = None) -> tuple[int, int] | None:
+def _edge_record(view: StoreView, start: int, *, last: bool, until: int | None = None) -> tuple[int, int] | None:
     """(offset, storeTimestamp) of the first good record from `start` on, or (end offset,
     storeTimestamp) of the last good record of the segment at `start` (`last`)."""
     found = None

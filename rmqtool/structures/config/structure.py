@@ -4,12 +4,12 @@ load, from itself or its `.bak`, is a finding; a `.tmp` a write left behind is a
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from rmqtool.report import ERROR, WARNING, Finding
 from rmqtool.structures.config import persist
 from rmqtool.structures.config.catalog import config_dir, describe_all
 from rmqtool.structures.structure import Structure
+from rmqtool.structures.view import StoreView
 
 CONFIG_DIR = "config"
 
@@ -25,7 +25,7 @@ class Config(Structure):
     def place(self, path: Path) -> Path | None:
         return path.parent.parent if path.parent.name == CONFIG_DIR else None
 
-    def file_findings(self, view: Any) -> list[Finding]:
+    def file_findings(self, view: StoreView) -> list[Finding]:
         """A file neither it nor its `.bak` can be loaded from (the broker starts that table empty), one loaded
         from its `.bak`, and a `.tmp` a write left behind."""
         if not config_dir(view.paths.root).is_dir():

@@ -11,26 +11,25 @@ healthy entries after it: an entry at or past the window's end whose next entry 
 taken with the window, and judged once the log's end is known: past it, or against the record it
 points at (read alone).
 
-Duck-typed inputs (no structure imports the layers above it):
-- `reader`: `topics()`, `queue_ids(topic)`, `consume_queue(topic, qid)` (chunks of (queue offsets,
-  entries) by the broker's reading rule), `queues.location(topic, qid)`, `segments`, `segment_for(offset)`;
-- `report`: `queue_entries` (a count it adds to), `collected` (a capped sink: `add_each`), `queue_keys`
-  ((topic, queue id) -> the number the log's windows give the queue);
-- a window: `end`, and per record `offset`, `size`, `qkey`, `qoffset`, `tags`, `in_cq`.
+It reads of the store (`StoreView`) its queues (`consume_queue(topic, qid)`: chunks of (queue offsets,
+entries) by the broker's reading rule), `segments` and `segment_for(offset)`; of the report (`CheckReport`)
+`queue_keys` ((topic, queue id) -> the number the log's windows give the queue), adding to `queue_entries`
+and `collected`; of a window, `end` and per record `offset`, `size`, `qkey`, `qoffset`, `tags`, `in_cq`.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
-from rmqtool.report import CONSUMEQUEUE, ERROR, Finding
+from rmqtool.report import CONSUMEQUEUE, ERROR, CollectSink, Finding
 from rmqtool.structures import consumequeue
 from rmqtool.structures.commitlog import message
+from rmqtool.structures.commitlog.window import Window
 from rmqtool.structures.consumequeue import rules
 from rmqtool.structures.consumequeue.queues import MapCache, queue_file_entries
+from rmqtool.structures.view import CheckReport, Opener, StoreView
 
 QUEUE_OFFSET_GAP = "queue-offset-gap"  # a queue's records, in log order, skip queue offsets
 
@@ -38,7 +37,7 @@ QUEUE_OFFSET_GAP = "queue-offset-gap"  # a queue's records, in log order, skip q
 class QueueCursor:
     """One consume queue's entries (by the broker's reading rule), taken in log order."""
 
-    def __init__(self, reader: Any, topic: str, queue_id: int, log_min: int) -> None:
+    def __init__(self, reader: StoreView, topic: str, queue_id: int, log_min: int) -> None:
         self.files = iter(reader.consume_queue(topic, queue_id))
         self.path = reader.queues.location(topic, queue_id)
         self.log_min = log_min
@@ -82,7 +81,7 @@ def _held_back(offs: np.ndarray, end: int) -> int:
 class QueueChecker:
     """Every consume queue checked against the windows of the log, in both directions."""
 
-    def __init__(self, reader: Any, report: Any) -> None:
+    def __init__(self, reader: StoreView, report: CheckReport) -> None:
         self.reader, self.report, self.sink = reader, report, report.collected
         self.keys: dict[tuple[str, int], int] = report.queue_keys
         log_min = reader.segments[0].start if reader.segments else 0
@@ -91,7 +90,7 @@ class QueueChecker:
         self.stray: dict[tuple[str, int], tuple[np.ndarray, np.ndarray]] = {}  # entries out of log order
         self.last: dict[int, int] = {}  # queue key -> the queue offset of its last record read
 
-    def check(self, w: Any) -> None:
+    def check(self, w: Window) -> None:
         names = {k: tq for tq, k in self.keys.items()}
         self._gaps(w, names)  # first: a gap reads before the mismatches it causes
         seen = np.zeros(len(w.offset), dtype=bool)
@@ -110,7 +109,7 @@ class QueueChecker:
         cursor = self.cursors.get((topic, qid))
         return cursor.path if cursor is not None else self.reader.queues.location(topic, qid)
 
-    def _gaps(self, w: Any, names: dict[int, tuple[str, int]]) -> None:
+    def _gaps(self, w: Window, names: dict[int, tuple[str, int]]) -> None:
         """Each queue's records in the window against the one before them in the log: a queue offset past the
         next one is a gap (a queue's first record may start anywhere: the log's head may have expired)."""
         rows = np.flatnonzero(w.in_cq)
@@ -128,7 +127,7 @@ class QueueChecker:
             topic, qid = names[int(keys[i])]
             self.sink.add(gap_finding(self._path(topic, qid), int(before[i]), int(qoffs[i]), int(w.offset[rows[i]])))
 
-    def _match(self, w: Any, tq: tuple[str, int], path: str, qoffs: np.ndarray, entries: np.ndarray,
+    def _match(self, w: Window, tq: tuple[str, int], path: str, qoffs: np.ndarray, entries: np.ndarray,
                seen: np.ndarray) -> None:
         """Entries against the window's records; marks in `seen` the records they rightly point at, and
         the records whose entry points where no record starts (that entry is the one finding)."""
@@ -206,7 +205,7 @@ def gap_finding(path: str, before: int, qoffset: int, at: int) -> Finding:
                    consumequeue.byte_of(qoffset - before - 1), ERROR, CONSUMEQUEUE, QUEUE_OFFSET_GAP)
 
 
-def past_end_entries(reader: Any, path: Path, sink: Any) -> None:
+def past_end_entries(reader: StoreView, path: Path, sink: CollectSink) -> None:
     """The entries of a queue file past its queue's end (`rules.FILE_PAST_END`), which a read by queue
     offset still serves, against the records they point at: each must be the record of its own topic,
     queue and queue offset, of its size (a file copied to another name is not)."""
@@ -216,7 +215,8 @@ def past_end_entries(reader: Any, path: Path, sink: Any) -> None:
     entries_against_records(reader, path.parent, qoffs, entries, sink, " (past the queue's end)")
 
 
-def entries_against_records(reader: Any, folder: str | Path, qoffs: np.ndarray, entries: np.ndarray, sink: Any,
+def entries_against_records(reader: StoreView, folder: str | Path, qoffs: np.ndarray, entries: np.ndarray,
+                            sink: CollectSink,
                             where: str = "", levels: list[int] | None = None,
                             queue: tuple[str, int] | None = None) -> None:
     """Entries of the queue at `folder` (consumequeue/<topic>/<queueId>, or where another form keeps `queue`,
@@ -247,7 +247,7 @@ def entries_against_records(reader: Any, folder: str | Path, qoffs: np.ndarray, 
                       reasons=reasons: rules.entry_finding(folder, int(qoffs[i]), reasons[i], kind))
 
 
-def check_file(path: Path, opener: Any, report: Any, root: Path | None) -> None:
+def check_file(path: Path, opener: Opener, report: CheckReport, root: Path | None) -> None:
     """One queue file alone: its name and size and, at its place in a store (under `root`), its entries
     against the records they point at. A copy elsewhere is held to `mappedFileSizeConsumeQueue` when given."""
     from rmqtool.files.paths import parse_offset_name

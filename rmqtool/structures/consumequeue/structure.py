@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from rmqtool.report import Finding
 from rmqtool.structures.consumequeue.expiry import orphaned_files
-from rmqtool.structures.structure import REBUILD_QUEUES, Repair, Structure, mend_all
+from rmqtool.structures.structure import REBUILD_QUEUES, LogChecker, Repair, Structure, mend_all
+from rmqtool.structures.view import CheckReport, Opener, StoreView
 
 if TYPE_CHECKING:
     from rmqtool.files.paths import StorePaths
@@ -35,17 +36,17 @@ class ConsumeQueues(Structure):
         # consumequeue/<topic>/<queueId>/<file>; a topic may be named like another structure's folder
         return path.parents[3] if len(path.parents) > 3 and path.parents[2].name == self.folder else None
 
-    def info(self, view: Any, doc: dict) -> tuple[str, dict] | None:
+    def info(self, view: StoreView, doc: dict) -> tuple[str, dict] | None:
         from rmqtool.structures.consumequeue.summary import section
 
         return "consumeQueues", section(view)
 
-    def file_findings(self, view: Any) -> list[Finding]:
+    def file_findings(self, view: StoreView) -> list[Finding]:
         from rmqtool.structures.consumequeue.rules import store_findings
 
         return store_findings(view)
 
-    def repairs(self, report: Any, view: Any) -> list[Repair]:
+    def repairs(self, report: CheckReport, view: StoreView) -> list[Repair]:
         """Every finding of its own is mended by one rebuild-queues, but those only appending the records again
         mends (a gap in a queue's offsets, and what it makes its entries and records show after it: the
         commitlog's cut plans that)."""
@@ -55,12 +56,12 @@ class ConsumeQueues(Structure):
         return mend_all([f for f in report.findings if id(f) not in left], self.name, REBUILD_QUEUES,
                         str(view.paths.consumequeue), "dispatch every consume queue again from the log")
 
-    def log_checker(self, view: Any, report: Any) -> Any:
+    def log_checker(self, view: StoreView, report: CheckReport) -> LogChecker | None:
         from rmqtool.structures.consumequeue.check import QueueChecker
 
         return QueueChecker(view, report)
 
-    def check_file(self, path: Path, opener: Any, report: Any) -> None:
+    def check_file(self, path: Path, opener: Opener, report: CheckReport) -> None:
         from rmqtool.structures.consumequeue.check import check_file
 
         check_file(path, opener, report, self.place(path))

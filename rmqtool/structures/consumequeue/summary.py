@@ -9,15 +9,15 @@ the first and last store time among them: two records read per queue).
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any
 
 from rmqtool.errors import RmqError
 from rmqtool.files.segments import list_segments
 from rmqtool.structures.commitlog import message
 from rmqtool.structures.consumequeue.queues import MapCache
+from rmqtool.structures.view import StoreView
 
 
-def section(view: Any) -> dict:
+def section(view: StoreView) -> dict:
     from rmqtool.structures.consumequeue.rocksdb import RocksQueues
 
     store = view.queues
@@ -52,7 +52,7 @@ def section(view: Any) -> dict:
     return out
 
 
-def _time_at(view: Any, maps: MapCache, topic: str, qid: int, queue_offset: int) -> int | None:
+def _time_at(view: StoreView, maps: MapCache, topic: str, qid: int, queue_offset: int) -> int | None:
     """The store time of the message a queue entry points at; None when the entry or record is unreadable."""
     entry = view.queues.entry(topic, qid, queue_offset)
     seg = view.segment_for(entry[0]) if entry is not None else None
@@ -73,7 +73,7 @@ class _TopicSummary:
         self.first: int | None = None
         self.last: int | None = None
 
-    def add(self, view: Any, maps: MapCache, topic: str, qid: int, low: int, high: int) -> None:
+    def add(self, view: StoreView, maps: MapCache, topic: str, qid: int, low: int, high: int) -> None:
         if high <= low:
             return
         self.messages += high - low

@@ -13,16 +13,17 @@ segments, sorted, and their start offsets).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from rmqtool.structures.commitlog import message
 from rmqtool.structures.consumequeue.queues import MapCache
+from rmqtool.structures.view import StoreView
 
 if TYPE_CHECKING:
     import numpy as np
 
 
-def store_times(view: Any, maps: MapCache, offsets: np.ndarray) -> np.ndarray:
+def store_times(view: StoreView, maps: MapCache, offsets: np.ndarray) -> np.ndarray:
     """The storeTimestamp of the record at each commitlog offset; -1 where no segment holds one."""
     import numpy as np
 
@@ -37,7 +38,7 @@ def store_times(view: Any, maps: MapCache, offsets: np.ndarray) -> np.ndarray:
     return out
 
 
-def edge_positions(view: Any, maps: MapCache, offsets: np.ndarray, edges: np.ndarray) -> np.ndarray:
+def edge_positions(view: StoreView, maps: MapCache, offsets: np.ndarray, edges: np.ndarray) -> np.ndarray:
     """For each edge, how many of the records at `offsets` (in queue order) are stored before it."""
     import numpy as np
 
@@ -60,7 +61,7 @@ def edge_positions(view: Any, maps: MapCache, offsets: np.ndarray, edges: np.nda
     return lo
 
 
-def queue_edges(view: Any, maps: MapCache, topic: str, queue_id: int, low: int, high: int,
+def queue_edges(view: StoreView, maps: MapCache, topic: str, queue_id: int, low: int, high: int,
                 edges: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
     """(messages, bytes) of the queue's entries between `low` and `high` stored before each edge, and the
     entries' sizes in all; the first edge is clamped to (0, 0) and the last to (high - low, that sum), so the

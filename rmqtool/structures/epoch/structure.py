@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from rmqtool.structures.config.persist import BAK
 from rmqtool.structures.epoch import FILE, java_int, lines_of
 from rmqtool.structures.structure import Structure
+from rmqtool.structures.view import StoreView
 
 
 class EpochFile(Structure):
@@ -26,7 +26,7 @@ class EpochFile(Structure):
     def place(self, path: Path) -> Path | None:
         return path.parent if path.name in (FILE, FILE + BAK) else None
 
-    def info(self, view: Any, doc: dict) -> tuple[str, dict] | None:
+    def info(self, view: StoreView, doc: dict) -> tuple[str, dict] | None:
         """The 5.x replication state (epochs, broker identity, the checkpoint's 5.x longs); None without any."""
         from rmqtool.structures.epoch.state import ha_state
 

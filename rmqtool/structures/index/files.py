@@ -1,7 +1,7 @@
 """A store's index files read with its settings: the one place an index file's geometry is resolved.
 
-`config` below is the store's settings, taken by what it offers: `maxHashSlotNum` and `maxIndexNum`
-(`engine.config.StoreConfig`); `given` names the settings a broker.conf set.
+`config` below is the store's settings (`settings.StoreSettings`): `maxHashSlotNum` and `maxIndexNum`; `given`
+names the settings a broker.conf set.
 """
 
 from __future__ import annotations
@@ -9,12 +9,13 @@ from __future__ import annotations
 from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from rmqtool.errors import RmqError
 from rmqtool.structures import index
 from rmqtool.structures.index.chain import entries_held
 from rmqtool.structures.index.geometry import file_geometry
+from rmqtool.structures.settings import StoreSettings
 
 if TYPE_CHECKING:
     import numpy as np
@@ -70,7 +71,7 @@ class IndexFiles:
     """Index files read with a store's settings: the geometry from the config or, where the config
     does not set it, from each file's size."""
 
-    def __init__(self, config: Any, given: Collection[str]) -> None:
+    def __init__(self, config: StoreSettings, given: Collection[str]) -> None:
         self.config = config
         self.given = given
 

@@ -12,7 +12,7 @@ it (the suffix minimum of the offsets, the file's last entry capped by its heade
 log order that is the first entry at or past the end, and one entry whose offset was damaged upward
 holds back none of those after it. Entries left after the last window point past the end of the log.
 
-`view` is the store being read, taken by what it offers: `segments` (each with `start`), `config`
+`view` is the store being read (`structures.view.StoreView`): `segments` (each with `start`), `config`
 (`messageIndexEnable`, `maxHashSlotNum`, `maxIndexNum`), `index_paths()`, `index_files()` and
 `paths.index`. `report` is verify's report: `reporter` (add, extend), `collected` (add_each, a capped
 sink) and the count `index_entries`. A window offers `end`, `key_hash` and `key_offset`.
@@ -21,10 +21,9 @@ sink) and the count `index_entries`. A window offers `end`, `key_hash` and `key_
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
@@ -32,8 +31,11 @@ from rmqtool.errors import RmqError
 from rmqtool.files.segments import release_pages
 from rmqtool.report import ERROR, INDEX, WARNING, Finding
 from rmqtool.structures import index
+from rmqtool.structures.commitlog.window import Window
 from rmqtool.structures.index.check import entry_finding
 from rmqtool.structures.index.files import IndexFiles, IndexFileView
+from rmqtool.structures.settings import StoreSettings
+from rmqtool.structures.view import CheckReport, StoreView
 
 _HASH_BITS = 31  # an index keyHash is the absolute value of a Java int hash
 _SPAN_BITS = 63 - _HASH_BITS  # a window's pairs are matched as (offset - its first key's) << 31 | keyHash: a
@@ -83,7 +85,7 @@ class _Stops:
     """Where a take of one file's entries below an end stops: the first position whose suffix minimum
     of offsets is at or past it. Block minima are kept, so a take reads only the pages up to its stop."""
 
-    def __init__(self, phy: np.ndarray, end_phy: int, passed: Any = None) -> None:
+    def __init__(self, phy: np.ndarray, end_phy: int, passed: Callable[[int, int], None] | None = None) -> None:
         self.phy, self.n = phy, len(phy)
         self.tail = min(int(phy[-1]), end_phy) if self.n else 0  # the last entry: the header's end bounds it
         mins = np.zeros(-(-self.n // _STEP), dtype=np.int64)
@@ -118,7 +120,7 @@ class IndexChecker:
     """The index files' entries against the log's windows, one file at a time, pages of entries already
     passed given back."""
 
-    def __init__(self, view: Any, report: Any) -> None:
+    def __init__(self, view: StoreView, report: CheckReport) -> None:
         self.view, self.report, self.sink = view, report, report.collected
         self.log_min = view.segments[0].start if view.segments else 0
         self.log_limit = view.segments[-1].end if view.segments else 0  # no record starts at or past it
@@ -168,7 +170,7 @@ class IndexChecker:
             if self.at < len(self.entries):
                 return
 
-    def check(self, w: Any) -> None:
+    def check(self, w: Window) -> None:
         """The window's entries against its keys (each entry names a key of its record) and its keys
         against the reachable entries (each key is indexed)."""
         base = int(w.key_offset.min()) if len(w.key_offset) else 0
@@ -190,7 +192,7 @@ class IndexChecker:
             folder, int(lost_at[i]), f"a key of the record at {int(lost_at[i])} is not in the index", 0,
             structure=INDEX, kind="key-not-indexed"))
 
-    def _wrong_key(self, s: _Slice, bad: np.ndarray, known: np.ndarray, w: Any, lost: np.ndarray) -> None:
+    def _wrong_key(self, s: _Slice, bad: np.ndarray, known: np.ndarray, w: Window, lost: np.ndarray) -> None:
         """Entries naming no key of their record. One pointing past every segment, between two good entries
         (the header's begin or end for the first or last of its file), whose hash is a key not indexed of a
         record between them, is that key's entry with its phyOffset damaged: one finding names both (and
@@ -234,7 +236,7 @@ class IndexChecker:
                 self.report.reporter.add(past_end_finding(path, begin, end))
 
 
-def open_index(files: IndexFiles, path: Path, report: Any) -> IndexFileView | None:
+def open_index(files: IndexFiles, path: Path, report: CheckReport) -> IndexFileView | None:
     """The file's view; None, after a finding, for a file its size does not fit (a cut file)."""
     from rmqtool.structures.index.check import file_size
 
@@ -246,7 +248,7 @@ def open_index(files: IndexFiles, path: Path, report: Any) -> IndexFileView | No
         return None
 
 
-def file_rules(view: IndexFileView, report: Any, log_limit: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+def file_rules(view: IndexFileView, report: CheckReport, log_limit: int | None = None) -> tuple[np.ndarray, np.ndarray]:
     """An index file's own rules: its header against its entries, and every entry reachable from its slot
     (`log_limit`: see `check.header_findings`). Returns the entries it holds (a count past them adds no
     empty ones) and which of them are reachable."""
@@ -264,7 +266,7 @@ def file_rules(view: IndexFileView, report: Any, log_limit: int | None = None) -
     return entries[:held], reach
 
 
-def check_file(path: Path, config: Any, report: Any) -> None:
+def check_file(path: Path, config: StoreSettings, report: CheckReport) -> None:
     """One index file alone (`verify FILE`): its size, header and chains; `config` the settings it is read with
     (`maxHashSlotNum`, `maxIndexNum`, and `given`, the keys a broker.conf set)."""
     view = open_index(IndexFiles(config, config.given), path, report)

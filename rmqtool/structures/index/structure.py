@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from rmqtool.structures.index.expiry import orphaned_files
 from rmqtool.structures.structure import REBUILD_INDEX, LogChecker, Repair, Structure, mend_all
+from rmqtool.structures.view import CheckReport, Opener, StoreView
 
 if TYPE_CHECKING:
     from rmqtool.files.paths import StorePaths
@@ -24,7 +25,7 @@ class Index(Structure):
 
         return index_file_refusal(head, size)
 
-    def repairs(self, report: Any, view: Any) -> list[Repair]:
+    def repairs(self, report: CheckReport, view: StoreView) -> list[Repair]:
         """Every finding of its own is mended by one rebuild-index."""
         return mend_all(report.findings, self.name, REBUILD_INDEX, str(view.paths.index),
                         "dispatch the index again from the log")
@@ -32,7 +33,7 @@ class Index(Structure):
     def place(self, path: Path) -> Path | None:
         return path.parent.parent if path.parent.name == self.folder else None
 
-    def log_checker(self, view: Any, report: Any) -> LogChecker | None:
+    def log_checker(self, view: StoreView, report: CheckReport) -> LogChecker | None:
         """Entries against the records they point at, keys against the entries (`logcheck`); None when the
         store's config turns the index off."""
         if not view.config.messageIndexEnable:
@@ -41,14 +42,14 @@ class Index(Structure):
 
         return IndexChecker(view, report)
 
-    def check_file(self, path: Path, opener: Any, report: Any) -> None:
+    def check_file(self, path: Path, opener: Opener, report: CheckReport) -> None:
         """One index file alone: its size, header and chains, by the settings `opener.config` holds
         (`maxHashSlotNum`, `maxIndexNum`, `given`): a structure reads no broker.conf."""
         from rmqtool.structures.index.logcheck import check_file
 
         check_file(path, opener.config, report)
 
-    def info(self, view: Any, doc: dict) -> tuple[str, dict] | None:
+    def info(self, view: StoreView, doc: dict) -> tuple[str, dict] | None:
         from rmqtool.structures.index.summary import section
 
         return "index", section(view, doc.get("commitlog", {}).get("endOffset"))

@@ -10,12 +10,12 @@ no record read).
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any
 
 from rmqtool.structures.index.logcheck import interrupted_past
+from rmqtool.structures.view import StoreView
 
 
-def section(view: Any, log_end: int | None) -> dict:
+def section(view: StoreView, log_end: int | None) -> dict:
     files = view.index_paths()
     out: dict = {"files": len(files)}
     if not files:

@@ -4,7 +4,6 @@ for `info`."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from rmqtool.files.segments import list_segments
 from rmqtool.report import Finding
@@ -12,6 +11,7 @@ from rmqtool.structures import timerlog
 from rmqtool.structures.structure import Structure
 from rmqtool.structures.timerlog import TIMER_FILES
 from rmqtool.structures.timerlog.reader import TIMERLOG_DIR, timer_units
+from rmqtool.structures.view import StoreView
 
 
 class TimerLog(Structure):
@@ -31,14 +31,14 @@ class TimerLog(Structure):
     def place(self, path: Path) -> Path | None:
         return path.parent.parent if path.parent.name == TIMERLOG_DIR and path.name.isdigit() else None
 
-    def file_findings(self, view: Any) -> list[Finding]:
+    def file_findings(self, view: StoreView) -> list[Finding]:
         """A unit that is not one, or a segment that ends in zeros with later segments after it."""
         directory = view.paths.root / TIMERLOG_DIR
         if not directory.is_dir():
             return []
         return [u for u in timer_units(directory) if isinstance(u, Finding)]
 
-    def info(self, view: Any, doc: dict) -> tuple[str, dict] | None:
+    def info(self, view: StoreView, doc: dict) -> tuple[str, dict] | None:
         """The timer store's files by name: bytes, and segments for a folder (None: the store has none)."""
         root = view.paths.root
         out: dict = {}
