@@ -2,7 +2,7 @@
 
 A structure is an object with behaviour, as a log segment owns its files and its sanity check: it
 recognises its files, places a path in a store, checks its files alone and against the log, plans
-the repairs its findings call for and writes its `info` section. The orchestrators loop over the
+the repairs its findings call for, writes its part of recovery and its `info` section. The orchestrators loop over the
 registry (`rmqtool.structures.REGISTRY`) and hold no structure's rule. A subclass imports what a
 method needs inside the method, so listing the registry loads nothing heavy.
 
@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from rmqtool.report import Finding
+from rmqtool.structures.recoveryplan import RecoveryContext, RecoveryPlan, RedispatchCounter
 
 
 class LogChecker(Protocol):
@@ -123,3 +124,19 @@ class Structure:
     def info(self, view: Any, doc: dict) -> tuple[str, dict] | None:
         """(key, section) of `info` for this structure (None: the store has none of its files)."""
         return None
+
+    def plan_recovery(self, phase: str, view: Any, plan: RecoveryPlan, context: RecoveryContext) -> None:
+        """Its part of recovery's `phase` (`recoveryplan.PHASES`, in the broker's order) written into `plan`;
+        what a later phase of another structure needs goes into `context`."""
+
+    def redispatch_counter(self, view: Any, plan: RecoveryPlan) -> RedispatchCounter | None:
+        """A count, into `plan`, of what the re-dispatch after `plan`'s cuts adds to its files (None: nothing)."""
+        return None
+
+    def apply_recovery(self, view: Any, plan: RecoveryPlan, lost: Path | None) -> None:
+        """Its change by `plan` beyond the cuts and removals, made after them and before the re-dispatch; what
+        it overwrites is kept in `lost` (None: nothing was cut) first."""
+
+    def count_redispatched(self, recovered: Any, plan: RecoveryPlan) -> None:
+        """What the re-dispatch added to its files, read into `plan` from `recovered` (the store the re-dispatch
+        left open: `engine.message_store.MessageStore`)."""

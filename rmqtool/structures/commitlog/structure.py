@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from rmqtool.report import Finding
+from rmqtool.structures.recoveryplan import CUT, END, LOAD, START, RecoveryContext, RecoveryPlan
 from rmqtool.structures.structure import Repair, Structure
 
 SEGMENT_KIND = "commitlog segment"
@@ -59,6 +60,26 @@ class CommitLog(Structure):
             report.reporter.extend(chunk.findings)
             if chunk.batch is not None:
                 report.messages += len(chunk.batch)
+
+    def plan_recovery(self, phase: str, view: Any, plan: RecoveryPlan, context: RecoveryContext) -> None:
+        """Load: a segment of the wrong size refuses. Start: a missing segment refuses (--thorough: filled).
+        End: the broker's walk (or --truncate-to). Cut: its tail past the end."""
+        from rmqtool.structures.commitlog import recovery  # start-up: listing the registry loads no numpy
+
+        if phase == LOAD:
+            recovery.plan_load(view, plan, self.refusals(self.file_findings(view)))
+        elif phase == START:
+            recovery.plan_holes(view, plan, context.thorough)
+        elif phase == END:
+            recovery.plan_end(view, plan, context)
+        elif phase == CUT:
+            recovery.plan_cut(view, plan, context)
+
+    def apply_recovery(self, view: Any, plan: RecoveryPlan, lost: Path | None) -> None:
+        """A missing segment is written back as one blank marker."""
+        from rmqtool.structures.commitlog.recovery import fill_holes  # start-up: as above
+
+        fill_holes(plan.filled, view.config.mappedFileSizeCommitLog)
 
 
 COMMITLOG = CommitLog()

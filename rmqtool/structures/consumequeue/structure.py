@@ -6,6 +6,15 @@ from pathlib import Path
 from typing import Any
 
 from rmqtool.report import Finding
+from rmqtool.structures.recoveryplan import (
+    CUT,
+    LOAD,
+    PAST_END,
+    REBUILD,
+    RecoveryContext,
+    RecoveryPlan,
+    RedispatchCounter,
+)
 from rmqtool.structures.structure import REBUILD_QUEUES, Repair, Structure, mend_all
 
 QUEUE_FILE_KIND = "consume-queue file"
@@ -60,6 +69,30 @@ class ConsumeQueues(Structure):
         from rmqtool.structures.consumequeue.check import check_file
 
         check_file(path, opener, report, self.place(path))
+
+    def plan_recovery(self, phase: str, view: Any, plan: RecoveryPlan, context: RecoveryContext) -> None:
+        """Load: each queue's end (or a refusal). Past end: its entries naming records past the log's end.
+        Cut: those entries. Rebuild: a queue the check found broken."""
+        from rmqtool.structures.consumequeue import recovery  # start-up: listing the registry loads no numpy
+
+        if phase == LOAD:
+            recovery.plan_load(view, plan, self.refused_at_start, context.thorough)
+        elif phase == PAST_END:
+            recovery.plan_past_end(view, plan, context)
+        elif phase == CUT:
+            recovery.plan_queue_cuts(plan, view.config.mappedFileSizeConsumeQueue)
+        elif phase == REBUILD:
+            recovery.plan_rebuild(view, plan, context.findings)
+
+    def redispatch_counter(self, view: Any, plan: RecoveryPlan) -> RedispatchCounter | None:
+        from rmqtool.structures.consumequeue.recovery import QueueCounter  # start-up: as above
+
+        return QueueCounter(plan)
+
+    def count_redispatched(self, recovered: Any, plan: RecoveryPlan) -> None:
+        from rmqtool.structures.consumequeue.recovery import count_redispatched  # start-up: as above
+
+        count_redispatched(recovered, plan)
 
 
 CONSUME_QUEUES = ConsumeQueues()

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from rmqtool.structures.recoveryplan import CUT, LOAD, REBUILD, RecoveryContext, RecoveryPlan, RedispatchCounter
 from rmqtool.structures.structure import REBUILD_INDEX, LogChecker, Repair, Structure, mend_all
 
 INDEX_FILE_KIND = "index file"
@@ -48,6 +49,31 @@ class Index(Structure):
         from rmqtool.structures.index.summary import section
 
         return "index", section(view, doc.get("commitlog", {}).get("endOffset"))
+
+    def plan_recovery(self, phase: str, view: Any, plan: RecoveryPlan, context: RecoveryContext) -> None:
+        """Cut: the files newer than the checkpoint after a crash, past a truncation's end. Rebuild: the whole
+        index when the check found it broken."""
+        from rmqtool.structures.index import recovery  # start-up: listing the registry reads no index
+
+        if phase == LOAD:
+            recovery.plan_load(view, plan)
+        elif phase == CUT:
+            recovery.plan_cut(view, plan, context)
+        elif phase == REBUILD:
+            recovery.plan_rebuild_broken(view, plan, context.findings)
+
+    def redispatch_counter(self, view: Any, plan: RecoveryPlan) -> RedispatchCounter | None:
+        """None when the store's config turns the index off."""
+        if not view.config.messageIndexEnable:
+            return None
+        from rmqtool.structures.index.recovery import KeyCounter, kept_end  # start-up: as above
+
+        return KeyCounter(plan, kept_end(view, plan))
+
+    def count_redispatched(self, recovered: Any, plan: RecoveryPlan) -> None:
+        from rmqtool.structures.index.recovery import count_redispatched  # start-up: as above
+
+        count_redispatched(recovered, plan)
 
 
 INDEX = Index()
