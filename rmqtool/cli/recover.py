@@ -14,7 +14,7 @@ import typer
 from rmqtool.cli import output, screen
 
 if TYPE_CHECKING:
-    from rmqtool.ops.recovery_plan import RecoveryPlan
+    from rmqtool.structures.recoveryplan import RecoveryPlan
 
 ALL = typer.Option(False, "--all", help="List every item (cut, file, message, queue) instead of one line per kind.")
 LISTED_QUEUES = 5  # queues named on their details line without --all

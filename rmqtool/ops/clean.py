@@ -10,63 +10,17 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from rmqtool.engine import journal
 from rmqtool.engine.config import StoreConfig
 from rmqtool.engine.opening import Store, open_store
-from rmqtool.report import COMMITLOG, CONSUMEQUEUE, INDEX, structure_of
-from rmqtool.structures.commitlog import structure as commitlog
+from rmqtool.files.groups import FileGroup, FileSize, group_files
+from rmqtool.report import COMMITLOG, CONSUMEQUEUE, INDEX
+from rmqtool.structures.registry import COMMITLOG as LOG
 from rmqtool.structures.registry import REGISTRY
 
 STRUCTURES = (COMMITLOG, CONSUMEQUEUE, INDEX)  # the summary shows each, in this order, even when nothing goes
-
-
-@dataclass(frozen=True)
-class FileSize:
-    """A file's size and the bytes it takes on disk (less for a sparse file)."""
-
-    bytes: int = 0
-    disk_bytes: int = 0
-
-    @classmethod
-    def of(cls, path: str | os.PathLike) -> FileSize:
-        try:
-            st = os.stat(path)
-        except FileNotFoundError:
-            return cls()
-        return cls(st.st_size, st.st_blocks * 512)
-
-
-@dataclass
-class FileGroup:
-    """Files of one structure that go for one reason, in the order they were planned."""
-
-    structure: str
-    reason: str
-    files: list[str] = field(default_factory=list)
-    bytes: int = 0
-    disk_bytes: int = 0
-
-    def to_json(self, sizes: bool = True) -> dict:
-        """The group as data: its files as count, first and last (and their bytes with `sizes`)."""
-        out = {"structure": self.structure, "reason": self.reason, "count": len(self.files),
-               "first": self.files[0], "last": self.files[-1]}
-        return {**out, "bytes": self.bytes, "diskBytes": self.disk_bytes} if sizes else out
-
-
-def group_files(items: Iterable[tuple[str, str]], sizes: dict[str, FileSize] | None = None) -> list[FileGroup]:
-    """(file, reason) pairs as one group per structure and reason, in order of first appearance."""
-    groups: dict[tuple[str, str], FileGroup] = {}
-    for file, reason in items:
-        key = (structure_of(file), reason)
-        g = groups.setdefault(key, FileGroup(*key))
-        g.files.append(file)
-        size = (sizes or {}).get(file, FileSize())
-        g.bytes += size.bytes
-        g.disk_bytes += size.disk_bytes
-    return list(groups.values())
 
 
 @dataclass
@@ -119,7 +73,7 @@ def plan_clean(root: str | os.PathLike | Store, cfg: StoreConfig | None = None, 
     paths, cfg = store.paths, store.config
     hours = cfg.fileReservedTime if reserved_hours is None else reserved_hours
     now = time.time_ns() // 1_000_000 if now_ms is None else now_ms
-    expiry = commitlog.COMMITLOG.expired(paths, now, hours)
+    expiry = LOG.expired(paths, now, hours)
     plan = CleanPlan(list(expiry.files), expiry.min_offset, expiry.min_offset_before, hours)
     if plan.deleted:
         for structure in REGISTRY:

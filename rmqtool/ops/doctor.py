@@ -32,11 +32,11 @@ from rmqtool.files.paths import is_temporary
 from rmqtool.files.swap import JOURNAL, pending_swap, staging_root
 from rmqtool.ops.ledger import Ledger, ledger_of_cut
 from rmqtool.ops.recovery import plan_recovery
-from rmqtool.ops.recovery_plan import RecoveryPlan
 from rmqtool.ops.verify import VerifyReport, verify_store
 from rmqtool.structures.commitlog.recovery import filled
 from rmqtool.structures.config.positions import Moved, move_positions
 from rmqtool.structures.consumequeue.renumber import Renumbering, renumbering
+from rmqtool.structures.recoveryplan import RecoveryPlan
 from rmqtool.structures.registry import REGISTRY
 from rmqtool.structures.structure import (
     CANNOT_MEND,

@@ -1,24 +1,9 @@
-"""What the broker's start-up recovery does to a store, computed before a byte changes.
+"""The broker's start-up recovery, planned before a byte changes and then applied.
 
-The plan follows DefaultMessageStore.recover: consume queues first (each keeps its entries
-up to the first invalid one, scanning from its third-last file); then the commitlog, from
-the third-last segment after a clean shutdown, or after a crash (`abort` present) from the
-newest segment whose first record was stored before the checkpoint's time minus 3 s;
-records are accepted as CommitLog.checkMessageAndReturnSize accepts them and the log ends at
-the first one that is not. Everything past that end goes: later segments, the tail of the
-last one, and consume-queue entries pointing at or past it. After a crash, index files newer
-than the checkpoint's index time are dropped, and the records from the recovery start are
-dispatched again into consume queues and the index. `apply` then does exactly that.
-
-The broker only moves its in-memory write positions over a cut tail and overwrites it
-later; rmqtool also zeroes those bytes, so the files on disk say where the store ends. Every byte
-it zeroes and every file it removes is kept first under `<store>/lost/<UTC time>/` with the plan
-(files/lost.py), and `recover_store` holds the store lock from the plan to the end of the re-dispatch.
-
-The plan also says what the recovery costs, for the summary a person reads first: the
-recovery point (the end of the last intact record and that record's store time), the records
-past it and their bytes, the torn or garbage bytes around them, the queue entries and index
-entries dropped and what the re-dispatch adds back, and the files removed.
+Each structure plans its own part, phase by phase in the broker's order (`structures/recoveryplan.py`;
+the rules in `structures/<name>/recovery.py`); this module loops over the registry, feeds the log's
+records to what the re-dispatch would add, then keeps every byte it cuts and every file it removes under
+`<store>/lost/<UTC time>/` (files/lost.py) and re-dispatches, holding the store lock throughout.
 """
 
 from __future__ import annotations
@@ -34,26 +19,12 @@ from rmqtool.engine.opening import Store, open_store
 from rmqtool.engine.reader import StoreReader
 from rmqtool.errors import Interrupted, RmqError
 from rmqtool.files.lock import StoreLock
-from rmqtool.files.paths import StorePaths, is_temporary, temporary_name
+from rmqtool.files.paths import StorePaths
 from rmqtool.files.segments import zero_range
-from rmqtool.ops.recovery_plan import RecoveryPlan
-from rmqtool.structures import checkpoint, consumequeue
-from rmqtool.structures.checkpoint.file import lower_to
-from rmqtool.structures.commitlog import recovery as commitlog
-from rmqtool.structures.commitlog.geometry import size_refusal_line
-from rmqtool.structures.consumequeue.recovery import (
-    QUEUE_FILE_PAST_END,
-    QueuePlan,
-    plan_queue_cuts,
-    queue_cut,
-    queue_plans,
-    queued_past,
-)
 from rmqtool.structures.cuts import cut_range
-from rmqtool.structures.index import recovery as index_recovery
-from rmqtool.structures.registry import structure
+from rmqtool.structures.recoveryplan import END, LOAD, PHASES, REBUILD, RecoveryContext, RecoveryPlan
+from rmqtool.structures.registry import REGISTRY
 
-UNFINISHED = "unfinished file creation (the writer stopped while allocating it)"
 
 def plan_recovery(root: str | os.PathLike | Store, cfg: StoreConfig | None = None, *, count_dispatch: bool = True,
                   thorough: bool = False, truncate_to: int | None = None, end_only: bool = False) -> RecoveryPlan:
@@ -69,109 +40,43 @@ def plan_recovery(root: str | os.PathLike | Store, cfg: StoreConfig | None = Non
     store = root if isinstance(root, Store) else open_store(root, cfg)
     store.require_writable("recover")
     reader = StoreReader(store)
-    cfg = reader.config
-    paths = reader.paths
-    plan = RecoveryPlan("crash" if paths.abort.exists() else "clean")
-    segments = reader.segments
-    log = structure("commitlog")
-    for f in log.refusals(log.file_findings(reader)):
-        plan.refused = size_refusal_line(f.file, Path(f.file).stat().st_size, cfg.mappedFileSizeCommitLog, cfg.given)
-    queues = structure("consumequeue")
-    plan.queues, refused = queue_plans(reader, cfg.mappedFileSizeConsumeQueue, queues.refused_at_start, thorough)
-    plan.refused = refused or plan.refused
-    for directory in (paths.commitlog, paths.consumequeue, paths.index):
-        if directory.is_dir():
-            plan.deleted += [(str(p), UNFINISHED)
-                             for p in sorted(directory.rglob(temporary_name("*"))) if is_temporary(p.name)]
-    commitlog.plan_holes(reader, plan, thorough)
-    if plan.refused or not segments:
-        return plan
-    cp = reader.checkpoint() if paths.checkpoint.exists() else checkpoint.Checkpoint()
-    commitlog.plan_walk(reader, plan, cp, thorough)
-    if end_only:
-        return plan
-    if truncate_to is not None:
-        commitlog.plan_truncation(reader, plan, truncate_to)
-        if plan.refused:
-            return plan
-    _plan_cuts(reader, cfg, plan)
-    if plan.mode == "crash":
-        index_recovery.plan_newer(reader, cp.indexMsgTimestamp, plan)
-    if truncate_to is not None:
-        index_recovery.plan_past(reader, plan)
-    plan.index_keys_before = index_recovery.keys_kept(reader, plan)
-    if thorough:
-        _plan_rebuilds(reader, plan)
+    plan = RecoveryPlan("crash" if reader.paths.abort.exists() else "clean")
+    context = RecoveryContext(thorough, truncate_to)
+    for phase in PHASES:
+        if phase == REBUILD:
+            if not thorough:
+                continue
+            from rmqtool.ops.verify import verify_store  # start-up: `recover` without --thorough checks nothing
+
+            plan.thorough = True
+            context.findings = verify_store(reader).findings
+        for s in REGISTRY:
+            s.plan_recovery(phase, reader, plan, context)
+        if (plan.refused and phase != LOAD) or (phase == END and (end_only or not plan.end_segment)):
+            return plan  # refused (the start's refusal replaces the load's), no log, or only its end was asked
     if count_dispatch:
-        _plan_dispatch(reader, cfg, plan)
+        _count_dispatch(reader, plan)
     return plan
 
 
+def _count_dispatch(reader: StoreReader, plan: RecoveryPlan) -> None:
+    """The records the re-dispatch after the cuts reads (from `plan.redispatch_start` to the recovery point)
+    fed to each structure's count of what it adds."""
+    from rmqtool.structures.consumequeue.dispatchkernel import dispatch_records  # start-up: numba for a dry run only
 
-
-def _plan_rebuilds(reader: StoreReader, plan: RecoveryPlan) -> None:
-    """--thorough: queues missing entries, and an index missing keys, are rebuilt from the log."""
-    from rmqtool.ops.verify import verify_store
-
-    plan.thorough = True
-    report = verify_store(reader)
-    queue_dirs = {str(reader.paths.queue_dir(q.topic, q.queue_id)): q for q in plan.queues}
-    broken_queues = {f.file for f in report.findings if f.file in queue_dirs and f.severity == "error"}
-    broken_queues |= {d for d, q in queue_dirs.items() if q.cut_short}
-    for d in sorted(broken_queues):
-        q = queue_dirs[d]
-        for f in q.files:
-            if (str(f), QUEUE_FILE_PAST_END) not in plan.deleted:
-                plan.deleted.append((str(f), "rebuilt from the commitlog (entries missing or wrong)"))
-        q.dropped, q.end, q.max_physical_end, q.files = consumequeue.queue_offset_of(q.end), 0, 0, []
-        plan.cuts = [c for c in plan.cuts if not c.file.startswith(d + os.sep)]
-    index_dir = str(reader.paths.index)
-    if any(f.file.startswith(index_dir) and f.severity == "error" for f in report.findings):
-        index_recovery.plan_rebuild(reader, plan)
-
-
-def _plan_cuts(reader: StoreReader, cfg: StoreConfig, plan: RecoveryPlan) -> None:
-    """Past the recovery point: the log's tail and the queue entries pointing there; the messages queued
-    there whose records no longer parse are the torn ones."""
-    cut_points = {id(q): queue_cut(q, plan.end) for q in plan.queues}
-    queued = queued_past(plan.queues, plan.end, cfg.mappedFileSizeConsumeQueue, cut_points)
-    plan.torn_messages = len(queued) - commitlog.plan_log_cuts(reader, plan, queued)
-    plan_queue_cuts(plan, cfg.mappedFileSizeConsumeQueue, cut_points)
-
-
-def _plan_dispatch(reader: StoreReader, cfg: StoreConfig, plan: RecoveryPlan) -> None:
-    """Count the queue entries and index keys the re-dispatch after recovery adds."""
-    from rmqtool.structures.consumequeue.dispatchkernel import dispatch_records
-
-    queue_end = {(q.topic, q.queue_id): q for q in plan.queues}
-    reput = max([q.max_physical_end for q in plan.queues] + [0])
-    start = plan.dispatch_from if plan.dispatch_from is not None else reput
-    start = max(start, reader.segments[0].start)
-    index_from = index_recovery.kept_end(reader, plan)
-    levels = np.asarray(cfg.delay_levels_ms, dtype=np.int64)
-    for chunk in reader.scan(start, verify_crc=False):
+    counters = [c for s in REGISTRY if (c := s.redispatch_counter(reader, plan)) is not None]
+    levels = np.asarray(reader.config.delay_levels_ms, dtype=np.int64)
+    for chunk in reader.scan(max(plan.redispatch_start, reader.segments[0].start), verify_crc=False):
         b = chunk.batch
         if b is None or not len(b):
             continue
-        offsets = b.offsets
-        keep = offsets < plan.end
+        keep = b.offsets < plan.end
         if not keep.any():
             break
         found = dispatch_records(np.frombuffer(b.buf, dtype=np.uint8), b.geometry()[keep], b.base, levels)
-        names = [t for t, k in zip(b.topic_names(), keep.tolist(), strict=True) if k]
-        ends = found.offset + found.size
-        for i in np.flatnonzero(found.in_cq).tolist():
-            q = queue_end.get((names[i], int(found.queue_id[i])))
-            if q is None:
-                q = QueuePlan(names[i], int(found.queue_id[i]), [], 0, 0)
-                queue_end[(q.topic, q.queue_id)] = q
-                plan.queues.append(q)
-            if ends[i] > q.max_physical_end:
-                q.added += 1
-                q.max_physical_end = int(ends[i])
-        if cfg.messageIndexEnable:
-            key_offsets = found.key_offsets
-            plan.index_keys_added += int((key_offsets >= index_from).sum())
+        topics = [t for t, k in zip(b.topic_names(), keep.tolist(), strict=True) if k]
+        for counter in counters:
+            counter.count(found, topics)
 
 
 def recover_store(root: str | os.PathLike | Store, cfg: StoreConfig | None = None, *,
@@ -228,9 +133,8 @@ def apply_recovery(root: str | os.PathLike | Store, cfg: StoreConfig | None, pla
     try:
         store.files.mark_open()  # until the re-dispatch is done no writer takes the store
         lost = _keep_and_cut(store.paths, plan)
-        commitlog.fill_holes(plan.filled, store.config.mappedFileSizeCommitLog)
-        if plan.truncate_to is not None:
-            lower_to(store.paths.checkpoint, plan.last_store_timestamp or 0, lost)
+        for s in REGISTRY:
+            s.apply_recovery(store, plan, lost)
         recovered = MessageStore(store, recovering=True, lock=lock,  # the files as cut
                                  dispatch_from=plan.dispatch_from)
     except KeyboardInterrupt:
@@ -274,14 +178,5 @@ def _keep_and_cut(paths: StorePaths, plan: RecoveryPlan) -> Path | None:
 
 def _count_added(store, plan: RecoveryPlan) -> None:
     """Queue entries and index keys the re-dispatch added, read from the recovered store."""
-    by_key = {(q.topic, q.queue_id): q for q in plan.queues}
-    for (topic, qid), cq in store.queues.items():
-        q = by_key.get((topic, qid))
-        if q is None:
-            q = QueuePlan(topic, qid, [], 0, 0)
-            plan.queues.append(q)
-        q.added = max(q.added, cq.max_offset_in_queue - consumequeue.queue_offset_of(q.end))
-    if store.index is not None:
-        store.dispatch()
-        now = sum(f.held for f in store.index.files)
-        plan.index_keys_added = now - plan.index_keys_before
+    for s in REGISTRY:
+        s.count_redispatched(store, plan)

@@ -2,8 +2,9 @@
 
 A structure is an object with behaviour, as a log segment owns its files and its sanity check: it
 recognises its files, places a path in a store, checks its files alone and against the log, plans
-the repairs its findings call for and writes its `info` section. The orchestrators loop over the
-registry (`rmqtool.structures.registry.REGISTRY`) and hold no structure's rule. A subclass imports what a
+the repairs its findings call for, plans its part of recovery and writes its `info` section. The
+orchestrators loop over the registry (`rmqtool.structures.registry.REGISTRY`) and hold no structure's
+rule. A subclass imports what a
 method needs inside the method, so listing the registry loads nothing heavy.
 
 `view` below is the store being read, `report` a check's report and `opener` what `verify FILE` opens
@@ -21,10 +22,11 @@ from typing import TYPE_CHECKING, Protocol
 
 from rmqtool.report import Finding
 from rmqtool.structures.commitlog.window import Window
-from rmqtool.structures.view import CheckReport, Opener, StoreView
+from rmqtool.structures.view import CheckReport, Opener, RecoveredStore, StoreView
 
 if TYPE_CHECKING:
     from rmqtool.files.paths import StorePaths
+from rmqtool.structures.recoveryplan import RecoveryContext, RecoveryPlan, RedispatchCounter
 
 
 class LogChecker(Protocol):
@@ -135,3 +137,19 @@ class Structure:
         """(file, reason) of its files the broker's cleanup deletes once the log starts at `min_offset` (none:
         nothing of it points into the log)."""
         return []
+
+    def plan_recovery(self, phase: str, view: StoreView, plan: RecoveryPlan, context: RecoveryContext) -> None:
+        """Its part of recovery's `phase` (`recoveryplan.PHASES`, in the broker's order) written into `plan`;
+        what a later phase of another structure needs goes into `context`."""
+
+    def redispatch_counter(self, view: StoreView, plan: RecoveryPlan) -> RedispatchCounter | None:
+        """A count, into `plan`, of what the re-dispatch after `plan`'s cuts adds to its files (None: nothing)."""
+        return None
+
+    def apply_recovery(self, view: StoreView, plan: RecoveryPlan, lost: Path | None) -> None:
+        """Its change by `plan` beyond the cuts and removals, made after them and before the re-dispatch; what
+        it overwrites is kept in `lost` (None: nothing was cut) first."""
+
+    def count_redispatched(self, recovered: RecoveredStore, plan: RecoveryPlan) -> None:
+        """What the re-dispatch added to its files, read into `plan` from `recovered` (the store the re-dispatch
+        left open: `engine.message_store.MessageStore`)."""

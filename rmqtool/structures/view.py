@@ -19,8 +19,10 @@ if TYPE_CHECKING:  # start-up: the registry imports this module; these load with
     from rmqtool.report import CollectSink, Finding, Reporter
     from rmqtool.structures.checkpoint import Checkpoint
     from rmqtool.structures.commitlog.chunk import ScanChunk
+    from rmqtool.structures.consumequeue.queue import ConsumeQueue
     from rmqtool.structures.consumequeue.queues import QueueStore
     from rmqtool.structures.index.files import IndexFiles
+    from rmqtool.structures.index.service import IndexService
     from rmqtool.structures.settings import StoreSettings
 
 
@@ -90,3 +92,12 @@ class Opener(Protocol):
     def config(self) -> StoreSettings: ...
 
     def reader(self, path: Path) -> StoreView: ...
+
+
+class RecoveredStore(Protocol):
+    """The store a recovery's re-dispatch left open (the engine's `MessageStore`), as recovery counts what it added."""
+
+    queues: dict[tuple[str, int], ConsumeQueue]
+    index: IndexService | None
+
+    def dispatch(self) -> None: ...

@@ -11,7 +11,7 @@ from pathlib import Path
 
 STRUCTURES = Path(__file__).resolve().parents[2] / "rmqtool" / "structures"
 # Being rewritten now (recovery moves into the structures, its plan typed there): counted once that lands.
-NOT_YET = ("commitlog/recovery.py", "consumequeue/recovery.py", "index/recovery.py")
+NOT_YET: tuple[str, ...] = ()  # none left
 CEILING = 0  # `Any` only where a value really is anything (a JSON document): none today
 
 

@@ -148,7 +148,8 @@ def orchestrator_reaches(sources: Iterable[Source], orchestrators: Iterable[str]
         for name in sorted(set(bindings(ast.parse(text), rel).values())):
             parts = name.split(".")
             reads_files = name.startswith("rmqtool.files.segments.")
-            past_objects = parts[:2] == ["rmqtool", "structures"] and name != "rmqtool.structures.registry.REGISTRY" \
+            registry = name.startswith("rmqtool.structures.registry.")
+            past_objects = parts[:2] == ["rmqtool", "structures"] and not registry \
                 and not (len(parts) >= 4 and parts[3] == "structure")
             if reads_files or past_objects:
                 found.append(f"{rel} -> {name}")

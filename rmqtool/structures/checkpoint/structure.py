@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from rmqtool.structures.recoveryplan import START, RecoveryContext, RecoveryPlan
 from rmqtool.structures.structure import RESET_CHECKPOINT, LogChecker, Repair, Structure, mend_all
 from rmqtool.structures.view import CheckReport, Opener, StoreView
 
@@ -49,6 +50,20 @@ class CheckpointFile(Structure):
         if last_ts is not None:
             out["physicBehindDataMs"] = last_ts - cp.physicMsgTimestamp  # > 0: records newer than the checkpoint
         return "checkpoint", out
+
+    def plan_recovery(self, phase: str, view: StoreView, plan: RecoveryPlan, context: RecoveryContext) -> None:
+        """Start: its times, where a crash recovery starts and which index files it keeps."""
+        if phase == START:
+            from rmqtool.structures.checkpoint.recovery import plan_start  # start-up: listing reads no page
+
+            plan_start(view, plan, context)
+
+    def apply_recovery(self, view: StoreView, plan: RecoveryPlan, lost: Path | None) -> None:
+        """A truncation lowers its times to the last record kept."""
+        if plan.truncate_to is not None:
+            from rmqtool.structures.checkpoint.file import lower_to  # start-up: as above
+
+            lower_to(view.paths.checkpoint, plan.last_store_timestamp or 0, lost)
 
 
 CHECKPOINT = CheckpointFile()

@@ -6,12 +6,8 @@ checkMessageAndReturnSize accepts them and the log ends at the first one that is
 later segments go and the tail of the last one is cut; `--truncate-to` ends it at a record boundary
 before. A missing middle segment is refused, or with --thorough written back as one blank marker.
 
-Duck-typed inputs: a checkpoint offering `min_timestamp(index_safe)`; a store reader offering `config`,
-`segments`, `segment_for(offset)`, `scan(...)`, `sequence_findings()` and `paths.root`; a recovery plan
-offering the fields these functions set (`start_segment`, `start_offset`, `end`, `end_segment`,
-`end_segment_start`, `last_store_timestamp`, `stop_reason`, `truncate_to`, `refused`, `filled`, `cuts`,
-`deleted`, `data_end`, `bytes_lost`, and the dropped records' `dropped_count`, `dropped_bytes`,
-`intact_count`, `intact_bytes`, `dropped_messages`).
+`reader` is the store being read: `config`, `segments`, `segment_for(offset)`, `scan(...)`,
+`sequence_findings()` and `paths`.
 """
 
 from __future__ import annotations
@@ -19,14 +15,17 @@ from __future__ import annotations
 import mmap
 import os
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
 from rmqtool.files.paths import temporary_name
 from rmqtool.files.segments import SegmentFile, nonzero_end, open_read_only
+from rmqtool.report import Finding
 from rmqtool.structures.commitlog import message, msgid
+from rmqtool.structures.commitlog.geometry import size_refusal_line
 from rmqtool.structures.cuts import cut
+from rmqtool.structures.recoveryplan import RecoveryContext, RecoveryPlan, plan_unfinished
+from rmqtool.structures.view import StoreView
 
 RECOVER_FROM_LAST = 3  # clean recovery starts at the third-last segment
 MAX_LISTED_MESSAGES = 10_000
@@ -40,30 +39,53 @@ def _unmap(buf, start: int, end: int) -> None:
         buf.madvise(mmap.MADV_DONTNEED, start, end - start)
 
 
-def record_start(seg: SegmentFile, cp: Any, index_safe: bool) -> bool:
-    """isMappedFileMatchedRecover: the segment's first record was stored before the checkpoint's time."""
+def plan_load(reader: StoreView, plan: RecoveryPlan, refusals: list[Finding]) -> None:
+    """A segment the broker refuses to load (its size) refuses the plan; files a killed writer left go."""
+    cfg = reader.config
+    for f in refusals:
+        plan.refused = size_refusal_line(f.file, Path(f.file).stat().st_size, cfg.mappedFileSizeCommitLog, cfg.given)
+    plan_unfinished(plan, reader.paths.commitlog)
+
+
+def plan_end(reader: StoreView, plan: RecoveryPlan, context: RecoveryContext) -> None:
+    """Where the log ends after recovery: where the broker's walk ends, or `--truncate-to` (nothing: no log)."""
+    if not reader.segments:
+        return
+    plan_walk(reader, plan, context.recover_before, context.thorough)
+    if context.truncate_to is not None:
+        plan_truncation(reader, plan, context.truncate_to)
+
+
+def plan_cut(reader: StoreView, plan: RecoveryPlan, context: RecoveryContext) -> None:
+    """The log past the recovery point goes; the messages queued there whose records no longer parse are the
+    torn ones."""
+    queued = context.queued_past if context.queued_past is not None else np.zeros(0, dtype=np.int64)
+    plan.torn_messages = len(queued) - plan_log_cuts(reader, plan, queued)
+
+
+def record_start(seg: SegmentFile, recover_before: int) -> bool:
+    """isMappedFileMatchedRecover: the segment's first record was stored by `recover_before` (the checkpoint's)."""
     with open_read_only(seg.path) as buf:
         found = message.decode(buf, 0, verify_crc=False)  # a file too short for a record decodes as Corrupt
         if not isinstance(found, message.Message) or found.magic != message.MAGIC_V1 or found.store_timestamp == 0:
             return False
-        return found.store_timestamp <= cp.min_timestamp(index_safe)
+        return found.store_timestamp <= recover_before
 
 
-def plan_walk(reader: Any, plan: Any, cp: Any, thorough: bool) -> None:
+def plan_walk(reader: StoreView, plan: RecoveryPlan, recover_before: int, thorough: bool) -> None:
     """Where the log's recovery starts (the third-last segment after a clean shutdown, after a crash the
-    newest whose first record is older than the checkpoint, every segment with --thorough) and where the
-    broker's walk from there ends: the recovery point, the last intact record's store time, why it stopped."""
+    newest whose first record was stored by the checkpoint's `recover_before`, every segment with --thorough)
+    and where the broker's walk from there ends: the recovery point, the last intact record's store time, why
+    it stopped."""
     from rmqtool.structures.commitlog.walker import Rows, walk_on
 
     cfg, segments = reader.config, reader.segments
-    index_safe = cfg.messageIndexEnable and cfg.messageIndexSafe
     if thorough:
         k = 0  # beyond the broker: every segment is checked
     elif plan.mode == "clean":
         k = max(len(segments) - RECOVER_FROM_LAST, 0)
     else:
-        k = next((i for i in range(len(segments) - 1, -1, -1)
-                  if record_start(segments[i], cp, index_safe)), 0)
+        k = next((i for i in range(len(segments) - 1, -1, -1) if record_start(segments[i], recover_before)), 0)
     plan.start_segment, plan.start_offset = segments[k].path.name, segments[k].start
     end = segments[k].start
     rows = Rows.room(_WALK_WINDOW)  # the broker's walk keeps no rows; the walker writes them anyway
@@ -91,7 +113,7 @@ def plan_walk(reader: Any, plan: Any, cp: Any, thorough: bool) -> None:
     plan.last_store_timestamp = last_ts if last_ts >= 0 else None
 
 
-def plan_truncation(reader: Any, plan: Any, offset: int) -> None:
+def plan_truncation(reader: StoreView, plan: RecoveryPlan, offset: int) -> None:
     """End the log at `offset`: a record boundary at or before where the walk ended (refused, naming the
     nearest boundaries, when it is not one)."""
     first = reader.segments[0].start
@@ -111,7 +133,7 @@ def plan_truncation(reader: Any, plan: Any, offset: int) -> None:
     plan.stop_reason = f"--truncate-to {offset}"
 
 
-def boundaries_around(reader: Any, seg: SegmentFile, offset: int) -> tuple[int, int, int | None]:
+def boundaries_around(reader: StoreView, seg: SegmentFile, offset: int) -> tuple[int, int, int | None]:
     """The record boundaries of `seg` nearest to `offset`: (the last at or before it, the first after it,
     the store time of the record ending at the first one). A boundary is a record's start, the segment's
     start, or where its last record ends."""
@@ -137,7 +159,7 @@ def boundaries_around(reader: Any, seg: SegmentFile, offset: int) -> tuple[int, 
     return before, after, before_ts
 
 
-def plan_holes(reader: Any, plan: Any, thorough: bool) -> None:
+def plan_holes(reader: StoreView, plan: RecoveryPlan, thorough: bool) -> None:
     """Missing middle segments. The broker loads such a store (its recovery steps from the segment
     before the hole to the one after it) and keeps the consume-queue entries that point into the
     hole, which then serve nothing. rmqtool does not write a store with a hole: it refuses, and
@@ -176,7 +198,7 @@ def filled(path: Path) -> bool:
     return len(head) == message.BLANK_MARKER_LEN and message.PREFIX.unpack(head)[1] == message.BLANK_MAGIC
 
 
-def plan_log_cuts(reader: Any, plan: Any, queued: np.ndarray) -> int:
+def plan_log_cuts(reader: StoreView, plan: RecoveryPlan, queued: np.ndarray) -> int:
     """The commitlog past the recovery point: later segments go (the broker deletes files past the end
     and keeps, emptied, the one starting at it), the tail of the segment holding the end is cut; the
     records there are lost, and so is every other byte of data there (`plan.bytes_lost`). Returns how
@@ -208,7 +230,7 @@ def plan_log_cuts(reader: Any, plan: Any, queued: np.ndarray) -> int:
     return intact
 
 
-def plan_dropped(reader: Any, plan: Any, queued: np.ndarray) -> tuple[dict[str, int], int]:
+def plan_dropped(reader: StoreView, plan: RecoveryPlan, queued: np.ndarray) -> tuple[dict[str, int], int]:
     """Count (and list, up to MAX_LISTED_MESSAGES) the records past the recovery point and their bytes, and
     those whose body CRC holds; returns the end of the last of them within each segment file, and how many
     of them sit at one of the `queued` offsets."""

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from rmqtool.report import Finding
 from rmqtool.structures.commitlog.expiry import Expiry, expired_segments
+from rmqtool.structures.recoveryplan import CUT, END, LOAD, START, RecoveryContext, RecoveryPlan
 from rmqtool.structures.structure import Repair, Structure
 from rmqtool.structures.view import CheckReport, Opener, StoreView
 
@@ -78,3 +79,24 @@ class CommitLog(Structure):
     def expired(self, paths: StorePaths, now_ms: int, reserved_hours: float) -> Expiry:
         """The segments the broker's cleanup deletes at `now_ms`, kept for `reserved_hours` (`expiry`)."""
         return expired_segments(paths.commitlog, now_ms, reserved_hours)
+
+    def plan_recovery(self, phase: str, view: StoreView, plan: RecoveryPlan, context: RecoveryContext) -> None:
+        """Load: a segment of the wrong size refuses. Start: a missing segment refuses (--thorough: filled).
+        End: the broker's walk (or --truncate-to). Cut: its tail past the end."""
+        from rmqtool.structures.commitlog import recovery  # start-up: listing the registry loads no numpy
+
+        if phase == LOAD:
+            recovery.plan_load(view, plan, self.refusals(self.file_findings(view)))
+        elif phase == START:
+            recovery.plan_holes(view, plan, context.thorough)
+        elif phase == END:
+            recovery.plan_end(view, plan, context)
+        elif phase == CUT:
+            recovery.plan_cut(view, plan, context)
+
+    def apply_recovery(self, view: StoreView, plan: RecoveryPlan, lost: Path | None) -> None:
+        """A missing segment is written back as one blank marker."""
+        from rmqtool.structures.commitlog.recovery import fill_holes  # start-up: as above
+
+        fill_holes(plan.filled, view.config.mappedFileSizeCommitLog)
+

@@ -3,16 +3,17 @@
 Each queue keeps its entries up to the first one not written, reading from its third-last file; then
 the entries pointing at or past the recovered end of the log go (the files wholly past it are removed,
 the file holding the cut is zeroed from there). A queue file the broker cannot load refuses the plan.
+--thorough rebuilds from the log a queue the check found in error, or one with a file cut short. After
+the cuts, the re-dispatch adds the records past a queue's last entry.
 
-Duck-typed inputs: a store reader offering `topics()`, `queue_ids(topic)`, `paths.queue_dir(topic, qid)`
-and `paths.root`; a recovery plan offering `refused`, `queues`, `end`, `cuts` and `deleted`.
+`reader` is the store being read: `config`, `topics()`, `queue_ids(topic)` and `paths`.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -21,24 +22,80 @@ from rmqtool.report import Finding
 from rmqtool.structures import consumequeue
 from rmqtool.structures.consumequeue import rules
 from rmqtool.structures.cuts import cut
+from rmqtool.structures.recoveryplan import QueuePlan, RecoveryContext, RecoveryPlan, plan_unfinished
+from rmqtool.structures.view import RecoveredStore, StoreView
+
+if TYPE_CHECKING:  # start-up: numba loads only when a dry run counts the re-dispatch
+    from rmqtool.structures.consumequeue.dispatchkernel import Dispatched
 
 RECOVER_FROM_LAST = 3  # the broker's queue recovery starts at the third-last file
 QUEUE_FILE_PAST_END = "consume-queue file past the recovered end"
+REBUILT = "rebuilt from the commitlog (entries missing or wrong)"
 
 
-@dataclass
-class QueuePlan:
-    topic: str
-    queue_id: int
-    files: list[Path]
-    end: int  # logical byte end of the valid entries
-    max_physical_end: int
-    dropped: int = 0
-    added: int = 0
-    cut_short: bool = False  # a file of it is shorter than the store's queue files: rebuilt from the log
+def plan_load(reader: StoreView, plan: RecoveryPlan, refused_at_start: tuple[str, ...], thorough: bool) -> None:
+    """Each queue's end (the broker recovers queues first); a queue file it cannot load refuses the plan, and
+    files a killed writer left go."""
+    plan.queues, refused = queue_plans(reader, reader.config.mappedFileSizeConsumeQueue, refused_at_start, thorough)
+    plan.refused = refused or plan.refused
+    plan_unfinished(plan, reader.paths.consumequeue)
 
 
-def queue_plans(reader: Any, file_size: int, refused_at_start: tuple[str, ...],
+def plan_past_end(reader: StoreView, plan: RecoveryPlan, context: RecoveryContext) -> None:
+    """Where each queue's entries pointing at or past the log's end begin, and the log offsets they name."""
+    for q in plan.queues:
+        q.cut_at = queue_cut(q, plan.end)
+    context.queued_past = queued_past(plan.queues, plan.end, reader.config.mappedFileSizeConsumeQueue)
+
+
+def plan_rebuild(reader: StoreView, plan: RecoveryPlan, findings: list[Finding]) -> None:
+    """--thorough: a queue the check found in error, or one with a file cut short, is rebuilt from the log:
+    its files go (kept in lost/) and the re-dispatch writes it again."""
+    queue_dirs = {str(reader.paths.queue_dir(q.topic, q.queue_id)): q for q in plan.queues}
+    broken = {f.file for f in findings if f.file in queue_dirs and f.severity == "error"}
+    broken |= {d for d, q in queue_dirs.items() if q.cut_short}
+    for d in sorted(broken):
+        q = queue_dirs[d]
+        for f in q.files:
+            if (str(f), QUEUE_FILE_PAST_END) not in plan.deleted:
+                plan.deleted.append((str(f), REBUILT))
+        q.dropped, q.end, q.max_physical_end, q.files = consumequeue.queue_offset_of(q.end), 0, 0, []
+        plan.cuts = [c for c in plan.cuts if not c.file.startswith(d + os.sep)]
+
+
+class QueueCounter:
+    """The entries the re-dispatch adds: a record entering a queue past the queue's last entry (a queue the
+    plan has none of is added to it)."""
+
+    def __init__(self, plan: RecoveryPlan) -> None:
+        self.plan = plan
+        self.queues = {(q.topic, q.queue_id): q for q in plan.queues}
+
+    def count(self, found: Dispatched, topics: list[str]) -> None:
+        ends = found.offset + found.size
+        for i in np.flatnonzero(found.in_cq).tolist():
+            key = (topics[i], int(found.queue_id[i]))
+            q = self.queues.get(key)
+            if q is None:
+                q = self.queues[key] = QueuePlan(*key, [], 0, 0)
+                self.plan.queues.append(q)
+            if ends[i] > q.max_physical_end:
+                q.added += 1
+                q.max_physical_end = int(ends[i])
+
+
+def count_redispatched(recovered: RecoveredStore, plan: RecoveryPlan) -> None:
+    """The entries the re-dispatch added, read from each queue of the recovered store."""
+    by_key = {(q.topic, q.queue_id): q for q in plan.queues}
+    for (topic, qid), cq in recovered.queues.items():
+        q = by_key.get((topic, qid))
+        if q is None:
+            q = QueuePlan(topic, qid, [], 0, 0)
+            plan.queues.append(q)
+        q.added = max(q.added, cq.max_offset_in_queue - consumequeue.queue_offset_of(q.end))
+
+
+def queue_plans(reader: StoreView, file_size: int, refused_at_start: tuple[str, ...],
                 thorough: bool = False) -> tuple[list[QueuePlan], str | None]:
     """Each queue's valid end, and why the plan is refused (None: it is not): the last queue file the
     queue-file rules find in error of a kind in `refused_at_start`. A file cut short, when another queue
@@ -118,19 +175,19 @@ def queue_cut(q: QueuePlan, log_end: int) -> int:
     return cut_at
 
 
-def queued_past(queues: list[QueuePlan], log_end: int, file_size: int, cut_points: dict[int, int]) -> np.ndarray:
-    """The commitlog offsets, sorted and distinct, that the consume-queue entries dropped at `cut_points`
-    point to past `log_end`: messages a consumer could have been given, lost whether or not their records
-    still parse."""
-    found = [entry_offsets(q, cut_points[id(q)], file_size) for q in queues if cut_points[id(q)] < q.end]
+def queued_past(queues: list[QueuePlan], log_end: int, file_size: int) -> np.ndarray:
+    """The commitlog offsets, sorted and distinct, that the consume-queue entries dropped at each queue's
+    `cut_at` point to past `log_end`: messages a consumer could have been given, lost whether or not their
+    records still parse."""
+    found = [entry_offsets(q, q.cut_at, file_size) for q in queues if q.cut_at < q.end]
     offsets = np.concatenate(found) if found else np.zeros(0, dtype=np.int64)
     return np.unique(offsets[offsets >= log_end])
 
 
-def plan_queue_cuts(plan: Any, file_size: int, cut_points: dict[int, int]) -> None:
+def plan_queue_cuts(plan: RecoveryPlan, file_size: int) -> None:
     """Consume-queue entries pointing at or past the recovery point: dropped (cut, or their files deleted)."""
     for q in plan.queues:
-        cut_at = cut_points[id(q)]
+        cut_at = q.cut_at
         q.dropped = consumequeue.whole_entries(q.end - cut_at)
         if q.dropped:
             q.max_physical_end = entry_end(q, cut_at, file_size)

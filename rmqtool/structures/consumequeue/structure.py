@@ -8,10 +8,19 @@ from typing import TYPE_CHECKING
 from rmqtool.report import Finding
 from rmqtool.structures.consumequeue.expiry import orphaned_files
 from rmqtool.structures.structure import REBUILD_QUEUES, LogChecker, Repair, Structure, mend_all
-from rmqtool.structures.view import CheckReport, Opener, StoreView
+from rmqtool.structures.view import CheckReport, Opener, RecoveredStore, StoreView
 
 if TYPE_CHECKING:
     from rmqtool.files.paths import StorePaths
+from rmqtool.structures.recoveryplan import (
+    CUT,
+    LOAD,
+    PAST_END,
+    REBUILD,
+    RecoveryContext,
+    RecoveryPlan,
+    RedispatchCounter,
+)
 
 QUEUE_FILE_KIND = "consume-queue file"
 
@@ -69,6 +78,30 @@ class ConsumeQueues(Structure):
     def orphans(self, paths: StorePaths, min_offset: int) -> list[tuple[str, str]]:
         """Queue files whose every entry points below `min_offset` (`expiry`)."""
         return orphaned_files(paths.consumequeue, min_offset)
+
+    def plan_recovery(self, phase: str, view: StoreView, plan: RecoveryPlan, context: RecoveryContext) -> None:
+        """Load: each queue's end (or a refusal). Past end: its entries naming records past the log's end.
+        Cut: those entries. Rebuild: a queue the check found broken."""
+        from rmqtool.structures.consumequeue import recovery  # start-up: listing the registry loads no numpy
+
+        if phase == LOAD:
+            recovery.plan_load(view, plan, self.refused_at_start, context.thorough)
+        elif phase == PAST_END:
+            recovery.plan_past_end(view, plan, context)
+        elif phase == CUT:
+            recovery.plan_queue_cuts(plan, view.config.mappedFileSizeConsumeQueue)
+        elif phase == REBUILD:
+            recovery.plan_rebuild(view, plan, context.findings)
+
+    def redispatch_counter(self, view: StoreView, plan: RecoveryPlan) -> RedispatchCounter | None:
+        from rmqtool.structures.consumequeue.recovery import QueueCounter  # start-up: as above
+
+        return QueueCounter(plan)
+
+    def count_redispatched(self, recovered: RecoveredStore, plan: RecoveryPlan) -> None:
+        from rmqtool.structures.consumequeue.recovery import count_redispatched  # start-up: as above
+
+        count_redispatched(recovered, plan)
 
 
 CONSUME_QUEUES = ConsumeQueues()

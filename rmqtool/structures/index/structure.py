@@ -6,8 +6,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rmqtool.structures.index.expiry import orphaned_files
+from rmqtool.structures.recoveryplan import CUT, LOAD, REBUILD, RecoveryContext, RecoveryPlan, RedispatchCounter
 from rmqtool.structures.structure import REBUILD_INDEX, LogChecker, Repair, Structure, mend_all
-from rmqtool.structures.view import CheckReport, Opener, StoreView
+from rmqtool.structures.view import CheckReport, Opener, RecoveredStore, StoreView
 
 if TYPE_CHECKING:
     from rmqtool.files.paths import StorePaths
@@ -57,6 +58,31 @@ class Index(Structure):
     def orphans(self, paths: StorePaths, min_offset: int) -> list[tuple[str, str]]:
         """Index files whose endPhyOffset is below `min_offset` (`expiry`)."""
         return orphaned_files(paths.index, min_offset)
+
+    def plan_recovery(self, phase: str, view: StoreView, plan: RecoveryPlan, context: RecoveryContext) -> None:
+        """Cut: the files newer than the checkpoint after a crash, past a truncation's end. Rebuild: the whole
+        index when the check found it broken."""
+        from rmqtool.structures.index import recovery  # start-up: listing the registry reads no index
+
+        if phase == LOAD:
+            recovery.plan_load(view, plan)
+        elif phase == CUT:
+            recovery.plan_cut(view, plan, context)
+        elif phase == REBUILD:
+            recovery.plan_rebuild_broken(view, plan, context.findings)
+
+    def redispatch_counter(self, view: StoreView, plan: RecoveryPlan) -> RedispatchCounter | None:
+        """None when the store's config turns the index off."""
+        if not view.config.messageIndexEnable:
+            return None
+        from rmqtool.structures.index.recovery import KeyCounter, kept_end  # start-up: as above
+
+        return KeyCounter(plan, kept_end(view, plan))
+
+    def count_redispatched(self, recovered: RecoveredStore, plan: RecoveryPlan) -> None:
+        from rmqtool.structures.index.recovery import count_redispatched  # start-up: as above
+
+        count_redispatched(recovered, plan)
 
 
 INDEX = Index()

@@ -1,13 +1,73 @@
-"""What recovery will do to a store, as data: the plan `ops.recovery` makes before it touches a file, that
-`recover --dry-run` shows, `apply_recovery` carries out and lost/plan.json keeps."""
+"""What recovery will do to a store, as data: the plan each structure writes its part of, phase by phase
+(`Structure.plan_recovery`), that `recover --dry-run` shows, `ops.recovery` carries out and lost/plan.json
+keeps; and what the structures hand each other between phases (`RecoveryContext`)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
 
+from rmqtool.files.groups import FileSize, group_files
+from rmqtool.files.paths import is_temporary, temporary_name
 from rmqtool.report import Finding
-from rmqtool.structures.consumequeue.recovery import QueuePlan
 from rmqtool.structures.cuts import cut_range
+
+if TYPE_CHECKING:  # start-up: a query lists the registry and loads no numpy
+    import numpy as np
+
+    from rmqtool.structures.consumequeue.dispatchkernel import Dispatched
+
+# The broker's recovery in its order; every structure is asked for its part of each, in registry order.
+LOAD = "load"  # what the broker refuses to load, each queue's end (queues are recovered first), unfinished files
+START = "start"  # where the log's walk starts: missing segments, the checkpoint's times
+END = "end"  # the commitlog walk finds the end (or --truncate-to sets it)
+PAST_END = "past-end"  # what points past the end: the queue entries (the log's cut counts the torn among them)
+CUT = "cut"  # what lies past the end goes; after a crash, the index newer than the checkpoint
+REBUILD = "rebuild"  # --thorough: what the check found broken is rebuilt from the log
+PHASES = (LOAD, START, END, PAST_END, CUT, REBUILD)
+
+UNFINISHED = "unfinished file creation (the writer stopped while allocating it)"
+
+
+@dataclass
+class QueuePlan:
+    """One consume queue's piece of the plan."""
+
+    topic: str
+    queue_id: int
+    files: list[Path]
+    end: int  # logical byte end of the valid entries
+    max_physical_end: int
+    dropped: int = 0
+    added: int = 0
+    cut_short: bool = False  # a file of it is shorter than the store's queue files: rebuilt from the log
+    cut_at: int = 0  # PAST_END: the logical byte where its entries pointing past the log's end begin
+
+
+@dataclass
+class RecoveryContext:
+    """What a plan is asked for, and what one structure finds for another's later phase (not shown)."""
+
+    thorough: bool = False
+    truncate_to: int | None = None
+    recover_before: int = 0  # START: a crash recovery walks from the newest segment whose first record is older
+    index_time: int = 0  # START: the checkpoint's index time (index files newer go after a crash)
+    queued_past: np.ndarray | None = None  # PAST_END: log offsets past the end that dropped queue entries name
+    findings: list[Finding] = field(default_factory=list)  # REBUILD: what the check of the store found
+
+
+class RedispatchCounter(Protocol):
+    """A structure's count of what the re-dispatch adds, fed the records it would dispatch, in log order."""
+
+    def count(self, found: Dispatched, topics: list[str]) -> None: ...
+
+
+def plan_unfinished(plan: RecoveryPlan, directory: Path) -> None:
+    """Files a killed writer left half-created in `directory` (a temporary name) go."""
+    if directory.is_dir():
+        plan.deleted += [(str(p), UNFINISHED) for p in sorted(directory.rglob(temporary_name("*")))
+                         if is_temporary(p.name)]
 
 
 def cut_to_json(f: Finding) -> dict:
@@ -17,6 +77,9 @@ def cut_to_json(f: Finding) -> dict:
 
 @dataclass
 class RecoveryPlan:
+    """The whole store's plan: the log's end and cuts, the queues' pieces, the index files dropped, the files
+    removed, and what the re-dispatch adds back."""
+
     mode: str  # "clean" or "crash"
     start_segment: str = ""
     start_offset: int = 0
@@ -56,6 +119,13 @@ class RecoveryPlan:
         return min(starts) if starts else None
 
     @property
+    def redispatch_start(self) -> int:
+        """Where the re-dispatch reads the log from: `dispatch_from`, else where the queues end."""
+        if self.dispatch_from is not None:
+            return self.dispatch_from
+        return max([q.max_physical_end for q in self.queues] + [0])
+
+    @property
     def changes(self) -> bool:
         return bool(self.cuts or self.deleted or self.filled or self.index_dropped or self.index_keys_added
                     or any(q.dropped or q.added for q in self.queues) or self.mode == "crash")
@@ -89,8 +159,6 @@ class RecoveryPlan:
 
     def removed_by_structure(self) -> dict[str, int]:
         """Files removed per structure (commitlog, consumequeue, index, ...)."""
-        from rmqtool.ops.clean import group_files
-
         out: dict[str, int] = {}
         for g in group_files(self.deleted):
             out[g.structure] = out.get(g.structure, 0) + len(g.files)
@@ -98,16 +166,12 @@ class RecoveryPlan:
 
     def cut_groups(self) -> list[dict]:
         """The cuts as one group per structure and reason: files, bytes, first and last file."""
-        from rmqtool.ops.clean import FileSize, group_files
-
         sizes = {c.file: FileSize(c.bytes) for c in self.cuts}  # one cut per file: where its data ends
         groups = group_files(((c.file, c.reason) for c in self.cuts), sizes)
         return [{**g.to_json(sizes=False), "bytes": g.bytes} for g in groups]
 
     def summary(self) -> dict:
         """The answers at a glance: the recovery point, what is lost, dropped, re-added and removed."""
-        from rmqtool.ops.clean import group_files
-
         return {
             "recoveryPoint": None if self.refused or not self.end_segment else {
                 "offset": self.end, "segment": self.end_segment, "position": self.end - self.end_segment_start,
