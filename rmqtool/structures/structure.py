@@ -1,10 +1,10 @@
-"""What every on-disk structure offers the orchestrators (`verify`, `recover`, `doctor`, `info`).
+"""What every on-disk structure offers the orchestrators (`verify`, `recover`, `doctor`, `info`, `diff`).
 
 A structure is an object with behaviour, as a log segment owns its files and its sanity check: it
-recognises its files, places a path in a store, checks its files alone and against the log, plans
-the repairs its findings call for and writes its `info` section. The orchestrators loop over the
-registry (`rmqtool.structures.REGISTRY`) and hold no structure's rule. A subclass imports what a
-method needs inside the method, so listing the registry loads nothing heavy.
+recognises its files, places a path in a store, checks its files alone and against the log, plans the
+repairs its findings call for, writes its `info` section and compares its files on two replicas. The
+orchestrators loop over the registry (`rmqtool.structures.REGISTRY`) and hold no structure's rule. A
+subclass imports what a method needs inside the method, so listing the registry loads nothing heavy.
 
 `view` below is the store being read (`engine.reader.StoreReader`); structures take it by what it
 offers, never by import, so no structure imports a layer above it. So is `opener`, what `verify FILE`
@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from rmqtool.report import Finding
+from rmqtool.structures.replicas import Comparison, Pair
 
 
 class LogChecker(Protocol):
@@ -122,4 +123,13 @@ class Structure:
 
     def info(self, view: Any, doc: dict) -> tuple[str, dict] | None:
         """(key, section) of `info` for this structure (None: the store has none of its files)."""
+        return None
+
+    # -- two replicas (`diff`) ------------------------------------------------------------------------
+    def pair_refusal(self, a: Any, b: Any) -> str | None:
+        """Why stores `a` and `b` cannot be compared as replicas by this structure's files (None: they can)."""
+        return None
+
+    def compare(self, pair: Pair) -> Comparison | None:
+        """Its files on both sides of `pair` compared (None: nothing of its own to compare)."""
         return None

@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from rmqtool.report import Finding
+from rmqtool.structures.replicas import Comparison, Pair
 from rmqtool.structures.structure import Repair, Structure
 
 SEGMENT_KIND = "commitlog segment"
@@ -59,6 +60,19 @@ class CommitLog(Structure):
             report.reporter.extend(chunk.findings)
             if chunk.batch is not None:
                 report.messages += len(chunk.batch)
+
+    # -- two replicas (`diff`) ------------------------------------------------------------------------
+    def pair_refusal(self, a: Any, b: Any) -> str | None:
+        """Different segment sizes, or a segment not at a multiple of the size: a slave names its files as its
+        master does."""
+        from rmqtool.structures.commitlog.compare import pair_refusal  # start-up: the registry loads no comparer
+
+        return pair_refusal(a, b)
+
+    def compare(self, pair: Pair) -> Comparison | None:
+        from rmqtool.structures.commitlog.compare import compare  # start-up: the registry loads no comparer
+
+        return compare(pair)
 
 
 COMMITLOG = CommitLog()

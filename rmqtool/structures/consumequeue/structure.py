@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from rmqtool.report import Finding
+from rmqtool.structures.replicas import Comparison, Pair
 from rmqtool.structures.structure import REBUILD_QUEUES, Repair, Structure, mend_all
 
 QUEUE_FILE_KIND = "consume-queue file"
@@ -60,6 +61,12 @@ class ConsumeQueues(Structure):
         from rmqtool.structures.consumequeue.check import check_file
 
         check_file(path, opener, report, self.place(path))
+
+    # -- two replicas (`diff`) ------------------------------------------------------------------------
+    def compare(self, pair: Pair) -> Comparison | None:
+        from rmqtool.structures.consumequeue.compare import compare  # start-up: the registry loads no comparer
+
+        return compare(pair)
 
 
 CONSUME_QUEUES = ConsumeQueues()

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from rmqtool.structures.replicas import Comparison, Pair
 from rmqtool.structures.structure import REBUILD_INDEX, LogChecker, Repair, Structure, mend_all
 
 INDEX_FILE_KIND = "index file"
@@ -48,6 +49,12 @@ class Index(Structure):
         from rmqtool.structures.index.summary import section
 
         return "index", section(view, doc.get("commitlog", {}).get("endOffset"))
+
+    # -- two replicas (`diff`) ------------------------------------------------------------------------
+    def compare(self, pair: Pair) -> Comparison | None:
+        from rmqtool.structures.index.compare import compare  # start-up: the registry loads no comparer
+
+        return compare(pair)
 
 
 INDEX = Index()
