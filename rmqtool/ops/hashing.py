@@ -25,7 +25,7 @@ from rmqtool.files.segments import SegmentFile, open_read_only, release_pages
 from rmqtool.structures.replicas import Extent
 
 ALGORITHM = "xxh3_128"
-CHUNK = 8 << 20  # bytes hashed (or compared) between two page releases
+CHUNK = 8 << 20  # bytes hashed between two page releases
 
 
 def log_extent(reader: StoreReader) -> Extent:
