@@ -22,20 +22,10 @@ from pathlib import Path
 from rmqtool.engine.reader import StoreReader, open_root_reader
 from rmqtool.errors import RmqError
 from rmqtool.files.segments import SegmentFile, open_read_only, release_pages
+from rmqtool.structures.replicas import Extent
 
 ALGORITHM = "xxh3_128"
-CHUNK = 8 << 20  # bytes hashed (or compared) between two page releases
-
-
-@dataclass(frozen=True)
-class Extent:
-    """The commitlog bytes a store holds: [start, end)."""
-
-    start: int
-    end: int
-
-    def __str__(self) -> str:
-        return f"[{self.start}, {self.end})"
+CHUNK = 8 << 20  # bytes hashed between two page releases
 
 
 def log_extent(reader: StoreReader) -> Extent:

@@ -2,14 +2,14 @@
 store holds, and (with apply) swapped in.
 
 The log is dispatched as the broker's reput does it (`engine.dispatcher`, the code every writer
-dispatches with) into a staging folder inside the store, `.rebuild/<id>/` (its `commitlog` a link
-to the store's, so it opens as a store). The two are compared by `ops.diff`'s rules for replicas:
-per queue the entries equal, missing from the store, extra in it and different at the same queue
-offset (fillers and entries into the deleted head of the log are expected), and the index keys
-as a multiset of (key hash, physical offset). Apply swaps the staged folders in (`files.swap`:
-journaled, the old folders to lost/). The store's lock is held throughout; a store a broker holds is
-refused, and so is one whose last writer crashed (`recover` first: the log must end where its
-records end).
+dispatches with) into a staging folder inside the store, `.rebuild/<id>/` (its `commitlog` a link to the
+store's, so it opens as a store). The two are compared by the structures' rules for replicas
+(`structures/<name>/compare.py`): per queue the entries equal, missing from the store, extra in it and
+different at the same queue offset (fillers and entries into the deleted head of the log are expected),
+and the index keys as a multiset of (key hash, physical offset). Apply swaps the staged folders in
+(`files.swap`: journaled, the old folders to lost/). The store's lock is held throughout; a store a
+broker holds is refused, and so is one whose last writer crashed (`recover` first: the log must end
+where its records end).
 """
 
 from __future__ import annotations
@@ -26,9 +26,10 @@ from rmqtool.engine.reader import StoreReader
 from rmqtool.errors import RmqError
 from rmqtool.files.paths import COMMITLOG_DIR, CONSUMEQUEUE_DIR, INDEX_DIR, StorePaths
 from rmqtool.files.swap import staging_root, swap_in
-from rmqtool.ops.diff import IndexDiff, QueueDiff, diff_index, diff_queue
 from rmqtool.ops.hashing import log_extent
+from rmqtool.structures.consumequeue.compare import QueueDiff, diff_queue
 from rmqtool.structures.consumequeue.queue import ConsumeQueue
+from rmqtool.structures.index.compare import IndexDiff, diff_index
 from rmqtool.structures.index.service import IndexService
 
 LISTED_QUEUES = 1000  # queues with differences listed in the report; the rest are counted
@@ -36,8 +37,8 @@ LISTED_QUEUES = 1000  # queues with differences listed in the report; the rest a
 
 @dataclass
 class RebuildReport:
-    """The store (side A of `ops.diff`) against what its log rebuilds (side B): B's entries and keys the
-    store lacks are missing, A's that B lacks are extra."""
+    """The store (side A of a replica comparison) against what its log rebuilds (side B): B's entries and
+    keys the store lacks are missing, A's that B lacks are extra."""
 
     parts: list[str]
     queues: list[QueueDiff] = field(default_factory=list)
@@ -158,7 +159,7 @@ def dispatch_into(store: Store, target: StorePaths, queues: bool, index: bool) -
 
 
 def compare(store: Store, staged: StorePaths, parts: list[str]) -> RebuildReport:
-    """The store against the staged rebuild, by `ops.diff`'s rules for two replicas: the staged side is
+    """The store against the staged rebuild, by the structures' rules for two replicas: the staged side is
     the one whose queues start where the log now starts (fillers and entries into the deleted head of
     the log are expected, not differences)."""
     report = RebuildReport(parts)

@@ -1,10 +1,10 @@
-"""What every on-disk structure offers the orchestrators (`verify`, `recover`, `doctor`, `info`).
+"""What every on-disk structure offers the orchestrators (`verify`, `recover`, `doctor`, `info`, `diff`).
 
 A structure is an object with behaviour, as a log segment owns its files and its sanity check: it
 recognises its files, places a path in a store, checks its files alone and against the log, plans
-the repairs its findings call for, plans its part of recovery and writes its `info` section. The
-orchestrators loop over the registry (`rmqtool.structures.registry.REGISTRY`) and hold no structure's
-rule. A subclass imports what a
+the repairs its findings call for, plans its part of recovery, writes its `info` section and compares
+its files on two replicas. The orchestrators loop over the registry
+(`rmqtool.structures.registry.REGISTRY`) and hold no structure's rule. A subclass imports what a
 method needs inside the method, so listing the registry loads nothing heavy.
 
 `view` below is the store being read, `report` a check's report and `opener` what `verify FILE` opens
@@ -27,6 +27,7 @@ from rmqtool.structures.view import CheckReport, Opener, RecoveredStore, StoreVi
 if TYPE_CHECKING:
     from rmqtool.files.paths import StorePaths
 from rmqtool.structures.recoveryplan import RecoveryContext, RecoveryPlan, RedispatchCounter
+from rmqtool.structures.replicas import Comparison, Pair
 
 
 class LogChecker(Protocol):
@@ -153,3 +154,12 @@ class Structure:
     def count_redispatched(self, recovered: RecoveredStore, plan: RecoveryPlan) -> None:
         """What the re-dispatch added to its files, read into `plan` from `recovered` (the store the re-dispatch
         left open: `engine.message_store.MessageStore`)."""
+
+    # -- two replicas (`diff`) ------------------------------------------------------------------------
+    def pair_refusal(self, a: StoreView, b: StoreView) -> str | None:
+        """Why stores `a` and `b` cannot be compared as replicas by this structure's files (None: they can)."""
+        return None
+
+    def compare(self, pair: Pair) -> Comparison | None:
+        """Its files on both sides of `pair` compared (None: nothing of its own to compare)."""
+        return None

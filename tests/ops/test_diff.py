@@ -12,10 +12,12 @@ from cli_helpers import FIXTURE, run, writable_copy
 
 from rmqtool.engine.reader import open_reader
 from rmqtool.errors import RmqError
-from rmqtool.ops import diff as diff_mod
-from rmqtool.ops.diff import diff_stores, match_pairs
+from rmqtool.ops.diff import diff_stores
 from rmqtool.structures import consumequeue, index
+from rmqtool.structures.commitlog import compare as log_compare
 from rmqtool.structures.commitlog import message
+from rmqtool.structures.index import compare as index_compare
+from rmqtool.structures.index.compare import match_pairs
 
 SEG = 65536
 FIXTURE_END = 151686  # the fixture's log: [0, 151686) in segments 0, 65536, 131072
@@ -59,9 +61,9 @@ def test_identical_copies_compare_identical_with_nothing_beyond(pair):
     assert doc["index"]["matched"] == doc["index"]["entriesA"] > 0
 
 
-@pytest.mark.parametrize("chunk", [diff_mod.CHUNK, 4096])
+@pytest.mark.parametrize("chunk", [log_compare.CHUNK, 4096])
 def test_one_flipped_body_byte_is_found_exactly_and_its_record_decoded_on_both_sides(pair, monkeypatch, chunk):
-    monkeypatch.setattr(diff_mod, "CHUNK", chunk)  # 4096: the byte lies chunks past the segment's start
+    monkeypatch.setattr(log_compare, "CHUNK", chunk)  # 4096: the byte lies chunks past the segment's start
     a, b = pair
     _flip(_segment(b, 0), BODY_BYTE)
     doc = diff_stores(a, b)
@@ -173,7 +175,7 @@ def test_a_changed_index_key_is_unmatched_on_both_sides(pair):
 
 
 def test_sync_slave_lacking_the_masters_head_compares_equal_with_its_filler_entries(ha, monkeypatch):
-    monkeypatch.setattr(diff_mod, "INDEX_CHUNK", 7)  # the index streams meet across many small chunks
+    monkeypatch.setattr(index_compare, "INDEX_CHUNK", 7)  # the index streams meet across many small chunks
     doc = diff_stores(ha / "sync" / "master" / "store", ha / "sync" / "slave" / "store")
     assert doc["common"] == {"from": HA_COMMON[0], "upto": HA_COMMON[1], "bytes": HA_COMMON[1] - HA_COMMON[0],
                              "identical": True, "firstDifference": None}

@@ -11,7 +11,7 @@ from cli_helpers import fixture_copy
 
 from rmqtool.engine.config import StoreConfig
 from rmqtool.ops import recovery
-from rmqtool.structures import REGISTRY
+from rmqtool.structures.registry import REGISTRY
 from rmqtool.structures.structure import Structure
 
 ROOT = Path(__file__).resolve().parents[2]

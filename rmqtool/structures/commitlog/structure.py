@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from rmqtool.report import Finding
 from rmqtool.structures.commitlog.expiry import Expiry, expired_segments
 from rmqtool.structures.recoveryplan import CUT, END, LOAD, START, RecoveryContext, RecoveryPlan
+from rmqtool.structures.replicas import Comparison, Pair
 from rmqtool.structures.structure import Repair, Structure
 from rmqtool.structures.view import CheckReport, Opener, StoreView
 
@@ -99,4 +100,18 @@ class CommitLog(Structure):
         from rmqtool.structures.commitlog.recovery import fill_holes  # start-up: as above
 
         fill_holes(plan.filled, view.config.mappedFileSizeCommitLog)
+
+    # -- two replicas (`diff`) ------------------------------------------------------------------------
+    def pair_refusal(self, a: StoreView, b: StoreView) -> str | None:
+        """Different segment sizes, or a segment not at a multiple of the size: a slave names its files as its
+        master does."""
+        from rmqtool.structures.commitlog.compare import pair_refusal  # start-up: the registry loads no comparer
+
+        return pair_refusal(a, b)
+
+    def compare(self, pair: Pair) -> Comparison | None:
+        from rmqtool.structures.commitlog.compare import compare  # start-up: the registry loads no comparer
+
+        return compare(pair)
+
 

@@ -21,6 +21,7 @@ from rmqtool.structures.recoveryplan import (
     RecoveryPlan,
     RedispatchCounter,
 )
+from rmqtool.structures.replicas import Comparison, Pair
 
 QUEUE_FILE_KIND = "consume-queue file"
 
@@ -102,6 +103,12 @@ class ConsumeQueues(Structure):
         from rmqtool.structures.consumequeue.recovery import count_redispatched  # start-up: as above
 
         count_redispatched(recovered, plan)
+
+    # -- two replicas (`diff`) ------------------------------------------------------------------------
+    def compare(self, pair: Pair) -> Comparison | None:
+        from rmqtool.structures.consumequeue.compare import compare  # start-up: the registry loads no comparer
+
+        return compare(pair)
 
 
 CONSUME_QUEUES = ConsumeQueues()

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from rmqtool.structures.config.persist import BAK
 from rmqtool.structures.epoch import FILE, java_int, lines_of
+from rmqtool.structures.replicas import Comparison, Pair
 from rmqtool.structures.structure import Structure
 from rmqtool.structures.view import StoreView
 
@@ -32,6 +33,12 @@ class EpochFile(Structure):
 
         state = ha_state(view.paths.root)
         return ("ha", state.summary()) if state.present else None
+
+    # -- two replicas (`diff`) ------------------------------------------------------------------------
+    def compare(self, pair: Pair) -> Comparison | None:
+        from rmqtool.structures.epoch.compare import compare  # start-up: the registry loads no comparer
+
+        return compare(pair)
 
 
 EPOCH = EpochFile()

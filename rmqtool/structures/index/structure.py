@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 from rmqtool.structures.index.expiry import orphaned_files
 from rmqtool.structures.recoveryplan import CUT, LOAD, REBUILD, RecoveryContext, RecoveryPlan, RedispatchCounter
+from rmqtool.structures.replicas import Comparison, Pair
 from rmqtool.structures.structure import REBUILD_INDEX, LogChecker, Repair, Structure, mend_all
 from rmqtool.structures.view import CheckReport, Opener, RecoveredStore, StoreView
 
@@ -83,6 +84,12 @@ class Index(Structure):
         from rmqtool.structures.index.recovery import count_redispatched  # start-up: as above
 
         count_redispatched(recovered, plan)
+
+    # -- two replicas (`diff`) ------------------------------------------------------------------------
+    def compare(self, pair: Pair) -> Comparison | None:
+        from rmqtool.structures.index.compare import compare  # start-up: the registry loads no comparer
+
+        return compare(pair)
 
 
 INDEX = Index()
