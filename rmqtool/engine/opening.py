@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rmqtool.engine.config import StoreConfig
+from rmqtool.engine.kind import detect
 from rmqtool.engine.storefiles import StoreFiles
 from rmqtool.errors import RmqError
 from rmqtool.files.paths import DLEDGER_PREFIX, StorePaths
@@ -41,8 +42,6 @@ class Store:
     @property
     def kind(self) -> StoreKind:
         if self._kind is None:
-            from rmqtool.engine.kind import detect
-
             self._kind = detect(self.paths)
         return self._kind
 

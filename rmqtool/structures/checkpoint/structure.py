@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from rmqtool.structures.checkpoint.check import CheckpointChecker, check_file
+from rmqtool.structures.checkpoint.recognize import checkpoint_refusal
 from rmqtool.structures.recoveryplan import START, RecoveryContext, RecoveryPlan
 from rmqtool.structures.structure import RESET_CHECKPOINT, LogChecker, Repair, Structure, mend_all
 from rmqtool.structures.view import CheckReport, Opener, StoreView
@@ -18,8 +20,6 @@ class CheckpointFile(Structure):
     file_kind = CHECKPOINT_KIND
 
     def recognise(self, head: bytes, size: int) -> str | None:
-        from rmqtool.structures.checkpoint.recognize import checkpoint_refusal
-
         return checkpoint_refusal(head)
 
     def repairs(self, report: CheckReport, view: StoreView) -> list[Repair]:
@@ -31,13 +31,9 @@ class CheckpointFile(Structure):
         return path.parent if path.name == CHECKPOINT_NAME else None
 
     def log_checker(self, view: StoreView, report: CheckReport) -> LogChecker | None:
-        from rmqtool.structures.checkpoint.check import CheckpointChecker
-
         return CheckpointChecker(view, report)
 
     def check_file(self, path: Path, opener: Opener, report: CheckReport) -> None:
-        from rmqtool.structures.checkpoint.check import check_file
-
         check_file(path, report)
 
     def info(self, view: StoreView, doc: dict) -> tuple[str, dict] | None:

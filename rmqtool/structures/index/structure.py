@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rmqtool.structures.index.expiry import orphaned_files
+from rmqtool.structures.index.recognize import index_file_refusal
 from rmqtool.structures.recoveryplan import CUT, LOAD, REBUILD, RecoveryContext, RecoveryPlan, RedispatchCounter
 from rmqtool.structures.structure import REBUILD_INDEX, LogChecker, Repair, Structure, mend_all
 from rmqtool.structures.view import CheckReport, Opener, RecoveredStore, StoreView
@@ -22,8 +23,6 @@ class Index(Structure):
     file_kind = INDEX_FILE_KIND
 
     def recognise(self, head: bytes, size: int) -> str | None:
-        from rmqtool.structures.index.recognize import index_file_refusal
-
         return index_file_refusal(head, size)
 
     def repairs(self, report: CheckReport, view: StoreView) -> list[Repair]:
@@ -39,19 +38,19 @@ class Index(Structure):
         store's config turns the index off."""
         if not view.config.messageIndexEnable:
             return None
-        from rmqtool.structures.index.logcheck import IndexChecker
+        from rmqtool.structures.index.logcheck import IndexChecker  # start-up: numpy; lookups list the registry
 
         return IndexChecker(view, report)
 
     def check_file(self, path: Path, opener: Opener, report: CheckReport) -> None:
         """One index file alone: its size, header and chains, by the settings `opener.config` holds
         (`maxHashSlotNum`, `maxIndexNum`, `given`): a structure reads no broker.conf."""
-        from rmqtool.structures.index.logcheck import check_file
+        from rmqtool.structures.index.logcheck import check_file  # start-up: numpy; lookups list the registry
 
         check_file(path, opener.config, report)
 
     def info(self, view: StoreView, doc: dict) -> tuple[str, dict] | None:
-        from rmqtool.structures.index.summary import section
+        from rmqtool.structures.index.summary import section  # start-up: numpy; lookups list the registry
 
         return "index", section(view, doc.get("commitlog", {}).get("endOffset"))
 
