@@ -14,8 +14,8 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from rmqtool.engine import kind as store_kind
 from rmqtool.engine.config import StoreConfig
-from rmqtool.engine.kind import detect
 from rmqtool.engine.storefiles import StoreFiles
 from rmqtool.errors import RmqError
 from rmqtool.files.paths import DLEDGER_PREFIX, StorePaths
@@ -42,7 +42,7 @@ class Store:
     @property
     def kind(self) -> StoreKind:
         if self._kind is None:
-            self._kind = detect(self.paths)
+            self._kind = store_kind.detect(self.paths)
         return self._kind
 
     @property
