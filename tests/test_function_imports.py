@@ -11,10 +11,10 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent / "rmqtool"
 
-CEILING = 25  # the whole package outside cli/; issue 41's target is under 30
+CEILING = 27  # the whole package outside cli/; issue 41's target is under 30
 COVERED = ("bench", "spark", "io", "structures", "engine", "ops")  # folders whose every function-level own
 # import carries its reason
-NOT_YET = ("rmqtool/ops/recovery.py", "rmqtool/ops/recovery_plan.py", "rmqtool/ops/diff.py",
+NOT_YET = ("rmqtool/ops/recovery.py", "rmqtool/ops/diff.py",
            "rmqtool/structures/commitlog/recovery.py")  # being rewritten in another slice of issue 41
 REASON = re.compile(r"#\s*start-up:\s*\S")
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from rmqtool.structures.index import recovery
 from rmqtool.structures.index.expiry import orphaned_files
 from rmqtool.structures.index.recognize import index_file_refusal
 from rmqtool.structures.recoveryplan import CUT, LOAD, REBUILD, RecoveryContext, RecoveryPlan, RedispatchCounter
@@ -61,8 +62,6 @@ class Index(Structure):
     def plan_recovery(self, phase: str, view: StoreView, plan: RecoveryPlan, context: RecoveryContext) -> None:
         """Cut: the files newer than the checkpoint after a crash, past a truncation's end. Rebuild: the whole
         index when the check found it broken."""
-        from rmqtool.structures.index import recovery  # start-up: listing the registry reads no index
-
         if phase == LOAD:
             recovery.plan_load(view, plan)
         elif phase == CUT:
@@ -74,14 +73,10 @@ class Index(Structure):
         """None when the store's config turns the index off."""
         if not view.config.messageIndexEnable:
             return None
-        from rmqtool.structures.index.recovery import KeyCounter, kept_end  # start-up: as above
-
-        return KeyCounter(plan, kept_end(view, plan))
+        return recovery.KeyCounter(plan, recovery.kept_end(view, plan))
 
     def count_redispatched(self, recovered: RecoveredStore, plan: RecoveryPlan) -> None:
-        from rmqtool.structures.index.recovery import count_redispatched  # start-up: as above
-
-        count_redispatched(recovered, plan)
+        recovery.count_redispatched(recovered, plan)
 
 
 INDEX = Index()
