@@ -1,5 +1,9 @@
 """What every command's exit code means, and the exceptions the CLI turns into one line on stderr."""
 
+import sys
+
+from rmqtool.text import printable
+
 EXIT_OK = 0  # done; for a key search, also when it found nothing (an empty list, the reason on stderr)
 EXIT_PROBLEM = 1  # the command ran and found damage: corruption, verify findings, corrupt regions skipped
 EXIT_BAD_INPUT = 2  # refused before doing anything: bad arguments, not a store, a contradicting config, locked
@@ -42,9 +46,6 @@ def forget_warnings() -> None:
 def warn(text: str) -> None:
     """One warning line on stderr, for the layers below the CLI (the text made safe for a terminal); a warning
     given once is not given again by the same command (a store's settings read by two of its steps)."""
-    import sys
-
-    from rmqtool.text import printable
 
     if text in _WARNED:
         return

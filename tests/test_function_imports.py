@@ -11,8 +11,10 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent / "rmqtool"
 
-CEILING = 113  # the whole package outside cli/; issue 41's target is under 30
-COVERED = ("bench", "spark", "io")  # folders whose every function-level own import carries its reason
+CEILING = 24  # the whole package outside cli/; issue 41's target is under 30
+COVERED = ("bench", "spark", "io", "structures", "engine", "ops")  # folders whose every function-level own
+# import carries its reason
+NOT_YET: tuple[str, ...] = ()  # folders' files not held to the reason rule yet: none
 REASON = re.compile(r"#\s*start-up:\s*\S")
 
 
@@ -42,10 +44,12 @@ def function_level_imports(package: Path = PACKAGE) -> list[tuple[str, int, str]
     return sorted(found)
 
 
-def without_reason(found: list[tuple[str, int, str]], covered: tuple[str, ...] = COVERED) -> list[str]:
-    """`path:line` of each import in a covered folder whose line carries no `# start-up:` reason."""
+def without_reason(found: list[tuple[str, int, str]], covered: tuple[str, ...] = COVERED,
+                   not_yet: tuple[str, ...] = NOT_YET) -> list[str]:
+    """`path:line` of each import in a covered folder (outside `not_yet`) whose line carries no `# start-up:`
+    reason."""
     return [f"{path}:{line}" for path, line, text in found
-            if path.split("/")[1] in covered and not REASON.search(text)]
+            if path.split("/")[1] in covered and path not in not_yet and not REASON.search(text)]
 
 
 FOUND = function_level_imports()
@@ -79,3 +83,5 @@ def test_an_unreasoned_function_level_import_is_caught_and_counted_once(tmp_path
     assert without_reason(found, ("io",)) == ["rmqtool/io/rows.py:5", "rmqtool/io/rows.py:6"]
     assert without_reason(found, ("io", "ops")) == ["rmqtool/io/rows.py:5", "rmqtool/io/rows.py:6",
                                                     "rmqtool/ops/a.py:2"]
+    assert without_reason(found, ("io", "ops"), ("rmqtool/ops/a.py",)) == ["rmqtool/io/rows.py:5",
+                                                                           "rmqtool/io/rows.py:6"]

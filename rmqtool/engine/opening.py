@@ -14,6 +14,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from rmqtool.engine import kind as store_kind
 from rmqtool.engine.config import StoreConfig
 from rmqtool.engine.storefiles import StoreFiles
 from rmqtool.errors import RmqError
@@ -41,9 +42,7 @@ class Store:
     @property
     def kind(self) -> StoreKind:
         if self._kind is None:
-            from rmqtool.engine.kind import detect
-
-            self._kind = detect(self.paths)
+            self._kind = store_kind.detect(self.paths)
         return self._kind
 
     @property

@@ -22,6 +22,7 @@ from rmqtool.structures.commitlog.chunk import ScanChunk
 from rmqtool.structures.commitlog.geometry import holes, missing_segment_at, start_from_first_record, store_findings
 from rmqtool.structures.consumequeue.queues import QueueStore, open_queues
 from rmqtool.structures.index.files import IndexFiles, IndexFileView
+from rmqtool.structures.registry import place_in_store
 
 if TYPE_CHECKING:  # numpy loads on first use: lookups start faster without it
     import numpy as np
@@ -80,7 +81,6 @@ class StoreReader:
         if self.single_file:
             require_file(p, "commitlog segment")
             self.config = load_config(config)
-            from rmqtool.structures.registry import place_in_store
 
             placed = place_in_store(p)
             self.paths = StorePaths(placed[1] if placed is not None else p.parent)
@@ -146,11 +146,15 @@ class StoreReader:
             -> Iterator[ScanChunk]:
         """Every good record from `from_offset` on (starting before `until`), in log order, with findings
         as data."""
-        from rmqtool.structures.commitlog.scan import SegmentEnd, SegmentScanner, lost_tail
+        from rmqtool.structures.commitlog.scan import (  # start-up: numba, not on a lookup
+            SegmentEnd,
+            SegmentScanner,
+            lost_tail,
+        )
 
         scanner_class = SegmentScanner
         if self.dledger:
-            from rmqtool.structures.dledger.scan import DLedgerScanner
+            from rmqtool.structures.dledger.scan import DLedgerScanner  # start-up: numba, not on a lookup
 
             scanner_class = DLedgerScanner
         if not self.segments:
@@ -223,7 +227,7 @@ class StoreReader:
         probe = message.decode(buf, pos, verify_crc=False, expected_offset=seg.start + pos)
         if not isinstance(probe, message.Corrupt) or not any(buf[pos : pos + message.PREFIX.size]):
             return pos  # a record, or unwritten bytes where the scan ends as it would from the start
-        from rmqtool.structures.commitlog.scan import SegmentScanner
+        from rmqtool.structures.commitlog.scan import SegmentScanner  # start-up: numba, not on a lookup
 
         found = SegmentScanner(buf, seg.start, str(seg.path), data_end=written).next_record_start(pos)
         return found if found is not None else len(buf)

@@ -5,13 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from rmqtool.errors import RmqError
+from rmqtool.structures.registry import file_owner
 
 HEAD_LEN = 64
 
 def _refusal(kind: str, head: bytes, size: int) -> str | None:
     """The owning structure's own check, imported when a file of that kind is given."""
-    from rmqtool.structures.registry import file_owner
-
     return file_owner(kind).recognise(head, size)
 
 

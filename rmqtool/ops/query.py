@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from rmqtool.engine.reader import StoreReader
 from rmqtool.errors import NoSuchQueue, NotFound, RmqError
+from rmqtool.ops.hashing import log_extent
 from rmqtool.structures import consumequeue
 from rmqtool.structures.commitlog import message, msgid, properties, sysflag, uniqkey
 from rmqtool.structures.commitlog.delay import SCHEDULE_TOPIC
@@ -67,8 +68,6 @@ class StoreQuery:
     def _at_the_end(self, offset: int) -> str | None:
         """What to say of `offset` when it is the log's end, where the next message will be written (None when it
         is not): the last record named."""
-        from rmqtool.ops.hashing import log_extent  # start-up: the extent walk loads numba; lookups need none
-
         if log_extent(self.reader).end != offset:
             return None
         last = None

@@ -15,10 +15,12 @@ import numpy as np
 
 from rmqtool.engine import journal
 from rmqtool.engine.config import StoreConfig
+from rmqtool.engine.message_store import MessageStore
 from rmqtool.engine.opening import Store, open_store
 from rmqtool.engine.reader import StoreReader
 from rmqtool.errors import Interrupted, RmqError
 from rmqtool.files.lock import StoreLock
+from rmqtool.files.lost import Lost, next_lost_dir
 from rmqtool.files.paths import StorePaths
 from rmqtool.files.segments import zero_range
 from rmqtool.structures.cuts import cut_range
@@ -88,8 +90,6 @@ def recover_store(root: str | os.PathLike | Store, cfg: StoreConfig | None = Non
     first = root if isinstance(root, Store) else open_store(root, cfg)
     first.require_writable("recover")  # before the lock file is created or touched
     if journal.pending(first.paths) is not None:  # a write killed mid-way: rolled back (and said) first
-        from rmqtool.engine.message_store import MessageStore
-
         MessageStore(first, create=False).close()
         first = open_store(first.root, first.config)
     had_lock_file = first.paths.lock.exists()
@@ -109,8 +109,6 @@ def recover_store(root: str | os.PathLike | Store, cfg: StoreConfig | None = Non
 
 def lost_dir_of(paths: StorePaths, plan: RecoveryPlan) -> Path | None:
     """The lost/ folder recovery by `plan` would fill if it started now; None when it cuts and removes nothing."""
-    from rmqtool.files.lost import next_lost_dir
-
     if not (plan.cuts or plan.deleted):
         return None
     return next_lost_dir(paths)
@@ -122,8 +120,6 @@ def apply_recovery(root: str | os.PathLike | Store, cfg: StoreConfig | None, pla
     close the store cleanly. The store lock (`lock`, taken before the plan by `recover_store`, or taken
     here) is held to the end of the re-dispatch and released with the store. Returns the lost/ folder
     (None when nothing was cut or removed)."""
-    from rmqtool.engine.message_store import MessageStore
-
     if plan.refused:
         raise RmqError(f"recovery refused: {plan.refused}")
     store = root if isinstance(root, Store) else open_store(root, cfg)
@@ -160,8 +156,6 @@ def _unfinished(store: Store, step: str) -> Interrupted:
 def _keep_and_cut(paths: StorePaths, plan: RecoveryPlan) -> Path | None:
     """Every range `plan` cuts is copied to lost/ and made durable before any is zeroed; every file it
     removes is moved there. Returns the lost/ folder, None when there was nothing to keep."""
-    from rmqtool.files.lost import Lost
-
     removed = [Path(f) for f in dict.fromkeys(f for f, _ in plan.deleted) if os.path.lexists(f)]
     if not (plan.cuts or removed):
         return None

@@ -23,7 +23,9 @@ from pathlib import Path
 
 import numpy as np
 
-from rmqtool.engine.reader import StoreReader
+from rmqtool.engine.opening import load_config
+from rmqtool.engine.reader import StoreReader, open_reader
+from rmqtool.engine.recognition import require_file
 from rmqtool.errors import RmqError
 from rmqtool.report import ERROR, STORE, WARNING, CollectSink, Finding, Reporter
 from rmqtool.structures.commitlog.window import Window
@@ -120,7 +122,7 @@ def verify_store(reader: StoreReader, *, every: bool = False) -> VerifyReport:
 def record_windows(reader: StoreReader, report: VerifyReport, keys: dict[tuple[str, int], int]) -> Iterator[Window]:
     """The log's good records window by window (the scanner's findings go to `report`); `keys`
     numbers each (topic, queue) as it is met."""
-    from rmqtool.structures.consumequeue.dispatchkernel import dispatch_records
+    from rmqtool.structures.consumequeue.dispatchkernel import dispatch_records  # start-up: numba; one file needs none
 
     levels = np.asarray(reader.config.delay_levels_ms, dtype=np.int64)
     parts: list[tuple] = []
@@ -156,8 +158,6 @@ def _window(parts: list[tuple]) -> Window:
 
 def verify_path(path: str | os.PathLike, config_path=None, *, every: bool = False) -> VerifyReport:
     """A store root verified whole, or one store file alone (`verify_file`)."""
-    from rmqtool.engine.reader import open_reader
-
     if Path(path).is_file():
         return verify_file(Path(path), config_path, every=every)
     return verify_store(open_reader(path, config_path), every=every)
@@ -175,8 +175,6 @@ def store_root_of(path: Path) -> Path | None:
 def file_kind(path: Path) -> str:
     """What a store file is: its place in a store says, or else its content (the structures' recognition
     checks), when exactly one kind fits; a one-line refusal otherwise."""
-    from rmqtool.engine.recognition import require_file
-
     placed = place_in_store(path)
     if placed is not None:
         return placed[0].file_kind
@@ -223,8 +221,6 @@ class _Opener:
 
     @property
     def config(self):
-        from rmqtool.engine.opening import load_config
-
         return load_config(self.config_path)
 
     def reader(self, path: Path) -> StoreReader:

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from rmqtool.files.segments import read_file
 from rmqtool.report import CHECKPOINT, ERROR, WARNING, Finding
 from rmqtool.structures import checkpoint
+from rmqtool.structures.checkpoint.recognize import checkpoint_refusal
 from rmqtool.structures.commitlog.window import Window
 from rmqtool.structures.view import CheckReport, StoreView
 
@@ -39,7 +41,6 @@ class CheckpointChecker:
         if not path.exists():
             self.report.reporter.add(missing_finding(str(path)))
             return
-        from rmqtool.files.segments import read_file
 
         buf = read_file(path)
         reason = checkpoint.refusal(buf)  # what every reader refuses (its times may still be garbage: ahead below)
@@ -78,9 +79,6 @@ def _ahead(path: str, name: str, reason: str) -> Finding:
 
 def check_file(path: Path, report: CheckReport) -> None:
     """The page alone: a checkpoint the broker can read (its size, its flush times epoch milliseconds)."""
-    from rmqtool.files.segments import read_file
-    from rmqtool.structures.checkpoint.recognize import checkpoint_refusal
-
     buf = read_file(path)
     reason = checkpoint_refusal(buf)
     if reason is not None:

@@ -6,6 +6,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from rmqtool.errors import RmqError
+from rmqtool.files.lock import fsync_path
 from rmqtool.structures import checkpoint
 
 
@@ -34,8 +36,6 @@ def lower_to(path: Path, ceiling: int, keep_in: Path | None) -> None:
     page is written with every time at `ceiling` (the recovery that truncates makes everything up to the
     last kept record durable before it closes the store): zero times would send a crash recovery back to
     the log's first segment and drop every index file."""
-    from rmqtool.files.lock import fsync_path
-
     if not path.is_file():
         if ceiling > 0:
             cp = CheckpointFile(path)
@@ -54,8 +54,6 @@ def lower_to(path: Path, ceiling: int, keep_in: Path | None) -> None:
 def reset_to(path: Path, newest: int) -> None:
     """The checkpoint of a store whose newest record was stored at `newest`: each time lowered to it, or all
     three set to it when the file is missing or does not decode (a repair writes it into its staged copy)."""
-    from rmqtool.errors import RmqError
-
     try:
         cp = CheckpointFile(path)
         fresh = not path.exists()

@@ -4,6 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from rmqtool.structures.checkpoint.check import CheckpointChecker, check_file
+from rmqtool.structures.checkpoint.file import lower_to
+from rmqtool.structures.checkpoint.recognize import checkpoint_refusal
+from rmqtool.structures.checkpoint.recovery import plan_start
 from rmqtool.structures.recoveryplan import START, RecoveryContext, RecoveryPlan
 from rmqtool.structures.structure import RESET_CHECKPOINT, LogChecker, Repair, Structure, mend_all
 from rmqtool.structures.view import CheckReport, Opener, StoreView
@@ -18,8 +22,6 @@ class CheckpointFile(Structure):
     file_kind = CHECKPOINT_KIND
 
     def recognise(self, head: bytes, size: int) -> str | None:
-        from rmqtool.structures.checkpoint.recognize import checkpoint_refusal
-
         return checkpoint_refusal(head)
 
     def repairs(self, report: CheckReport, view: StoreView) -> list[Repair]:
@@ -31,13 +33,9 @@ class CheckpointFile(Structure):
         return path.parent if path.name == CHECKPOINT_NAME else None
 
     def log_checker(self, view: StoreView, report: CheckReport) -> LogChecker | None:
-        from rmqtool.structures.checkpoint.check import CheckpointChecker
-
         return CheckpointChecker(view, report)
 
     def check_file(self, path: Path, opener: Opener, report: CheckReport) -> None:
-        from rmqtool.structures.checkpoint.check import check_file
-
         check_file(path, report)
 
     def info(self, view: StoreView, doc: dict) -> tuple[str, dict] | None:
@@ -54,15 +52,11 @@ class CheckpointFile(Structure):
     def plan_recovery(self, phase: str, view: StoreView, plan: RecoveryPlan, context: RecoveryContext) -> None:
         """Start: its times, where a crash recovery starts and which index files it keeps."""
         if phase == START:
-            from rmqtool.structures.checkpoint.recovery import plan_start  # start-up: listing reads no page
-
             plan_start(view, plan, context)
 
     def apply_recovery(self, view: StoreView, plan: RecoveryPlan, lost: Path | None) -> None:
         """A truncation lowers its times to the last record kept."""
         if plan.truncate_to is not None:
-            from rmqtool.structures.checkpoint.file import lower_to  # start-up: as above
-
             lower_to(view.paths.checkpoint, plan.last_store_timestamp or 0, lost)
 
 

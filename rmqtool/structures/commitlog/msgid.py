@@ -6,6 +6,7 @@ import struct
 from typing import TYPE_CHECKING
 
 from rmqtool.errors import RmqError
+from rmqtool.structures.commitlog import uniqkey
 from rmqtool.structures.commitlog.hosts import IPV4_LEN, IPV6_LEN, MAX_PORT, SocketAddress
 
 if TYPE_CHECKING:
@@ -58,8 +59,6 @@ def describe(msg_id: str) -> dict:
     """What a msgId says: an offset msgId's broker and offset (`kind` "offset"), or, for 32 hex digits that
     cannot be one (a port past 65535, a negative offset), the fields of the client msgId (UNIQ_KEY) it is;
     RmqError otherwise."""
-    from rmqtool.structures.commitlog import uniqkey
-
     try:
         host, offset = decode(msg_id)
         if not 0 <= host.port <= MAX_PORT:

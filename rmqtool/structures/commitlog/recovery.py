@@ -23,6 +23,7 @@ from rmqtool.files.segments import SegmentFile, nonzero_end, open_read_only
 from rmqtool.report import Finding
 from rmqtool.structures.commitlog import message, msgid
 from rmqtool.structures.commitlog.geometry import size_refusal_line
+from rmqtool.structures.commitlog.walker import Rows, walk_on
 from rmqtool.structures.cuts import cut
 from rmqtool.structures.recoveryplan import RecoveryContext, RecoveryPlan, plan_unfinished
 from rmqtool.structures.view import StoreView
@@ -77,8 +78,6 @@ def plan_walk(reader: StoreView, plan: RecoveryPlan, recover_before: int, thorou
     newest whose first record was stored by the checkpoint's `recover_before`, every segment with --thorough)
     and where the broker's walk from there ends: the recovery point, the last intact record's store time, why
     it stopped."""
-    from rmqtool.structures.commitlog.walker import Rows, walk_on
-
     cfg, segments = reader.config, reader.segments
     if thorough:
         k = 0  # beyond the broker: every segment is checked

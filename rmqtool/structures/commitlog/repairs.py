@@ -98,7 +98,7 @@ def _after_hole(segments: list[Path]) -> tuple[Path | None, Path | None]:
     it and any filled ones next to it: where the records after the hole start. The cut goes there, not at the
     hole: the records appended again take the offsets they had (their offset msgIds stay), and the hole stays
     the one end marker it is."""
-    from rmqtool.structures.commitlog.recovery import filled
+    from rmqtool.structures.commitlog.recovery import filled  # start-up: numpy; the registry imports repairs
 
     hole = None
     for p in segments:

@@ -168,8 +168,6 @@ class RecordBatch:
 
     def body_crcs(self) -> np.ndarray:
         """java.util.zip.CRC32 of every body, masked positive as the store records it."""
-        from rmqtool.structures.commitlog import kernels
-
         arr = np.frombuffer(self.buf, dtype=np.uint8)
         return kernels.body_crcs(arr, self.body_pos, self.cols["bodyLength"]) & POSITIVE_MASK
 
@@ -421,8 +419,6 @@ class SegmentScanner:
 
     def _walk(self, pos: int, hi: int, out: np.ndarray) -> tuple[int, int, int]:
         """The compiled walk from `pos`: (rows written to `out`, stop position, kernels.STOP_*)."""
-        from rmqtool.structures.commitlog import kernels
-
         count, stop, why, _ = kernels.walk(self.arr, pos, hi, self.base, out, kernels.POLICY_SCAN, False)
         return count, stop, why
 

@@ -10,6 +10,10 @@ from typing import TYPE_CHECKING
 
 from rmqtool.report import Finding
 from rmqtool.structures.commitlog.expiry import Expiry, expired_segments
+from rmqtool.structures.commitlog.geometry import REFUSED_AT_START, sequence_findings, store_findings
+from rmqtool.structures.commitlog.recognize import segment_refusal
+from rmqtool.structures.commitlog.repairs import repairs
+from rmqtool.structures.commitlog.summary import section
 from rmqtool.structures.recoveryplan import CUT, END, LOAD, START, RecoveryContext, RecoveryPlan
 from rmqtool.structures.replicas import Comparison, Pair
 from rmqtool.structures.structure import Repair, Structure
@@ -32,13 +36,9 @@ class CommitLog(Structure):
 
     @property
     def refused_at_start(self) -> tuple[str, ...]:
-        from rmqtool.structures.commitlog.geometry import REFUSED_AT_START
-
         return REFUSED_AT_START
 
     def recognise(self, head: bytes, size: int) -> str | None:
-        from rmqtool.structures.commitlog.recognize import segment_refusal
-
         refusal = segment_refusal(head)
         if refusal is None or any(v.recognise(head, size) is None for v in self.variants):
             return None
@@ -48,26 +48,18 @@ class CommitLog(Structure):
         return path.parent.parent if path.parent.name == self.folder else None
 
     def info(self, view: StoreView, doc: dict) -> tuple[str, dict] | None:
-        from rmqtool.structures.commitlog.summary import section
-
         return "commitlog", section(view)
 
     def file_findings(self, view: StoreView) -> list[Finding]:
-        from rmqtool.structures.commitlog.geometry import store_findings
-
         return store_findings(view)
 
     def repairs(self, report: CheckReport, view: StoreView) -> list[Repair]:
-        from rmqtool.structures.commitlog.repairs import repairs
-
         return repairs(report.findings, [s.path for s in view.segments], view.config.mappedFileSizeCommitLog,
                        report.log_end)
 
     def check_file(self, path: Path, opener: Opener, report: CheckReport) -> None:
         """A segment alone: its records (length, magic, body CRC, physicalOffset, blank marker, garbage
         tail) and its size, when configured."""
-        from rmqtool.structures.commitlog.geometry import sequence_findings
-
         reader = opener.reader(path)
         if reader.start_note is not None:
             report.notes.append(reader.start_note)

@@ -6,6 +6,9 @@ segment and the last that holds a record), never the whole log.
 
 from __future__ import annotations
 
+from rmqtool.files.paths import offset_name
+from rmqtool.structures.commitlog import message
+from rmqtool.structures.commitlog.geometry import missing_starts
 from rmqtool.structures.view import StoreView
 
 
@@ -37,8 +40,6 @@ def broker_end(segs: list, k: int, record_end: int) -> int:
     segment `k` ends: an end-of-segment marker there sends the walk to the next segment, whose start is then the
     end when that segment holds no record (an empty segment the broker rolled to); without a next segment, or
     without the marker, the end is where the record ends."""
-    from rmqtool.structures.commitlog import message
-
     seg = segs[k]
     if k + 1 >= len(segs):
         return record_end
@@ -67,7 +68,4 @@ def _edge_record(view: StoreView, start: int, *, last: bool, until: int | None =
 
 def _hole(low: int, high: int, size: int) -> dict:
     """A stretch [low, high) of the log no segment holds, with the names of the segment files missing there."""
-    from rmqtool.files.paths import offset_name
-    from rmqtool.structures.commitlog.geometry import missing_starts
-
     return {"from": low, "to": high, "missing": [offset_name(s) for s in missing_starts((low, high), size)]}

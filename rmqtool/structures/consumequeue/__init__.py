@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from rmqtool.errors import NoSuchQueue
 from rmqtool.structures.commitlog import sysflag
 from rmqtool.structures.commitlog.delay import SCHEDULE_TOPIC, deliver_timestamp
-from rmqtool.structures.commitlog.properties import DELAY, TAGS
+from rmqtool.structures.commitlog.properties import DELAY, TAGS, parse_java
 from rmqtool.structures.javahash import java_string_hash
 from rmqtool.structures.layout import Layout
 
@@ -169,8 +169,6 @@ def tags_code(topic: str, props: Mapping[str, str], store_timestamp: int, levels
 
 def record_tags_code(msg, levels_ms: list[int]) -> int | None:
     """The consume-queue tagsCode of a record (a `message.Message`), None when it is not dispatched."""
-    from rmqtool.structures.commitlog.properties import parse_java
-
     if not sysflag.enters_consume_queue(msg.sys_flag):
         return None
     return tags_code(msg.topic, parse_java(msg.properties_string), msg.store_timestamp, levels_ms)

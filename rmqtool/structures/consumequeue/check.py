@@ -23,6 +23,8 @@ from pathlib import Path
 
 import numpy as np
 
+from rmqtool.files.paths import parse_offset_name
+from rmqtool.files.segments import SegmentFile
 from rmqtool.report import CONSUMEQUEUE, ERROR, CollectSink, Finding
 from rmqtool.structures import consumequeue
 from rmqtool.structures.commitlog import message
@@ -209,8 +211,6 @@ def past_end_entries(reader: StoreView, path: Path, sink: CollectSink) -> None:
     """The entries of a queue file past its queue's end (`rules.FILE_PAST_END`), which a read by queue
     offset still serves, against the records they point at: each must be the record of its own topic,
     queue and queue offset, of its size (a file copied to another name is not)."""
-    from rmqtool.files.segments import SegmentFile
-
     qoffs, entries = queue_file_entries(SegmentFile(path, int(path.name), path.stat().st_size))
     entries_against_records(reader, path.parent, qoffs, entries, sink, " (past the queue's end)")
 
@@ -250,10 +250,6 @@ def entries_against_records(reader: StoreView, folder: str | Path, qoffs: np.nda
 def check_file(path: Path, opener: Opener, report: CheckReport, root: Path | None) -> None:
     """One queue file alone: its name and size and, at its place in a store (under `root`), its entries
     against the records they point at. A copy elsewhere is held to `mappedFileSizeConsumeQueue` when given."""
-    from rmqtool.files.paths import parse_offset_name
-    from rmqtool.files.segments import SegmentFile
-    from rmqtool.report import CONSUMEQUEUE, Finding
-
     cfg = opener.config
     size = path.stat().st_size
     file_size = cfg.mappedFileSizeConsumeQueue if "mappedFileSizeConsumeQueue" in cfg.given else size

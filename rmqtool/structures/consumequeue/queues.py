@@ -19,6 +19,8 @@ from rmqtool.files.paths import StorePaths
 from rmqtool.files.segments import SegmentFile, list_segments
 from rmqtool.report import Finding
 from rmqtool.structures import consumequeue
+from rmqtool.structures.consumequeue import rules
+from rmqtool.structures.consumequeue.rocksdb import RocksQueues
 
 if TYPE_CHECKING:
     import numpy as np
@@ -191,8 +193,6 @@ class FileQueues:
     def findings(self) -> list[Finding]:
         """The queue-file rules (`rules`): folder names, each file's name and size, and files past the end
         of their queue."""
-        from rmqtool.structures.consumequeue import rules
-
         out = rules.folder_findings(self.paths.consumequeue)
         for topic in self.topics():
             for qid in self.queue_ids(topic):
@@ -255,7 +255,5 @@ def is_rocksdb(directory: Path) -> bool:
 def open_queues(paths: StorePaths, file_size: int, log_start: int = 0) -> QueueStore:
     """The consume-queue form the store's files hold (`log_start`: the commitlog's first offset)."""
     if paths.consumequeue.is_dir() and is_rocksdb(paths.consumequeue):
-        from rmqtool.structures.consumequeue.rocksdb import RocksQueues
-
         return RocksQueues(paths.consumequeue)
     return FileQueues(paths, file_size, log_start)

@@ -6,7 +6,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rmqtool.report import Finding
+from rmqtool.structures.commitlog.repairs import renumbered
 from rmqtool.structures.consumequeue.expiry import orphaned_files
+from rmqtool.structures.consumequeue.recognize import queue_file_refusal
+from rmqtool.structures.consumequeue.rules import REFUSED_AT_START, store_findings
+from rmqtool.structures.consumequeue.summary import section
 from rmqtool.structures.structure import REBUILD_QUEUES, LogChecker, Repair, Structure, mend_all
 from rmqtool.structures.view import CheckReport, Opener, RecoveredStore, StoreView
 
@@ -33,13 +37,9 @@ class ConsumeQueues(Structure):
 
     @property
     def refused_at_start(self) -> tuple[str, ...]:
-        from rmqtool.structures.consumequeue.rules import REFUSED_AT_START
-
         return REFUSED_AT_START
 
     def recognise(self, head: bytes, size: int) -> str | None:
-        from rmqtool.structures.consumequeue.recognize import queue_file_refusal
-
         return queue_file_refusal(head, size)
 
     def place(self, path: Path) -> Path | None:
@@ -47,32 +47,26 @@ class ConsumeQueues(Structure):
         return path.parents[3] if len(path.parents) > 3 and path.parents[2].name == self.folder else None
 
     def info(self, view: StoreView, doc: dict) -> tuple[str, dict] | None:
-        from rmqtool.structures.consumequeue.summary import section
-
         return "consumeQueues", section(view)
 
     def file_findings(self, view: StoreView) -> list[Finding]:
-        from rmqtool.structures.consumequeue.rules import store_findings
-
         return store_findings(view)
 
     def repairs(self, report: CheckReport, view: StoreView) -> list[Repair]:
         """Every finding of its own is mended by one rebuild-queues, but those only appending the records again
         mends (a gap in a queue's offsets, and what it makes its entries and records show after it: the
         commitlog's cut plans that)."""
-        from rmqtool.structures.commitlog.repairs import renumbered
-
         left = {id(f) for f in renumbered(report.findings)}
         return mend_all([f for f in report.findings if id(f) not in left], self.name, REBUILD_QUEUES,
                         str(view.paths.consumequeue), "dispatch every consume queue again from the log")
 
     def log_checker(self, view: StoreView, report: CheckReport) -> LogChecker | None:
-        from rmqtool.structures.consumequeue.check import QueueChecker
+        from rmqtool.structures.consumequeue.check import QueueChecker  # start-up: numpy; lookups list the registry
 
         return QueueChecker(view, report)
 
     def check_file(self, path: Path, opener: Opener, report: CheckReport) -> None:
-        from rmqtool.structures.consumequeue.check import check_file
+        from rmqtool.structures.consumequeue.check import check_file  # start-up: numpy; lookups list the registry
 
         check_file(path, opener, report, self.place(path))
 

@@ -14,12 +14,11 @@ from rmqtool.errors import RmqError
 from rmqtool.files.segments import list_segments
 from rmqtool.structures.commitlog import message
 from rmqtool.structures.consumequeue.queues import MapCache
+from rmqtool.structures.consumequeue.rocksdb import RocksQueues
 from rmqtool.structures.view import StoreView
 
 
 def section(view: StoreView) -> dict:
-    from rmqtool.structures.consumequeue.rocksdb import RocksQueues
-
     store = view.queues
     out: dict = {"form": store.kind, "location": str(view.paths.consumequeue)}
     topics = []

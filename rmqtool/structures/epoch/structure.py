@@ -6,6 +6,7 @@ from pathlib import Path
 
 from rmqtool.structures.config.persist import BAK
 from rmqtool.structures.epoch import FILE, java_int, lines_of
+from rmqtool.structures.epoch.state import ha_state
 from rmqtool.structures.replicas import Comparison, Pair
 from rmqtool.structures.structure import Structure
 from rmqtool.structures.view import StoreView
@@ -29,8 +30,6 @@ class EpochFile(Structure):
 
     def info(self, view: StoreView, doc: dict) -> tuple[str, dict] | None:
         """The 5.x replication state (epochs, broker identity, the checkpoint's 5.x longs); None without any."""
-        from rmqtool.structures.epoch.state import ha_state
-
         state = ha_state(view.paths.root)
         return ("ha", state.summary()) if state.present else None
 

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from rmqtool.files.segments import read_head
 from rmqtool.structures.javahash import java_string_hash
 from rmqtool.structures.layout import Layout
 
@@ -154,8 +155,6 @@ def header_of(buf) -> np.void | None:
 def read_header(path) -> np.void | None:
     """The header of the index file at `path`, in one read (a store may hold tens of thousands of index
     files); None when the file is shorter than a header."""
-    from rmqtool.files.segments import read_head
-
     return header_of(read_head(path, HEADER_LEN))
 
 

@@ -27,6 +27,8 @@ from rmqtool.structures.index import (
     HEADER_LEN,
     SLOT,
     SLOT_LEN,
+    decode_entries,
+    decode_slots,
     entries_offset,
     entry_position,
     slot_position,
@@ -105,8 +107,6 @@ def reachable(buf: np.ndarray, hash_slots: int, bound: int, begin_ts: int, begin
     pages back."""
     import numpy as np
 
-    from rmqtool.structures.index import decode_entries, decode_slots
-
     reach = np.zeros(max(bound, FIRST_INDEX), dtype=np.bool_)
     heads = decode_slots(buf, hash_slots).astype(np.int64)
     reach[heads[(heads >= FIRST_INDEX) & (heads < bound)]] = True
@@ -150,8 +150,6 @@ def lengths(buf, hash_slots: int, bound: int, begin_ts: int, begin: int = 0, *, 
     from `begin` meets. Links point back, so one pass from the oldest entry up, `chunk` at a time, finds
     every entry's chain length from those of older entries."""
     import numpy as np
-
-    from rmqtool.structures.index import decode_entries, decode_slots
 
     heads = decode_slots(buf, hash_slots).astype(np.int64)
     heads = heads[(heads >= FIRST_INDEX) & (heads < bound)]

@@ -8,7 +8,9 @@ from typing import TYPE_CHECKING
 
 from rmqtool.files.mappedfile import MappedFile
 from rmqtool.structures import index
-from rmqtool.structures.index.chain import entries_held
+from rmqtool.structures.index import kernel
+from rmqtool.structures.index.chain import entries_held, entry_bound
+from rmqtool.structures.index.check import held
 
 if TYPE_CHECKING:
     import numpy as np
@@ -27,11 +29,9 @@ class IndexFile:
     def create(cls, path: Path, hash_slots: int, index_num: int, end_phy: int, end_ts: int, *,
                preallocate: bool = False) -> IndexFile:
         """A new file that starts where the previous one ended (`end_phy`, `end_ts`; 0 for the first)."""
-        from rmqtool.structures.index.kernel import new_header
-
         file_len = index.file_len(hash_slots, index_num)
         mf = MappedFile(path, file_len, create=True, preallocate=preallocate)
-        index.put_header(mf.map, new_header(end_phy, end_ts))
+        index.put_header(mf.map, kernel.new_header(end_phy, end_ts))
         return cls(mf.path, file_len, hash_slots, index_num, mf)
 
     @property
@@ -81,9 +81,6 @@ class IndexFile:
         writer killed inside a batch wrote entries its header does not count yet: those go too."""
         import numpy as np
 
-        from rmqtool.structures.index.chain import entry_bound
-        from rmqtool.structures.index.check import held
-
         buf = self.mf.map
         before = entry_bound(index.header_of(saved)["indexCount"], self.index_num)
         capacity = index.decode_entries(buf, self.hash_slots, self.index_num)
@@ -102,6 +99,4 @@ class IndexFile:
 
     def put(self, hashes: np.ndarray, phys: np.ndarray, times: np.ndarray, start: int) -> int:
         """Put keys from `start` until full; returns the next key to put."""
-        from rmqtool.structures.index import kernel
-
         return kernel.put_keys(self.mf.arr, self.hash_slots, self.index_num, hashes, phys, times, start, len(hashes))

@@ -12,7 +12,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rmqtool.errors import RmqError
+from rmqtool.files.segments import map_file
 from rmqtool.structures import index
+from rmqtool.structures.index import chain
 from rmqtool.structures.index.chain import entries_held
 from rmqtool.structures.index.geometry import file_geometry
 from rmqtool.structures.settings import StoreSettings
@@ -59,8 +61,6 @@ class IndexFileView:
         chain as a lookup walks it (`chain.lengths`)."""
         import numpy as np
 
-        from rmqtool.structures.index import chain
-
         found = chain.lengths(self.buf, self.hash_slots, chain.entry_bound(self.header["indexCount"], self.index_num),
                               self.header["beginTimestamp"])
         counts = np.bincount(found) if found.size else np.zeros(0, dtype=np.int64)
@@ -76,8 +76,6 @@ class IndexFiles:
         self.given = given
 
     def index_file(self, path: Path) -> IndexFileView:
-        from rmqtool.files.segments import map_file
-
         buf = map_file(path)
         head = index.header_of(buf)
         if head is None:

@@ -32,7 +32,8 @@ from rmqtool.files.segments import release_pages
 from rmqtool.report import ERROR, INDEX, WARNING, Finding
 from rmqtool.structures import index
 from rmqtool.structures.commitlog.window import Window
-from rmqtool.structures.index.check import entry_finding
+from rmqtool.structures.index import chain
+from rmqtool.structures.index.check import entry_finding, file_size, header_findings
 from rmqtool.structures.index.files import IndexFiles, IndexFileView
 from rmqtool.structures.settings import StoreSettings
 from rmqtool.structures.view import CheckReport, StoreView
@@ -238,8 +239,6 @@ class IndexChecker:
 
 def open_index(files: IndexFiles, path: Path, report: CheckReport) -> IndexFileView | None:
     """The file's view; None, after a finding, for a file its size does not fit (a cut file)."""
-    from rmqtool.structures.index.check import file_size
-
     try:
         return files.index_file(path)
     except RmqError:
@@ -252,8 +251,6 @@ def file_rules(view: IndexFileView, report: CheckReport, log_limit: int | None =
     """An index file's own rules: its header against its entries, and every entry reachable from its slot
     (`log_limit`: see `check.header_findings`). Returns the entries it holds (a count past them adds no
     empty ones) and which of them are reachable."""
-    from rmqtool.structures.index.check import header_findings
-
     path = str(view.path)
     entries = view.entries()
     found, held = header_findings(path, view.header, entries, view.index_num, log_limit)
@@ -277,8 +274,6 @@ def check_file(path: Path, config: StoreSettings, report: CheckReport) -> None:
 def _reachable(view: IndexFileView) -> np.ndarray:
     """Which entries a lookup from the store's first moment meets (`chain.walk`'s rule), in one
     backward pass whose passed pages are given back as it goes (resident memory stays a chunk)."""
-    from rmqtool.structures.index import chain
-
     reach = chain.reachable(np.frombuffer(view.buf, dtype=np.uint8), view.hash_slots,
                             chain.entry_bound(view.header["indexCount"], view.index_num),
                             view.header["beginTimestamp"], chunk=_REACH_CHUNK,

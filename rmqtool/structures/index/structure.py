@@ -5,7 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from rmqtool.structures.index import recovery
 from rmqtool.structures.index.expiry import orphaned_files
+from rmqtool.structures.index.recognize import index_file_refusal
 from rmqtool.structures.recoveryplan import CUT, LOAD, REBUILD, RecoveryContext, RecoveryPlan, RedispatchCounter
 from rmqtool.structures.replicas import Comparison, Pair
 from rmqtool.structures.structure import REBUILD_INDEX, LogChecker, Repair, Structure, mend_all
@@ -23,8 +25,6 @@ class Index(Structure):
     file_kind = INDEX_FILE_KIND
 
     def recognise(self, head: bytes, size: int) -> str | None:
-        from rmqtool.structures.index.recognize import index_file_refusal
-
         return index_file_refusal(head, size)
 
     def repairs(self, report: CheckReport, view: StoreView) -> list[Repair]:
@@ -40,19 +40,19 @@ class Index(Structure):
         store's config turns the index off."""
         if not view.config.messageIndexEnable:
             return None
-        from rmqtool.structures.index.logcheck import IndexChecker
+        from rmqtool.structures.index.logcheck import IndexChecker  # start-up: numpy; lookups list the registry
 
         return IndexChecker(view, report)
 
     def check_file(self, path: Path, opener: Opener, report: CheckReport) -> None:
         """One index file alone: its size, header and chains, by the settings `opener.config` holds
         (`maxHashSlotNum`, `maxIndexNum`, `given`): a structure reads no broker.conf."""
-        from rmqtool.structures.index.logcheck import check_file
+        from rmqtool.structures.index.logcheck import check_file  # start-up: numpy; lookups list the registry
 
         check_file(path, opener.config, report)
 
     def info(self, view: StoreView, doc: dict) -> tuple[str, dict] | None:
-        from rmqtool.structures.index.summary import section
+        from rmqtool.structures.index.summary import section  # start-up: numpy; lookups list the registry
 
         return "index", section(view, doc.get("commitlog", {}).get("endOffset"))
 
@@ -63,8 +63,6 @@ class Index(Structure):
     def plan_recovery(self, phase: str, view: StoreView, plan: RecoveryPlan, context: RecoveryContext) -> None:
         """Cut: the files newer than the checkpoint after a crash, past a truncation's end. Rebuild: the whole
         index when the check found it broken."""
-        from rmqtool.structures.index import recovery  # start-up: listing the registry reads no index
-
         if phase == LOAD:
             recovery.plan_load(view, plan)
         elif phase == CUT:
@@ -76,14 +74,10 @@ class Index(Structure):
         """None when the store's config turns the index off."""
         if not view.config.messageIndexEnable:
             return None
-        from rmqtool.structures.index.recovery import KeyCounter, kept_end  # start-up: as above
-
-        return KeyCounter(plan, kept_end(view, plan))
+        return recovery.KeyCounter(plan, recovery.kept_end(view, plan))
 
     def count_redispatched(self, recovered: RecoveredStore, plan: RecoveryPlan) -> None:
-        from rmqtool.structures.index.recovery import count_redispatched  # start-up: as above
-
-        count_redispatched(recovered, plan)
+        recovery.count_redispatched(recovered, plan)
 
     # -- two replicas (`diff`) ------------------------------------------------------------------------
     def compare(self, pair: Pair) -> Comparison | None:
