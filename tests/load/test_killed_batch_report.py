@@ -85,7 +85,7 @@ def test_a_killed_batch_append_is_in_whole_or_not_at_all_and_its_report_says_whi
 
 WRITER = """
 import os, sys
-from rmqtool.engine import message_store
+from rmqtool.engine import message_store, storefiles
 from rmqtool.engine.config import StoreConfig
 from rmqtool.io.sources import Source
 from rmqtool.load.records import LoadOptions
@@ -102,7 +102,7 @@ point = sys.argv[4]
 if point == "the store's close begins":
     message_store.MessageStore._close = die()
 if point == "abort is removed":
-    message_store.remove_abort = die(message_store.remove_abort)
+    storefiles.remove_abort = die(storefiles.remove_abort)
 cfg = StoreConfig.from_file(sys.argv[3])[0]
 load(sys.argv[1], Source(sys.argv[2], "jsonl"), LoadOptions(cfg, 1_750_000_000_000), register_topics=True,
      clock=lambda: 1_800_000_000_000, command="append --batch")

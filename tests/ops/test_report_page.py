@@ -4,14 +4,13 @@
 from __future__ import annotations
 
 import os
-import sys
-import types
 
 import pytest
 from cli_helpers import FIXTURE
 from page_helpers import sample_picture
 
 from rmqtool.errors import RmqError
+from rmqtool.ops import report_page
 from rmqtool.ops.report_page import default_out, write_report
 from rmqtool.page.document import render
 
@@ -25,7 +24,7 @@ def pictured(monkeypatch):
         calls.append((str(path), config, verify))
         return sample_picture(verified=verify)
 
-    monkeypatch.setitem(sys.modules, "rmqtool.ops.picture", types.SimpleNamespace(store_picture=store_picture))
+    monkeypatch.setattr(report_page, "store_picture", store_picture)
     return calls
 
 
@@ -77,7 +76,7 @@ def test_a_render_that_fails_leaves_no_page_and_no_temporary(monkeypatch, tmp_pa
         del picture["timeline"]["edgesMs"]
         return picture
 
-    monkeypatch.setitem(sys.modules, "rmqtool.ops.picture", types.SimpleNamespace(store_picture=store_picture))
+    monkeypatch.setattr(report_page, "store_picture", store_picture)
     with pytest.raises(KeyError):
         write_report(FIXTURE, tmp_path / "r.html")
     assert os.listdir(tmp_path) == []
