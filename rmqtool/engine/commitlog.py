@@ -22,8 +22,10 @@ from rmqtool.engine.config import StoreConfig
 from rmqtool.engine.results import PutResult, PutStatus, refused
 from rmqtool.engine.rules import (
     ENCODER_HEADROOM,
+    NOT_UTF8,
     Refusal,
     fields_refusal,
+    is_utf8,
     sent_topic_refusal,
     size_refusal,
     topic_refusal,
@@ -140,8 +142,12 @@ class CommitLog:
         if not as_stored and _DELAY_MARK in msg.properties_string:
             rewrite_delay(msg, self.max_delay_level)
         msg.sys_flag = flags = _with_host_bits(msg.sys_flag, msg.born_host, msg.store_host)
-        topic = self._topics.get(msg.topic) or self._topic_bytes(msg.topic)
-        props = msg.properties_string.encode("utf-8")
+        try:
+            topic = self._topics.get(msg.topic) or self._topic_bytes(msg.topic)
+            props = msg.properties_string.encode("utf-8")
+        except UnicodeEncodeError:  # a lone surrogate: the text has no UTF-8 to store
+            field = "properties" if is_utf8(msg.topic) else "topic"
+            return Refusal(PutStatus.MESSAGE_ILLEGAL, field, NOT_UTF8).result()
         body_len = len(msg.body)
         length = (_HEADER_LEN[flags & _HOST_BITS] + body_len + message.topic_len_size(msg.magic) + len(topic) + 2
                   + len(props))

@@ -46,8 +46,9 @@ _INT = _RECORD.bounds("queueId")  # Java's int: a DELAY property is parsed as on
 INT_RANGES: dict[str, tuple[int, int]] = {
     "queueId": (0, _INT[1]),
     "delayLevel": (0, _INT[1]),
+    "reconsumeTimes": (0, _INT[1]),  # a count: the broker only ever raises it from 0
     "commitLogOffset": (0, _RECORD.bounds("physicalOffset")[1]),
-    **{name: _RECORD.bounds(name) for name in ("flag", "sysFlag", "reconsumeTimes", "bornTimestamp", "storeTimestamp",
+    **{name: _RECORD.bounds(name) for name in ("flag", "sysFlag", "bornTimestamp", "storeTimestamp",
                                                "preparedTransactionOffset")},
 }
 _MESSAGE_INTS = {"queueId": "queue_id", "flag": "flag", "sysFlag": "sys_flag", "bornTimestamp": "born_timestamp",

@@ -30,7 +30,7 @@ FIELD_NAMES = tuple(MESSAGE_SCHEMA.names)
 PRODUCER_TYPES: dict[str, pa.DataType | None] = {
     "topic": pa.string(), "queueId": pa.int64(), "body": pa.string(), "bodyText": pa.string(), "tags": pa.string(),
     "keys": None, "properties": None, "bornTimestamp": pa.int64(), "bornHost": pa.string(),
-    "storeHost": pa.string(), "flag": pa.int64(), "delayLevel": pa.int64(),
+    "storeHost": pa.string(), "flag": pa.int64(), "delayLevel": pa.int64(), "reconsumeTimes": pa.int64(),
 }
 # what import reads of an export: every field a record is made of, integers as int64 and text as
 # text (a JSON export's body is base64 text; a Parquet export's stays binary)

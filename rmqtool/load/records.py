@@ -526,7 +526,7 @@ def producer_chunk(batch, opts: LoadOptions, assign: Assign | None = None) -> Lo
         return errors.found
     delay = _ints(batch, "delayLevel", errors, 0)
     queue_id = _ints(batch, "queueId", errors, NO_QUEUE)
-    ints = {"flag": _ints(batch, "flag", errors, 0),
+    ints = {"flag": _ints(batch, "flag", errors, 0), "reconsumeTimes": _ints(batch, "reconsumeTimes", errors, 0),
             "bornTimestamp": _ints(batch, "bornTimestamp", errors, opts.store_timestamp),
             "storeTimestamp": np.full(n, opts.store_timestamp, dtype=np.int64)}
     store_host = opts.store_host or DEFAULT_STORE_HOST

@@ -97,6 +97,17 @@ def test_store_sets_store_timestamp_body_crc_and_offsets(root, cfg):
     assert first.wrote_bytes == message.record_len(0, 3, 1, 0)
 
 
+@pytest.mark.parametrize(("topic", "props", "field"), [("T", "a\x01\ud800", "properties"), ("T\udcff", "", "topic")])
+def test_a_lone_surrogate_is_refused_not_a_unicode_encode_error(root, cfg, topic, props, field):
+    with MessageStore(root, cfg) as store:
+        first = store.put_message(msg(body=b"abc"))
+        bad = store.put_message(msg(topic=topic, props=props))
+        after = store.put_message(msg(body=b"defg"))
+    assert (bad.status, bad.reason) == (PutStatus.MESSAGE_ILLEGAL, f"{field}: not UTF-8 text")
+    assert [m.body for m in records(root, cfg)] == [b"abc", b"defg"]
+    assert after.wrote_offset == first.wrote_bytes
+
+
 def test_queue_offsets_count_per_topic_queue(root, cfg):
     with MessageStore(root, cfg) as store:
         results = [store.put_message(msg(topic=t, queue=q)) for t, q in

@@ -225,3 +225,28 @@ def test_no_bad_row_is_a_traceback_or_a_partial_write(tmp_path_factory, lines, g
     if code == 2:
         assert err.startswith("rmqtool: error: ") and err.count("\n") == 1, err
         assert tree_digest(store) == before
+
+
+@pytest.mark.parametrize("command", ["append", "import"])
+def test_a_negative_reconsume_times_in_a_producer_row_is_refused_not_dropped(tmp_path, command):
+    assert_refused(tmp_path, command, b'{"topic": "T", "reconsumeTimes": -1}',
+                   nothing("FILE:2", "reconsumeTimes", f"out of range [0, {INT32_MAX}]"))
+
+
+def test_a_negative_reconsume_times_in_an_export_is_refused_not_stored(tmp_path):
+    line = {"topic": "T", "queueId": 0, "propertiesString": "", "storeTimestamp": 5, "commitLogOffset": 0,
+            "reconsumeTimes": -1}
+    src = tmp_path / "export.jsonl"
+    src.write_text(json.dumps(line) + "\n")
+    out = run("import", str(tmp_path / "new"), str(src), "--config", str(CONF))
+    assert (out.returncode, out.stderr) == (2, "rmqtool: error: " + nothing(
+        f"{src}:1", "reconsumeTimes", f"out of range [0, {INT32_MAX}]") + "\n")
+    assert not (tmp_path / "new").exists()
+
+
+def test_a_producer_rows_reconsume_times_is_stored_not_dropped(tmp_path):
+    src = tmp_path / "rows.jsonl"
+    src.write_text('{"topic": "T", "bodyText": "x", "reconsumeTimes": 3}\n')
+    assert run("append", str(tmp_path / "s"), "--batch", str(src), "--config", str(CONF)).returncode == 0
+    out = run("decode", "commitlog", str(tmp_path / "s"), "--jsonl", "--config", str(CONF))
+    assert [json.loads(x)["reconsumeTimes"] for x in out.stdout.splitlines()] == [3]
