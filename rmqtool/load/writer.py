@@ -95,10 +95,10 @@ def load(root, source: Source, opts: LoadOptions, *, flush: str | None = None, b
     opts = replace(opts, cfg=opened.config)
     created = held is None and not opened.root.exists()
     store = held
-    if store is None and not created:  # an existing store first: rows that name no storeHost take its broker's
+    if store is None and not created:
         store = MessageStore(opened, flush=flush, register_topics=register_topics, clock=clock)
-        if opts.store_host is None and store.store_host is not None:
-            opts = replace(opts, store_host=store.store_host)
+    if store is not None and opts.store_host is None and store.store_host is not None:
+        opts = replace(opts, store_host=store.store_host)  # rows that name no storeHost take the store's broker's
     summary = LoadSummary(as_stored=stored, repacked=stored and repack)
     existing = None
     if stored and not repack and store is not None and store.commitlog.max_offset > 0:

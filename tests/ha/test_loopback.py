@@ -555,3 +555,27 @@ def test_sync_waits_of_several_producer_threads_are_all_released_by_the_acks_one
     assert statuses == [PutStatus.PUT_OK] * 160
     assert readers & {t.name for t in producers}
     _same_commitlog(tmp_path / "m", tmp_path / "s")
+
+
+def test_serve_append_stamps_the_stores_own_host_not_loopback(tmp_path, conf):
+    """`ha serve --append` stamped storeHost 127.0.0.1:10911 where `append` and `import` use the store's own host
+    (the msgId then named the wrong broker)."""
+    own = parse_host("10.1.2.3:10911")
+    with MessageStore(tmp_path / "m", _cfg(conf)) as ms:
+        ms.put_message(Message(topic="T", body=b"first", born_host=own, store_host=own))
+    rows = tmp_path / "rows.jsonl"
+    rows.write_text('{"topic": "T", "bodyText": "second"}\n')
+    master_conf = tmp_path / "master.conf"
+    master_conf.write_text(CONF + "haListenPort=0\n")
+    proc = subprocess.Popen([RMQTOOL, "ha", "serve", str(tmp_path / "m"), "--config", str(master_conf),
+                             "--append", str(rows)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        doc = json.loads(proc.stdout.readline())
+        proc.send_signal(signal.SIGTERM)
+        _out, err = proc.communicate(timeout=DEADLINE_S)
+    finally:
+        proc.kill()
+    assert (doc["row"], doc["status"], proc.returncode) == (1, "PUT_OK", 143), err
+    out = subprocess.run([RMQTOOL, "decode", "commitlog", str(tmp_path / "m"), "--config", str(conf), "--jsonl"],
+                         capture_output=True, text=True, timeout=RUN_GUARD_S, check=True)
+    assert [json.loads(x)["storeHost"] for x in out.stdout.splitlines()] == ["10.1.2.3:10911"] * 2
