@@ -12,7 +12,7 @@ import sys
 
 
 def _stopped_while_loading(signum, frame) -> None:
-    os.write(2, b"rmqtool: interrupted\n")
+    os.write(2, b"rmqtool: terminated\n" if signum == _signal.SIGTERM else b"rmqtool: interrupted\n")
     os._exit(128 + signum)
 
 

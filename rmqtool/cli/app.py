@@ -92,7 +92,7 @@ def main(argv: list[str] | None = None) -> None:
     except (KeyboardInterrupt, RuntimeError) as e:  # before the command began or after it ended: nothing to clean
         if isinstance(e, RuntimeError) and not isinstance(e.__cause__, KeyboardInterrupt):  # (Python 3.11 wraps
             raise  # one raised in a class body's __set_name__, as a module loads)
-        print("rmqtool: interrupted", file=sys.stderr)
+        print(f"rmqtool: {_stopped_word()}", file=sys.stderr)
         sys.exit(_stopped_code())
     finally:
         if argv is None:  # the console script: a signal during the teardown must not turn the exit into a kill
@@ -115,11 +115,11 @@ def _main(argv: list[str] | None) -> None:
         print(f"rmqtool: not found: {printable(e)}", file=sys.stderr)
         sys.exit(e.exit_code)
     except Interrupted as e:
-        print(f"rmqtool: interrupted: {printable(e)}", file=sys.stderr)
+        print(f"rmqtool: {_stopped_word()}: {printable(e)}", file=sys.stderr)
         sys.exit(_stopped_code())
     except RmqError as e:
         if STOPPED_BY:  # a call the signal cut fails after it: the command was stopped, not failed
-            print(f"rmqtool: interrupted: {printable(e)}", file=sys.stderr)
+            print(f"rmqtool: {_stopped_word()}: {printable(e)}", file=sys.stderr)
             sys.exit(_stopped_code())
         print(f"rmqtool: error: {printable(e)}", file=sys.stderr)
         sys.exit(e.exit_code)
@@ -146,13 +146,13 @@ def _main(argv: list[str] | None) -> None:
         raise
     except OSError as e:  # the system refused: permissions, descriptors, a full disk
         where = f": {e.filename}" if e.filename else ""
-        said = "interrupted" if STOPPED_BY else "error"  # a system call the signal cut, as above
+        said = _stopped_word() if STOPPED_BY else "error"  # a system call the signal cut, as above
         print(f"rmqtool: {said}: {printable(e.strerror or e)}{printable(where)}", file=sys.stderr)
         sys.exit(_stopped_code() if STOPPED_BY else EXIT_BAD_INPUT)
     except KeyboardInterrupt:
         code = EXIT_INTERRUPTED
     if code == EXIT_INTERRUPTED:  # typer's answer to a KeyboardInterrupt (Ctrl-C) inside the command
-        print("rmqtool: interrupted", file=sys.stderr)
+        print(f"rmqtool: {_stopped_word()}", file=sys.stderr)
         code = _stopped_code()
     if code == 0 and _bare_group(command, args):
         sys.exit(2)
@@ -163,6 +163,11 @@ def _stopped_code() -> int:
     """An interrupted command's exit code: the shell's 128 + the signal that stopped it (Ctrl-C, or none seen:
     click's Abort at a prompt, a KeyboardInterrupt of its own, is SIGINT's)."""
     return EXIT_TERMINATED if STOPPED_BY[:1] == [signal.SIGTERM] else EXIT_INTERRUPTED
+
+
+def _stopped_word() -> str:
+    """What stopped the command, as its one line says it: terminated (SIGTERM) or interrupted (Ctrl-C)."""
+    return "terminated" if STOPPED_BY[:1] == [signal.SIGTERM] else "interrupted"
 
 
 def _ctrl_c(signum, frame) -> None:

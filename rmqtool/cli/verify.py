@@ -75,7 +75,8 @@ def _summary(report) -> str:
 
 def salvage(
     store: Path = typer.Argument(..., help="Store root.", show_default=False),
-    out: Path | None = typer.Option(None, "--out", help="JSONL file for every intact message.", show_default=False),
+    out: Path | None = typer.Option(None, "--out", help="File for every intact message: Parquet when "
+                               "named .parquet or .pq, else JSONL (as export).", show_default=False),
     into: Path | None = typer.Option(None, "--into", help="A new store for every intact message, written as the "
                                      "broker would have appended them there (new offsets).", show_default=False),
     force: bool = typer.Option(False, "--force", help="Overwrite an existing output file (--out)."),
@@ -86,7 +87,7 @@ def salvage(
     """Export every intact message of a damaged store, reading past corrupt regions.
 
     Each record names its own offset, so the scan resynchronizes on the next one. With --out the
-    messages go to a JSONL file (`import` puts them back at their offsets, `import --repack` one
+    messages go to a file, JSONL or Parquet by its suffix as with export (`import` puts them back at their offsets, `import --repack` one
     after another); with --into they go into a new store, one after another from offset 0, with
     the damaged store's geometry: queue offsets are counted again per queue, consume queues, index
     and checkpoint are written, and offset msgIds change (client msgIds do not). The corrupt regions
@@ -112,7 +113,7 @@ def salvage(
     else:
         from rmqtool.ops.export import export_store
 
-        summary = export_store(reader, out, "jsonl", overwrite=force, what="salvage")
+        summary = export_store(reader, out, None, overwrite=force, what="salvage")
         findings, messages, corrupt = summary.findings, summary.messages, summary.corrupt_regions
         doc, where = {**summary.to_json(), "out": str(out)}, screen.terminal_text(str(out))
     if as_json:
@@ -121,7 +122,8 @@ def salvage(
         found = output.findings_table(findings, show_all)
         if found is not None:
             output.stderr.print(found)
-        output.stderr.print(f"{messages} intact messages written to {where}; {corrupt} corrupt regions skipped")
+        output.stderr.print(f"{output.count(messages, 'intact message')} written to {where}; "
+                            f"{output.count(corrupt, 'corrupt region')} skipped")
         if into is not None:
             output.note("salvage: the messages have new offsets in the new store: their offset msgIds changed (their "
                         "UNIQ_KEY client msgIds did not)")

@@ -72,11 +72,15 @@ def place_as_stored(lengths: np.ndarray, offsets: np.ndarray, start: int, segmen
     if len(bad):
         k = int(bad[0])
         w, o = int(expected[k]), int(offsets[k])
-        what = "an overlap" if o < w else "a gap"
-        raise PlacementError(k, f"commitLogOffset {o} is not the write position {w} ({what}: "
-                                f"{abs(o - w)} bytes); import a whole export into the store it continues, with "
-                                f"the exported store's mappedFileSizeCommitLog (this store's is {segment_size}: "
-                                "give the exported store's broker.conf with --config)")
+        geometry = (f"the exported store's mappedFileSizeCommitLog (this store's is {segment_size}: give the "
+                    "exported store's broker.conf with --config)")
+        if o > w:  # records are missing before this one: a salvage skipped a corrupt region, or rows were left out
+            raise PlacementError(k, f"commitLogOffset {o} is not the write position {w} (a gap: {o - w} bytes, "
+                                    "records missing before it); import --repack writes the records one after "
+                                    f"another at new offsets; an export of a store of other segment sizes needs "
+                                    f"{geometry}")
+        raise PlacementError(k, f"commitLogOffset {o} is not the write position {w} (an overlap: {w - o} bytes); "
+                                f"import a whole export into the store it continues, with {geometry}")
     over = np.flatnonzero(~message.fits(lengths, segment_size - offsets % segment_size))
     if len(over):
         k = int(over[0])

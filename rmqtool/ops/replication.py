@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import os
 import select
+import shutil
 import sys
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import replace
+from pathlib import Path
 
 import numpy as np
 
@@ -65,12 +67,28 @@ def following(root: str | os.PathLike, cfg: StoreConfig | None, master: str | No
     if not address:
         raise RmqError("give --master HOST:PORT (or haMasterAddress in --config)")
     host, port = parse_address(address, "--master")
+    missing = not store.root.exists()
+    made = missing or (store.root.is_dir() and not any(store.root.iterdir()))
     store = recovered_first(store, cfg, note)
     ms = MessageStore(store)
     try:
         yield Follower(ms, host, port, ack=ack, stop=stop)
-    finally:
+    except RmqError:
+        copied = ms.commitlog.max_offset > 0
         ms.close_replica()
+        if made and not copied:  # a follow that failed before its first byte leaves the folder as it found it
+            _unmake(store.root, missing)
+        raise
+    ms.close_replica()
+
+
+def _unmake(root: Path, missing: bool) -> None:
+    """Remove what opening a store made in the folder `root`, which was empty (or `missing`) before."""
+    if missing:
+        shutil.rmtree(root)
+        return
+    for path in root.iterdir():
+        shutil.rmtree(path) if path.is_dir() else path.unlink()
 
 
 @contextmanager

@@ -201,4 +201,4 @@ def test_a_signal_while_the_modules_load_is_its_exit_code_not_a_keyboardinterrup
     finally:
         proc.kill()
     assert "Traceback" not in rest and "KeyboardInterrupt" not in rest
-    assert rest.splitlines()[-1] == "rmqtool: interrupted"
+    assert rest.splitlines()[-1] == ("rmqtool: terminated" if sig == signal.SIGTERM else "rmqtool: interrupted")

@@ -42,7 +42,7 @@ def test_salvage_wraps_its_stderr_table_and_summary_in_a_pipe(tmp_path):
     rows = [line for line in out.stderr.splitlines() if str(seg) in line]
     assert len(rows) == 1 and "error" in rows[0] and "commitlog" in rows[0]  # the finding is one line, path whole
     summary = [line for line in out.stderr.splitlines() if "intact messages written to" in line]
-    assert len(summary) == 1 and summary[0].rstrip().endswith("1 corrupt regions skipped")
+    assert len(summary) == 1 and summary[0].rstrip().endswith("1 corrupt region skipped")
 
 
 def test_a_stdout_table_is_squeezed_to_160_columns_in_a_pipe(tmp_path):

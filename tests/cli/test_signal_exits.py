@@ -19,6 +19,7 @@ from rmqtool.errors import EXIT_INTERRUPTED, EXIT_TERMINATED
 
 SIGNALS = [signal.SIGINT, signal.SIGTERM]
 EXPECTED = {signal.SIGINT: EXIT_INTERRUPTED, signal.SIGTERM: EXIT_TERMINATED}
+SAID = {signal.SIGINT: "interrupted", signal.SIGTERM: "terminated"}  # SIGTERM said "interrupted" too
 
 
 def _start(*args, **kw) -> subprocess.Popen:
@@ -65,7 +66,7 @@ def test_sigterm_exits_143_and_sigint_130_for_a_writer(tmp_path, many_rows, sig)
     _until((store / JOURNAL_NAME).exists, proc, "began writing")
     code, err = _stop(proc, sig)
     assert code == EXPECTED[sig]
-    assert err == (f"rmqtool: interrupted: `append --batch` stopped; what it wrote was rolled back: {store} "
+    assert err == (f"rmqtool: {SAID[sig]}: `append --batch` stopped; what it wrote was rolled back: {store} "
                    "is as it was\n")
     assert tree_digest(store) == before
 
@@ -75,7 +76,7 @@ def test_sigterm_exits_143_and_sigint_130_for_a_reader(big_store, sig):
     proc = _start("decode", "commitlog", big_store, "--json")
     assert proc.stdout.readline().startswith("{")  # decoding; the pipe, unread from now, soon holds it still
     code, err = _stop(proc, sig)
-    assert (code, err) == (EXPECTED[sig], "rmqtool: interrupted\n")
+    assert (code, err) == (EXPECTED[sig], f"rmqtool: {SAID[sig]}\n")
 
 
 @pytest.mark.parametrize("sig", SIGNALS, ids=["SIGINT", "SIGTERM"])

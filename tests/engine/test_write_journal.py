@@ -82,7 +82,8 @@ def test_import_stopped_by_a_signal_leaves_the_store_as_it_was(store, big_rows, 
     proc.send_signal(sig)
     _, err = proc.communicate(timeout=DEADLINE_S)
     assert proc.returncode == 128 + sig
-    assert err.strip().splitlines() == [f"rmqtool: interrupted: `import` stopped; what it wrote was rolled back: "
+    said = "terminated" if sig == signal.SIGTERM else "interrupted"
+    assert err.strip().splitlines() == [f"rmqtool: {said}: `import` stopped; what it wrote was rolled back: "
                                         f"{root} is as it was"]
     assert _digest(root) == before
 

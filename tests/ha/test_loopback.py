@@ -579,3 +579,26 @@ def test_serve_append_stamps_the_stores_own_host_not_loopback(tmp_path, conf):
     out = subprocess.run([RMQTOOL, "decode", "commitlog", str(tmp_path / "m"), "--config", str(conf), "--jsonl"],
                          capture_output=True, text=True, timeout=RUN_GUARD_S, check=True)
     assert [json.loads(x)["storeHost"] for x in out.stdout.splitlines()] == ["10.1.2.3:10911"] * 2
+
+
+@pytest.mark.parametrize("folder", ["missing", "empty"])
+def test_follow_refused_at_its_first_frame_leaves_no_checkpoint_commitlog_or_lock_behind(tmp_path, conf, folder):
+    """`ha follow` into an empty folder from a master of other segment sizes failed clearly but left `checkpoint`,
+    `commitlog/` and `lock` behind: a second try then met a store it had not asked for."""
+    ms, master = _master(tmp_path / "m", _cfg(conf))
+    slave = tmp_path / "s"
+    if folder == "empty":
+        slave.mkdir()
+    try:
+        for msg in _messages(30):
+            ms.put_message(msg)
+        start = ms.commitlog.max_offset // 16384 * 16384
+        out = subprocess.run([RMQTOOL, "ha", "follow", str(slave), "--master", f"127.0.0.1:{master.address[1]}",
+                              "--until-caught-up"], capture_output=True, text=True, timeout=RUN_GUARD_S)
+    finally:
+        master.close()
+        ms.close()
+    assert (out.returncode, out.stderr.splitlines()[-1]) == (2, (
+        f"rmqtool: error: a first frame at offset {start} is not at a segment start of mappedFileSizeCommitLog="
+        "1073741824: the master's segments have another size (give its broker.conf with --config)"))
+    assert (sorted(slave.iterdir()) if folder == "empty" else slave.exists()) in ([], False)

@@ -69,7 +69,8 @@ def test_an_output_interrupted_mid_write_leaves_no_file_and_says_so(big_store, t
     proc.send_signal(sig)
     _, err = proc.communicate(timeout=RUN_GUARD_S)
     assert proc.returncode == 128 + sig
-    assert err == f"rmqtool: interrupted: {command} stopped; nothing was written to {target}\n"
+    said = "terminated" if sig == signal.SIGTERM else "interrupted"
+    assert err == f"rmqtool: {said}: {command} stopped; nothing was written to {target}\n"
     assert list(tmp_path.iterdir()) == []
 
 

@@ -81,3 +81,25 @@ def test_salvage_refuses_an_existing_store_the_store_itself_and_two_or_no_output
         assert out.returncode == 2 and says in out.stderr and len(out.stderr.splitlines()) == 1, out.stderr
     assert not (tmp_path / "x.jsonl").exists() and not (tmp_path / "n").exists()
     assert run("import", tmp_path / "n", tmp_path / "x", "--repack", "--skip-existing").returncode == 2
+
+
+def test_salvage_out_named_parquet_writes_parquet_not_jsonl(tmp_path):
+    damaged = damaged_stores(tmp_path, ["crc-mid"])["crc-mid"]
+    salvaged = tmp_path / "s.parquet"
+    out = run("salvage", damaged, "--config", CONF, "--out", salvaged)
+    assert out.returncode == 1 and out.stderr.endswith(f"419 intact messages written to {salvaged}; "
+                                                       "1 corrupt region skipped\n")
+    assert salvaged.read_bytes()[:4] == b"PAR1"
+    assert run("import", tmp_path / "b", salvaged, "--config", CONF, "--repack").returncode == 0
+    assert same_messages(rows(tmp_path / "b"), rows(damaged))
+
+
+def test_importing_a_salvage_file_with_a_gap_advises_repack_not_config(tmp_path):
+    damaged = damaged_stores(tmp_path, ["crc-mid"])["crc-mid"]
+    salvaged = tmp_path / "s.jsonl"
+    assert run("salvage", damaged, "--config", CONF, "--out", salvaged).returncode == 1
+    refused = run("import", tmp_path / "a", salvaged, "--config", CONF)
+    assert refused.returncode == 2
+    assert (f"{salvaged}:209: commitLogOffset: commitLogOffset 70919 is not the write position 70747 (a gap: 172 "
+            "bytes, records missing before it); import --repack writes the records one after another at new "
+            "offsets;") in refused.stderr

@@ -29,5 +29,5 @@ def test_a_spark_export_terminated_while_tasks_write_leaves_no_folder(tmp_path):
     proc.send_signal(signal.SIGTERM)
     _, err = proc.communicate(timeout=RUN_GUARD_S)
     assert proc.returncode == 143, err
-    assert err == f"rmqtool: interrupted: spark-export stopped; nothing was written to {out}\n"
+    assert err == f"rmqtool: terminated: spark-export stopped; nothing was written to {out}\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["store"]
