@@ -300,8 +300,10 @@ def clean(
     """Delete expired commitlog segments (never the newest) and the consume-queue and index
     files they orphan, as the broker's cleanup does.
 
-    The output leads with the files and bytes freed per structure and where the commitlog starts
-    after; the files follow (a line per kind when there are many; --all lists each).
+    A segment's age is its file's modification time, as the broker's cleanup reads it, not the
+    times of the messages in it: a store copied today expires 72 h from now. The output leads with
+    the files and bytes freed per structure and where the commitlog starts after; the files
+    follow (a line per kind when there are many; --all lists each).
 
     Example: [bold]rmqtool clean fixtures/store --reserved-hours 48 --dry-run[/]
     """
@@ -326,8 +328,9 @@ _STRUCTURE_NAMES = {"commitlog": "commitlog", "consumequeue": "consume queues", 
 def _clean_summary(doc: dict) -> list[str]:
     n, dry = doc["filesDeleted"], doc["dryRun"]
     if not n:
-        return [f"nothing to delete: no segment but the newest is older than {doc['reservedHours']} h; "
-                f"the commitlog starts at {doc['minOffset']}"]
+        return [f"nothing to delete: no segment but the newest was modified more than {doc['reservedHours']} h "
+                f"ago (a file's age is its mtime, as the broker's: a store copied today is not expired); the "
+                f"commitlog starts at {doc['minOffset']}"]
     freed = output.size(doc["bytesFreed"])
     head = (f"would delete {n} files, {freed}; the commitlog would then start at {doc['minOffset']} "
             f"(now at {doc['minOffsetBefore']}); nothing changed (dry run)" if dry else

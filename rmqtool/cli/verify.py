@@ -87,11 +87,12 @@ def salvage(
     """Export every intact message of a damaged store, reading past corrupt regions.
 
     Each record names its own offset, so the scan resynchronizes on the next one. With --out the
-    messages go to a file, JSONL or Parquet by its suffix as with export (`import` puts them back at their offsets, `import --repack` one
-    after another); with --into they go into a new store, one after another from offset 0, with
-    the damaged store's geometry: queue offsets are counted again per queue, consume queues, index
-    and checkpoint are written, and offset msgIds change (client msgIds do not). The corrupt regions
-    skipped are listed on stderr; exit 1 when there were any, 0 when the store was clean.
+    messages go to a file, JSONL or Parquet by its suffix as with export (`import` puts them back at
+    their offsets, `import --repack` one after another); with --into they go into a new store, one
+    after another from offset 0, with the damaged store's geometry: queue offsets are counted again
+    per queue, consume queues, index and checkpoint are written, and offset msgIds change (client
+    msgIds do not). The corrupt regions skipped are listed on stderr; exit 1 when there were any, 0
+    when the store was clean.
 
     Example: [bold]rmqtool salvage fixtures/store --out /tmp/salvaged.jsonl --force[/]
     Example: [bold]rmqtool salvage fixtures/store --into /tmp/salvaged-store --config fixtures/broker.conf[/]

@@ -29,6 +29,7 @@ from rmqtool.io.schema import misfit
 PARQUET_MAGIC = b"PAR1"
 FORMATS = ("jsonl", "parquet", "csv")
 _JSON_BLOCK = 16 << 20  # JSONL read a block at a time
+_PEEK_BLOCK = 1 << 20  # the first line (the columns) read a block at a time
 _JSON_PART = 1 << 20  # parsed in parts of this size on every core
 # The longest row line read: the broker's default maxMessageSize (4 MiB) written as bodyText of \u escapes is
 # 24 MiB; a longer line holds no message a broker stores, and is refused as it is read, never held whole.
@@ -109,17 +110,16 @@ class Source:
 
             return set(pq.ParquetFile(self.name).schema_arrow.names)
         with self._open() as f:
-            for line in f:
-                if not line.strip():
-                    continue
-                if self.fmt == "csv":
-                    return set(line.decode("utf-8", "replace").strip().split(","))
-                try:
-                    obj = json.loads(line)
-                except (ValueError, RecursionError):  # batches() names what is wrong with it
-                    return set()
-                return set(obj) if isinstance(obj, dict) else set()
-        return set()
+            line = _first_line(f)
+        if line is None:  # none, or one too long to be a row: batches() refuses it, reading no more of it
+            return set()
+        if self.fmt == "csv":
+            return set(line.decode("utf-8", "replace").strip().split(","))
+        try:
+            obj = json.loads(line)
+        except (ValueError, RecursionError):  # batches() names what is wrong with it
+            return set()
+        return set(obj) if isinstance(obj, dict) else set()
 
     def batches(self, types: dict[str, pa.DataType], rows: int) -> Iterator[pa.RecordBatch]:
         """The rows in order, about `rows` at a time, with the columns of `types` that are present
@@ -216,15 +216,15 @@ class Source:
             raise BadRow(f"{self.name}:{self._lines_before(at) + 1}: {'' if bad[2] is None else f'{bad[2]}: '}"
                          f"{bad[1]}")
         parts, size = [start], len(start)
-        while not parts[-1].endswith(b"\n"):
-            more = f.readline(_JSON_BLOCK)
-            if not more:
-                break
-            parts.append(more)
-            size += len(more)
+        while more := f.read(_JSON_BLOCK):  # read, not readline: a bounded readline is slow on a long line
+            end = more.find(b"\n") + 1
+            parts.append(more[:end] if end else more)
+            size += len(parts[-1])
             if size > MAX_ROW_LINE:
                 raise BadRow(f"{self.name}:{self._lines_before(at) + 1}: a line longer than {MAX_ROW_LINE >> 20} "
                              "MiB (no row of a message the broker stores is); the rest of it was not read")
+            if end:
+                break
         return b"".join(parts)
 
     def _lines_before(self, offset: int) -> int:
@@ -251,6 +251,24 @@ class Source:
                     raise BadRow(f"{self.name}:{line_no}: {name}: {why}")
                 values.append(json.dumps(value, ensure_ascii=False) if isinstance(value, list | dict) else value)
         return _loose_batch(columns, types)
+
+
+def _first_line(f) -> bytes | None:
+    """The first line of `f` that is not blank, read a block at a time; None when there is none or it is
+    longer than MAX_ROW_LINE (the rest of it is not read)."""
+    line = bytearray()
+    while block := f.read(_PEEK_BLOCK):
+        start = 0
+        while (end := block.find(b"\n", start)) >= 0:
+            line += block[start:end]
+            if line.strip():
+                return bytes(line)
+            line.clear()
+            start = end + 1
+        line += block[start:]
+        if len(line) > MAX_ROW_LINE:
+            return None
+    return bytes(line) if line.strip() else None
 
 
 class TableSource:

@@ -240,8 +240,9 @@ def test_clean_dry_run_says_what_would_go_and_changes_nothing_then_the_real_run_
     assert not any(f.exists() for f in gone_log + gone_index)
     assert sorted(p.name for p in (store / "commitlog").iterdir()) == [LAST_SEGMENT]
     nothing = run("clean", store, "--config", CONF, "--dry-run").stdout.splitlines()
-    assert nothing == [f"nothing to delete: no segment but the newest is older than 72 h; the commitlog starts at "
-                       f"{2 * SEG}"]
+    assert nothing == ["nothing to delete: no segment but the newest was modified more than 72 h ago (a file's age "
+                       f"is its mtime, as the broker's: a store copied today is not expired); the commitlog starts "
+                       f"at {2 * SEG}"]
 
 
 def test_clean_frees_orphaned_queue_and_index_files_and_groups_a_long_list(tmp_path):
@@ -276,7 +277,7 @@ def test_clean_frees_orphaned_queue_and_index_files_and_groups_a_long_list(tmp_p
     assert human[4:] == [
         "details (--all lists every file):",
         f"  would delete 2 segments (commitlog/{segments[0].name} .. commitlog/{segments[1].name}), 128.0 KiB "
-        f"(131072 bytes): older than fileReservedTime=72 h",
+        f"(131072 bytes): modified more than fileReservedTime=72 h ago",
         f"  would delete 2 consume-queue files (consumequeue/T/0/{gone_queue[0].name} .. "
         f"consumequeue/T/0/{gone_queue[1].name}), 7.8 KiB (8000 bytes): every entry points below the commitlog "
         f"minimum {min_offset}",
@@ -315,3 +316,13 @@ def test_a_crash_that_drops_the_open_index_file_says_how_many_keys_only_thorough
                              "the whole log)")
     thorough = json.loads(run("recover", store, "--config", CONF, "--dry-run", "--thorough", "--json").stdout)
     assert thorough["indexKeysFewer"] == 0 and thorough["indexKeysAdded"] == doc["indexEntriesDropped"]
+
+
+def test_clean_of_a_store_copied_today_says_a_files_age_is_its_mtime(tmp_path):
+    """A copy of old data is "not expired": clean did not say that a file's age is its mtime, not its messages'."""
+    store = fixture_copy(tmp_path)
+    out = run("clean", store, "--config", CONF, "--dry-run")
+    assert out.returncode == 0
+    assert out.stdout.splitlines()[0].startswith("nothing to delete: no segment but the newest was modified more "
+                                                 "than 72 h ago (a file's age is its mtime, as the broker's: a store "
+                                                 "copied today is not expired)")

@@ -33,7 +33,7 @@ def expired_segments(directory: Path, now_ms: int, reserved_hours: float) -> Exp
         mtime = seg.path.stat().st_mtime_ns // 1_000_000
         if now_ms < mtime + reserved_hours * MS_PER_HOUR:
             break  # the broker deletes from the oldest and stops at the first file it keeps
-        found.files.append((str(seg.path), f"older than fileReservedTime={reserved_hours} h"))
+        found.files.append((str(seg.path), f"modified more than fileReservedTime={reserved_hours} h ago"))
         kept.remove(seg)
     found.min_offset = kept[0].start if kept else 0
     return found
