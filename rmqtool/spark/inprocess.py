@@ -84,7 +84,7 @@ def load_in_process(files: list[str], fmt: str, store: Store, opts: LoadOptions,
     paths = store.paths
     source = SourceFiles(files, fmt, producer_rows=True)
     summary = load(store, source, opts, register_topics=register_topics, delayed=False,
-                   clock=lambda: opts.store_timestamp)
+                   clock=lambda: opts.store_timestamp, command="spark-load")
     first = summary.first_offset or 0
     end = summary.end_offset if summary.end_offset is not None else first
     record_load(paths, load_id, {"storeTimestamp": opts.store_timestamp, "messages": summary.messages,

@@ -71,6 +71,18 @@ def test_sigterm_exits_143_and_sigint_130_for_a_writer(tmp_path, many_rows, sig)
     assert tree_digest(store) == before
 
 
+def test_a_spark_load_stopped_in_process_names_spark_load_not_import(tmp_path, many_rows):
+    """The in-process spark-load's rollback line said `import` stopped."""
+    store = writable_copy(FIXTURE, tmp_path / "store")
+    before = tree_digest(store)
+    proc = _start("spark-load", many_rows, "--store", store, "--config", CONF, "--spark-threshold", 1_000_000)
+    _until((store / JOURNAL_NAME).exists, proc, "began writing")
+    code, err = _stop(proc, signal.SIGTERM)
+    assert (code, err) == (EXIT_TERMINATED, f"rmqtool: terminated: `spark-load` stopped; what it wrote was rolled "
+                                            f"back: {store} is as it was\n")
+    assert tree_digest(store) == before
+
+
 @pytest.mark.parametrize("sig", SIGNALS, ids=["SIGINT", "SIGTERM"])
 def test_sigterm_exits_143_and_sigint_130_for_a_reader(big_store, sig):
     proc = _start("decode", "commitlog", big_store, "--json")
