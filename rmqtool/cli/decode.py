@@ -435,4 +435,4 @@ def msgid_cmd(
     output.stdout.print(output.key_values("msgId", doc))
     if doc["kind"] == "client":
         output.note(f"a client msgId names no offset: find the message with `rmqtool query STORE --msg-id "
-                    f"{doc['msgId']}` (or --unique-key {doc['msgId']} --topic TOPIC)")
+                    f"{doc['msgId']}` (or --unique-key {doc['msgId']}, in every topic)")

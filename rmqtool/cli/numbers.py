@@ -1,5 +1,6 @@
 """Numbers a person types: every integer option is a Java long (offsets, counts, times and sizes of a store are),
-every decimal one a finite number. Both are refused where click parses them, naming the option and the range."""
+every decimal one a finite number. Both are refused where click parses them, naming the option and the range it
+takes (an option that starts at 1 says 1..9223372036854775807, not a long's negative half)."""
 
 from __future__ import annotations
 
@@ -22,10 +23,18 @@ class Long(click.IntRange):
 
     def convert(self, value, param, ctx) -> int:
         number = click.INT.convert(value, param, ctx)
-        if not JAVA_LONG_MIN <= number <= JAVA_LONG_MAX:
-            self.fail(f"{number} is out of range (a signed 64-bit integer: {JAVA_LONG_MIN}..{JAVA_LONG_MAX}).", param,
-                      ctx)
-        return number if self.min is None and self.max is None else super().convert(number, param, ctx)
+        low, high = self.bounds()
+        if self.clamp or low <= number <= high:
+            return number if self.min is None and self.max is None else super().convert(number, param, ctx)
+        if self.min is None and self.max is None:
+            self.fail(f"{number} is out of range (a signed 64-bit integer: {low}..{high}).", param, ctx)
+        self.fail(f"{number} is out of range ({low}..{high}).", param, ctx)
+
+    def bounds(self) -> tuple[int, int]:
+        """The lowest and highest value the option takes: its own bounds within a Java long."""
+        low = JAVA_LONG_MIN if self.min is None else max(JAVA_LONG_MIN, self.min + (1 if self.min_open else 0))
+        high = JAVA_LONG_MAX if self.max is None else min(JAVA_LONG_MAX, self.max - (1 if self.max_open else 0))
+        return low, high
 
     def _describe_range(self) -> str:
         return "" if self.min is None and self.max is None else super()._describe_range()

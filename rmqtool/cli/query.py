@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 import typer
@@ -12,14 +13,18 @@ from rmqtool.cli import output, screen
 from rmqtool.cli.times import TIME_HELP, TIME_UNIT, epoch_ms, time_window, unit_needs_a_time
 from rmqtool.errors import NotFound, RmqError
 from rmqtool.structures.layout import JAVA_LONG_MAX
+from rmqtool.text import iso_time
+
+if TYPE_CHECKING:
+    from rmqtool.ops.query import StoreQuery
 
 
 def query(
     store: Path = typer.Argument(..., help="Store root.", show_default=False),
     msg_id: str | None = typer.Option(None, "--msg-id", help="A msgId: the offset msgId, or the client msgId a "
                                       "producer got back (UNIQ_KEY); or a comma-separated list.", show_default=False),
-    topic: str | None = typer.Option(None, "--topic", help="Topic (for --key, --unique-key, --queue).",
-                                     show_default=False),
+    topic: str | None = typer.Option(None, "--topic", help="Topic (for --queue-offset and --time; for --key and "
+                                     "--unique-key: without it every topic is searched).", show_default=False),
     key: str | None = typer.Option(None, "--key", help="A KEYS word or a UNIQ_KEY (as the broker's queryMessage), "
                                    "looked up in the index.", show_default=False),
     unique_key: str | None = typer.Option(None, "--unique-key", help="A UNIQ_KEY, looked up in the index.",
@@ -29,10 +34,11 @@ def query(
                                      f"({TIME_HELP}; default: the first message).", show_default=False),
     end: str | None = typer.Option(None, "--end", help="Keys: stored at or before this time "
                                    f"({TIME_HELP}; default: the end of the store).", show_default=False),
-    max_hits: int = typer.Option(64, "--max", min=1, help="Keys: index hits examined at most (the broker's maxNum)."),
+    max_hits: int = typer.Option(64, "--max", min=1, help="Keys: index hits examined at most, per topic (the "
+                                 "broker's maxNum)."),
     scan: bool = typer.Option(False, "--scan", help="Keys: scan the commitlog instead of the index."),
-    queue: int | None = typer.Option(None, "--queue", help="Queue id (with --queue-offset or --time).",
-                                     show_default=False),
+    queue: int | None = typer.Option(None, "--queue", min=0, help="Queue id (with --queue-offset; with --time: "
+                                     "this queue only, else every queue of the topic).", show_default=False),
     offset: int | None = typer.Option(None, "--queue-offset", min=0, help="Queue offset of the message.",
                                       show_default=False),
     count: int = typer.Option(1, "--count", min=1, help="With --queue-offset: this many messages."),
@@ -60,10 +66,21 @@ def query(
     the reason on stderr: the key, or the --begin/--end window it is carried outside of; a search
     that stops at --max says that more may exist.
 
+    --time without --queue answers for every queue of the topic: a row each with the queue offset
+    of the first message stored at or after the time and that message (or none, past the end).
+    --key or --unique-key without --topic searches every topic the store names (its consume queues,
+    config/topics.json): the index under each topic, or, when the index cannot answer, a scan of the
+    commitlog, said on stderr with the reason.
+
     Example: [bold]rmqtool query fixtures/store --config fixtures/broker.conf --topic OrderTopic --key order-3[/]
+
+    Example: [bold]rmqtool query fixtures/store --config fixtures/broker.conf --key order-3[/]
+
+    Example: [bold]rmqtool query fixtures/store --config fixtures/broker.conf --topic OrderTopic --time 0[/]
     """
     from rmqtool.engine.reader import open_reader
     from rmqtool.ops.query import StoreQuery
+    from rmqtool.ops.query_topics import topic_queues_by_time  # start-up: the store's modules, on a query only
     from rmqtool.structures.commitlog.message import BODY_FORMATS
 
     unit_needs_a_time(time_unit, time=at_time, begin=begin, end=end)
@@ -81,12 +98,20 @@ def query(
     if len(kinds) != 1:
         raise RmqError("give exactly one of --msg-id, --key, --unique-key, --queue-offset, --phy-offset, --time"
                        + (f" (got {', '.join(kinds)})" if kinds else ""))
+    for flag, given in (("--key", key), ("--unique-key", unique_key)):
+        if given is not None and not given.strip():
+            raise RmqError(f"{flag} {given!r} is empty: give the key to look for")
+    if real_topic and topic is None:
+        raise RmqError("--real-topic needs --topic (without it every topic is searched, SCHEDULE_TOPIC_XXXX too)")
     reader = open_reader(store, config)
     output.warn_if_locked(reader.paths)
     q = StoreQuery(reader)
     try:
         if at_time is not None:
-            doc = q.offset_by_time(_need(topic, "--topic"), _need(queue, "--queue"), at_time)
+            if queue is None:
+                _queues_by_time(topic_queues_by_time(q, _need(topic, "--topic"), at_time), as_json, as_jsonl)
+                return
+            doc = q.offset_by_time(_need(topic, "--topic"), queue, at_time)
             if as_jsonl:
                 output.emit_jsonl([doc])
             else:
@@ -103,6 +128,9 @@ def query(
             hits = [q.hit(q.record(phy_offset))]
         elif offset is not None:
             hits = q.by_queue_offset(_need(topic, "--topic"), _need(queue, "--queue"), offset, count, missing)
+        elif topic is None:
+            hits = _every_topic(q, wanted, unique=unique_key is not None, begin=begin, end=end, max_hits=max_hits,
+                                scan=scan)
         else:
             find = q.scan_key if scan else q.by_key
             hits = find(_need(topic, "--topic"), wanted, unique=unique_key is not None, begin=begin, end=end,
@@ -126,6 +154,46 @@ def query(
         for skipped in q.skipped.values():
             output.warn(skipped)
         q.close()
+
+
+def _every_topic(q: StoreQuery, key: str, **how) -> list:
+    """A key searched in every topic: the hits, and on stderr why it scanned when it did, or why none."""
+    from rmqtool.ops.query_topics import key_in_every_topic, why_none_anywhere  # start-up: on a query only
+
+    search = key_in_every_topic(q, key, **how)
+    for warning in search.warnings:
+        output.warn(screen.terminal_text(warning))
+    if search.scanned_because is not None:
+        output.note(f"scanned the commitlog instead of the index: {screen.terminal_text(search.scanned_because)}")
+    if not search.hits:
+        output.note("0 messages: " + screen.terminal_text(why_none_anywhere(q, search, key, **how)))
+    return search.hits
+
+
+def _queues_by_time(rows: list[dict], as_json: bool, as_jsonl: bool) -> None:
+    """A row per queue of the topic: JSON lines, one document, or a table (a queue past its end says so; one
+    whose entries cannot be read says why, and the command ends not found)."""
+    if as_jsonl:
+        output.emit_jsonl(rows)
+    elif as_json:
+        output.emit_json({"topic": rows[0]["topic"], "timestamp": rows[0]["timestamp"], "queues": rows})
+    else:
+        when = iso_time(rows[0]["timestamp"])
+        t = output.table(f"{rows[0]['topic']}: the first message stored at or after {when}, per queue",
+                         ["queue", "queueOffset", "min..max", "phyOffset", "storeTimestamp", "msgId"])
+        for r in rows:
+            if "problem" in r:
+                t.add_row(str(r["queueId"]), "-", f"{r['minOffset']}..{r['maxOffset']}", "-", "-", "-")
+            elif "commitLogOffset" in r:
+                t.add_row(str(r["queueId"]), str(r["queueOffset"]), f"{r['minOffset']}..{r['maxOffset']}",
+                          str(r["commitLogOffset"]), iso_time(r["storeTimestamp"]), r["msgId"])
+            else:
+                t.add_row(str(r["queueId"]), f"{r['queueOffset']} (past the end)",
+                          f"{r['minOffset']}..{r['maxOffset']}", "-", f"none at or after {when}", "-")
+        output.stdout.print(t)
+    problems = [f"queue {r['queueId']}: {r['problem']}" for r in rows if "problem" in r]
+    if problems:
+        raise NotFound("; ".join(problems))
 
 
 def _need(value, flag: str):

@@ -19,7 +19,14 @@ from rmqtool.report import Finding
 from rmqtool.structures import checkpoint, index
 from rmqtool.structures.commitlog import message
 from rmqtool.structures.commitlog.chunk import ScanChunk
-from rmqtool.structures.commitlog.geometry import holes, missing_segment_at, start_from_first_record, store_findings
+from rmqtool.structures.commitlog.geometry import (
+    covered,
+    cut_part_at,
+    holes,
+    missing_segment_at,
+    start_from_first_record,
+    store_findings,
+)
 from rmqtool.structures.consumequeue.queues import QueueStore, open_queues
 from rmqtool.structures.index.files import IndexFiles, IndexFileView
 from rmqtool.structures.registry import place_in_store
@@ -242,15 +249,22 @@ class StoreReader:
             return message.decode(buf, offset - seg.start, verify_crc=verify_crc, expected_offset=offset)
 
     def describe_range(self) -> str:
-        """The stretches of the log the segments hold: "segments cover 0..65536, 131072..196608"."""
+        """The stretches of the log the segments hold: "segments cover 0..65536, 131072..196608" (a truncated
+        segment's lost part is not held either)."""
         if not self.segments:
             return "no segments"
-        edges = [self.segments[0].start, *(x for hole in self.holes() for x in hole), self.segments[-1].end]
-        return "segments cover " + ", ".join(f"{lo}..{hi}" for lo, hi in zip(edges[::2], edges[1::2], strict=True))
+        return "segments cover " + ", ".join(f"{lo}..{hi}" for lo, hi in covered(self.segments))
 
     def describe_absence(self, offset: int) -> str:
-        """Why no segment holds `offset`: it falls in a hole (the missing segment named), or outside the log."""
+        """Why no segment holds `offset`: it falls in a hole (the missing segment named), in the part a truncated
+        segment lost (the segment and the lost range named), or outside the log."""
         missing = missing_segment_at(self.segments, self.segment_size, offset)
+        cut = cut_part_at(self.segments, self.segment_size, offset) if missing is None else None
+        if cut is not None:
+            seg, lost_from, lost_to = cut
+            return (f"offset {offset} falls in the missing part of truncated segment {seg.path.name}: the file holds "
+                    f"{seg.size} of its {self.segment_size} bytes, so {lost_from}..{lost_to} is missing "
+                    f"({self.describe_range()})")
         if missing is None:
             return f"offset {offset} is outside the commitlog ({self.describe_range()})"
         start, end = missing

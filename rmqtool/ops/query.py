@@ -35,7 +35,6 @@ Hit = message.DecodedMessage  # what every query returns
 
 def _client_msg_id(text: str) -> bool:
     """Whether `text` has the shape of a client msgId (UNIQ_KEY): 32 hex digits."""
-    text = text.strip()
     return len(text) == uniqkey.LEN and all(c in "0123456789abcdefABCDEF" for c in text)
 
 
@@ -82,7 +81,8 @@ class StoreQuery:
 
     def by_msg_id(self, msg_id: str) -> Hit:
         """The message an offset msgId names; a client msgId (the producer's SendResult.msgId, the
-        UNIQ_KEY) that is not one is looked up in every topic's index instead."""
+        UNIQ_KEY) that is not one is looked up in every topic's index instead. A space in it is bad input."""
+        msgid.refuse_spaces(msg_id)
         try:
             host, offset = msgid.decode(msg_id)
             msg = self.record(offset)
@@ -95,11 +95,11 @@ class StoreQuery:
                 raise
             reason = str(e)
         for topic in self.reader.queues.topics():
-            hits = self.by_key(topic, msg_id.strip().upper(), unique=True) if self._lookup().paths else []
+            hits = self.by_key(topic, msg_id.upper(), unique=True) if self._lookup().paths else []
             if hits:
                 return hits[0]
         raise NotFound(f"{msg_id} is not an offset msgId of this store ({reason}); as a client msgId (UNIQ_KEY) no "
-                       f"topic's index holds it: try --unique-key {msg_id.strip()} --topic TOPIC --scan")
+                       f"topic's index holds it: try --unique-key {msg_id} --scan (every topic's messages)")
 
     def by_msg_ids(self, msg_ids: list[str]) -> tuple[list[Hit], list[str]]:
         """The messages of several msgIds in the order given, and why each one not found is not."""
@@ -123,16 +123,20 @@ class StoreQuery:
         """Index file -> why lookups skipped it (a warning to show)."""
         return self._index.skipped if self._index is not None else {}
 
+    def index_missing(self) -> str | None:
+        """Why the index cannot be searched at all (None when it can): the store has no index files."""
+        return None if self._lookup().paths else f"{self.reader.paths.root} has no index files"
+
     def index_offsets(self, topic: str, key: str, *, begin: int = 0, end: int = JAVA_LONG_MAX,
                       max_hits: int = 64) -> list[int]:
         """The broker's raw index hits for topic#key: newest file first, at most `max_hits`.
 
         The lookup's rule is the index's (`structures.index.lookup`).
         """
-        found = self._lookup()
-        if not found.paths:
-            raise RmqError(f"{self.reader.paths.root} has no index files: use --scan")
-        return found.offsets(topic, key, begin, end, max_hits)
+        missing = self.index_missing()
+        if missing is not None:
+            raise RmqError(f"{missing}: use --scan")
+        return self._lookup().offsets(topic, key, begin, end, max_hits)
 
     def by_key(self, topic: str, key: str, *, unique: bool = False, begin: int = 0, end: int = JAVA_LONG_MAX,
                max_hits: int = 64, real_topic: bool = False) -> list[Hit]:
@@ -155,9 +159,9 @@ class StoreQuery:
                     out[offset], self.matched[offset] = self.hit(msg), field
         return [out[o] for o in sorted(out)]
 
-    def scan_key(self, topic: str, key: str, *, unique: bool = False, begin: int = 0, end: int = JAVA_LONG_MAX,
-                 max_hits: int = 64, real_topic: bool = False) -> list[Hit]:
-        """The same answer from a full scan of the commitlog (no index needed)."""
+    def scan_key(self, topic: str | None, key: str, *, unique: bool = False, begin: int = 0,
+                 end: int = JAVA_LONG_MAX, max_hits: int = 64, real_topic: bool = False) -> list[Hit]:
+        """The same answer from a full scan of the commitlog (no index needed); `topic` None: every topic's."""
         out = []
         for chunk in self.reader.scan(verify_crc=False):
             batch = chunk.batch
@@ -194,12 +198,7 @@ class StoreQuery:
             outside = find(topic, key, unique=unique, real_topic=real_topic, max_hits=max_hits)
             more, self.limited = self.limited, limited  # the answer's own limit is what the caller reports
             if outside:
-                times = [h.message.store_timestamp for h in outside]
-                window = (f"--begin {iso_time(begin)}" if begin > 0 else "the start of the store") + " and " + \
-                    (f"--end {iso_time(end)}" if end < JAVA_LONG_MAX else "the end of the store")
-                count = f"{len(outside)}{' or more' if more else ''} message(s)"
-                return (f"{count} of topic {topic} carry {what}, stored {iso_time(min(times))} .. "
-                        f"{iso_time(max(times))}: none between {window}")
+                return outside_window(outside, more, f"of topic {topic}", what, begin, end)
         return f"no message of topic {topic} carries {what}"
 
     # ---- consume queues --------------------------------------------------------------------------
@@ -256,7 +255,8 @@ class StoreQuery:
         return out
 
     def offset_by_time(self, topic: str, queue_id: int, timestamp: int) -> dict:
-        """The queue offset of the first message stored at or after `timestamp` (the max offset if none)."""
+        """The queue offset of the first message stored at or after `timestamp` (the max offset if none), and
+        that message's physical offset, store time and msgId."""
         with self._queue_answers():
             low, high = self.reader.queues.bounds(topic, queue_id)
         lo, hi = low, high
@@ -272,14 +272,27 @@ class StoreQuery:
         if lo < high:
             entry = self.reader.queues.entry(topic, queue_id, lo)
             doc["commitLogOffset"], doc["storeTimestamp"] = entry[0], self.store_timestamp(entry[0])
+            doc["msgId"] = self.record(entry[0]).msg_id
         return doc
 
 
-def matched_field(msg: message.Message, topic: str, key: str, unique: bool, real_topic: bool) -> str | None:
-    """The property by which `msg` is a message of `topic` with `key` (UNIQ_KEY first, as the broker indexes
-    it, then KEYS; `unique`: UNIQ_KEY only), None when it is not: what an index hit must prove."""
+def outside_window(outside: list[Hit], more: bool, where: str, what: str, begin: int, end: int) -> str:
+    """Why a search within --begin/--end found nothing, when the same search without them found `outside`:
+    how many messages carry the key, when they were stored, and the window that excludes them."""
+    times = [h.message.store_timestamp for h in outside]
+    window = (f"--begin {iso_time(begin)}" if begin > 0 else "the start of the store") + " and " + \
+        (f"--end {iso_time(end)}" if end < JAVA_LONG_MAX else "the end of the store")
+    count = f"{len(outside)}{' or more' if more else ''} message(s)"
+    return (f"{count} {where} carry {what}, stored {iso_time(min(times))} .. {iso_time(max(times))}: none between "
+            f"{window}")
+
+
+def matched_field(msg: message.Message, topic: str | None, key: str, unique: bool, real_topic: bool) -> str | None:
+    """The property by which `msg` is a message of `topic` (None: of any topic) with `key` (UNIQ_KEY first, as
+    the broker indexes it, then KEYS; `unique`: UNIQ_KEY only), None when it is not: what an index hit must
+    prove."""
     props = properties.parse_java(msg.properties_string)
-    if msg.topic != topic and not (real_topic and msg.topic == SCHEDULE_TOPIC
+    if topic is not None and msg.topic != topic and not (real_topic and msg.topic == SCHEDULE_TOPIC
                                    and props.get(properties.REAL_TOPIC) == topic):
         return None
     if props.get(properties.UNIQ_KEY) == key:

@@ -206,6 +206,11 @@ def _cases() -> list[Case]:
                                                                "--time", 0, m])
         add(f"query --time {mode}", "past the end", lambda s, m=mode: ["query", F, "--topic", "OrderTopic",
                                                                       "--queue", 0, "--time", "2100-01-01", m])
+        add(f"query --time {mode}", "every queue", lambda s, m=mode: ["query", s.golden, "--config", s.golden_conf,
+                                                                     "--topic", "OrderTopic", "--time",
+                                                                     "2026-11-22T11:43:15.661Z", m])
+        add(f"query {mode}", "key in every topic", lambda s, m=mode: ["query", s.golden, "--config", s.golden_conf,
+                                                                      "--key", "shared-1", m])
         add(f"decode commitlog {mode}", "fixture", lambda s, m=mode: ["decode", "commitlog", F, "--config", C,
                                                                      "--count", 30, m])
         add(f"decode commitlog {mode}", "bad CRC", lambda s, m=mode: ["decode", "commitlog", s.damaged(),

@@ -73,7 +73,8 @@ def test_a_stored_time_reads_one_way_in_every_view(args, tmp_path):
 
 def test_the_query_time_card_shows_times_not_raw_milliseconds():
     out = run("query", FIXTURE, "--config", CONF, "--topic", "OrderTopic", "--queue", "0", "--time", "1700000000000")
-    assert "│ timestamp       │ 2023-11-14T22:13:20.000Z │" in out.stdout
+    card = [" ".join(line.strip("│ ").split()) for line in out.stdout.splitlines()]  # as wide as its msgId
+    assert "timestamp │ 2023-11-14T22:13:20.000Z" in card
     assert "1700000000000" not in out.stdout
 
 

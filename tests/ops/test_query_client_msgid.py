@@ -22,4 +22,4 @@ def test_an_unknown_client_msgid_says_what_to_pass():
     out = run("query", FIXTURE, "--config", CONF, "--msg-id", "C0A8000100002A9F0000000000ABCDEF")
     assert out.returncode == 3 and out.stderr.count("\n") == 1
     assert "is not an offset msgId of this store" in out.stderr
-    assert "--unique-key C0A8000100002A9F0000000000ABCDEF --topic TOPIC --scan" in out.stderr
+    assert "--unique-key C0A8000100002A9F0000000000ABCDEF --scan (every topic's messages)" in out.stderr

@@ -74,6 +74,28 @@ def missing_segment_at(segments: Sequence[Segment], size: int, offset: int) -> t
     return None
 
 
+def cut_part_at(segments: Sequence[Segment], size: int, offset: int) -> tuple[Segment, int, int] | None:
+    """(segment, from, to) when `offset` falls in the part of the log a truncated segment lost: past the file's
+    end, before where a segment of `size` bytes ends (where the next one starts)."""
+    for seg in segments:
+        lost_from, lost_to = seg.start + seg.size, next_start(seg, size)
+        if lost_from <= offset < lost_to:
+            return seg, lost_from, lost_to
+    return None
+
+
+def covered(segments: Sequence[Segment]) -> list[tuple[int, int]]:
+    """[from, to) of each stretch of the log the files hold, touching files joined: a missing segment and the
+    part a truncated one lost both lie between two stretches."""
+    out: list[tuple[int, int]] = []
+    for seg in segments:
+        if out and seg.start <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], seg.start + seg.size))
+        else:
+            out.append((seg.start, seg.start + seg.size))
+    return out
+
+
 def start_from_first_record(buf) -> int | None:
     """The start of a segment whose name is not an offset: its first record's physicalOffset field (a
     record's offset is its segment's start plus its position, here 0), when it is a multiple of the file's

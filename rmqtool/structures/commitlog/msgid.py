@@ -36,9 +36,18 @@ def create_many(store_hosts: np.ndarray, physical_offsets: np.ndarray) -> np.nda
     return out
 
 
+def refuse_spaces(msg_id: str) -> str:
+    """`msg_id` unchanged; RmqError (bad input) when it holds a space anywhere, around or inside: a msgId is hex
+    digits alone, and one pasted with spaces is a different string to every lookup."""
+    if any(c.isspace() for c in msg_id):
+        raise RmqError(f"bad msgId {msg_id!r}: a msgId is {IPV4_MSGID_LEN} (IPv4) or {IPV6_MSGID_LEN} (IPv6) hex "
+                       "digits without spaces")
+    return msg_id
+
+
 def decode(msg_id: str) -> tuple[SocketAddress, int]:
-    """(store host, physical offset) of an offset msgId; RmqError when it is not one."""
-    text = msg_id.strip()
+    """(store host, physical offset) of an offset msgId; RmqError when it is not one (spaces included)."""
+    text = refuse_spaces(msg_id)
     if len(text) not in (IPV4_MSGID_LEN, IPV6_MSGID_LEN):
         raise RmqError(
             f"bad msgId {msg_id!r}: expected {IPV4_MSGID_LEN} (IPv4) or {IPV6_MSGID_LEN} (IPv6) hex characters,"
@@ -58,7 +67,8 @@ def decode(msg_id: str) -> tuple[SocketAddress, int]:
 def describe(msg_id: str) -> dict:
     """What a msgId says: an offset msgId's broker and offset (`kind` "offset"), or, for 32 hex digits that
     cannot be one (a port past 65535, a negative offset), the fields of the client msgId (UNIQ_KEY) it is;
-    RmqError otherwise."""
+    RmqError otherwise (a space anywhere too)."""
+    refuse_spaces(msg_id)
     try:
         host, offset = decode(msg_id)
         if not 0 <= host.port <= MAX_PORT:
@@ -68,5 +78,5 @@ def describe(msg_id: str) -> dict:
         if client is None:
             raise
         return client
-    return {"msgId": msg_id.strip().upper(), "kind": "offset", "address": host.ip, "port": host.port,
+    return {"msgId": msg_id.upper(), "kind": "offset", "address": host.ip, "port": host.port,
             "storeHost": str(host), "commitLogOffset": offset}
