@@ -66,7 +66,7 @@ def test_group_and_topic_names_from_the_file_are_escaped_on_the_terminal(store):
     (["--reset", "billing", "--topic", "OrderTopic"], "give exactly one of --to-time"),
     (["--reset", "billing", "--topic", "OrderTopic", "--to-earliest", "--to-latest"], "give exactly one of"),
     (["--reset", "billing", "--topic", "OrderTopic", "--to-time", "yesterday"], "--to-time 'yesterday' is neither"),
-    (["--to-latest"], "go with --reset GROUP"),
+    (["--to-latest"], "--to-latest goes with --reset GROUP"),
     (["--reset", "billing", "--group", "audit", "--topic", "OrderTopic", "--to-latest"], "name different groups"),
     (["--reset", "billing", "--topic", "OrderTopic", "--to-offset", "70"], "outside queue OrderTopic/1 (0..66)"),
 ])
