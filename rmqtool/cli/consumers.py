@@ -15,19 +15,28 @@ from rmqtool.errors import EXIT_PROBLEM, RmqError
 def consumers(
     store: Path = typer.Argument(..., help="Store root.", show_default=False),
     group: str | None = typer.Option(None, "--group", help="Only this consumer group.", show_default=False),
-    topic: str | None = typer.Option(None, "--topic", help="Only this topic (with --reset: the topic to reset).",
-                                     show_default=False),
+    topic: str | None = typer.Option(None, "--topic", help="Only this topic (with --reset: the topic to reset; with "
+                                     "--clone or --delete: only this topic's offsets).", show_default=False),
     reset: str | None = typer.Option(None, "--reset", metavar="GROUP", help="Reset this group's offsets on --topic "
                                      "(needs the store's lock: stop the broker first).", show_default=False),
     to_time: str | None = typer.Option(None, "--to-time", help="Reset: to the first message stored at or after this "
                                        f"time ({TIME_HELP}), per queue.", show_default=False),
     time_unit: str | None = TIME_UNIT,
     to_offset: int | None = typer.Option(None, "--to-offset", min=0, help="Reset: to this queue offset on every "
-                                         "queue.", show_default=False),
+                                         "queue (or on --queue).", show_default=False),
     to_earliest: bool = typer.Option(False, "--to-earliest", help="Reset: to each queue's min offset."),
     to_latest: bool = typer.Option(False, "--to-latest", help="Reset: to each queue's max offset (skip the "
                                    "backlog)."),
-    dry_run: bool = typer.Option(False, "--dry-run", help="Reset: print the old and new offsets, change nothing."),
+    queue: int | None = typer.Option(None, "--queue", min=0, help="Reset: only this queue of --topic.",
+                                     show_default=False),
+    clone: str | None = typer.Option(None, "--clone", metavar="SRC", help="Copy this group's committed offsets "
+                                     "to --to (every topic of it, or --topic).", show_default=False),
+    clone_to: str | None = typer.Option(None, "--to", metavar="DST", help="Clone: the group that gets the offsets "
+                                        "(its entries for those topics are replaced).", show_default=False),
+    delete: str | None = typer.Option(None, "--delete", metavar="GROUP", help="Remove this group's committed "
+                                      "offsets (on every topic, or --topic).", show_default=False),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Reset, clone, delete: print the old and new offsets, "
+                                 "change nothing."),
     as_json: bool = typer.Option(False, "--json", help="One JSON document."),
     config: Path | None = typer.Option(None, "--config", help="broker.conf of the store.", show_default=False),
 ) -> None:
@@ -39,29 +48,54 @@ def consumers(
     flagged, and the exit code is 1. Each group's retry (%RETRY%) and dead-letter (%DLQ%) topic
     sizes are shown beside it.
 
-    --reset GROUP --topic T with one of --to-time, --to-offset, --to-earliest, --to-latest rewrites
-    the group's offsets on every queue of T, the way the broker writes the file (.tmp, .bak,
-    rename). It needs the store's lock, so it is refused while a broker runs; --dry-run shows
-    the old and new offset of each queue first.
+    With the broker stopped, three actions change the offsets. --reset GROUP --topic T with one of
+    --to-time, --to-offset, --to-earliest, --to-latest sets the group's offset on every queue of T
+    (or on --queue Q alone). --clone SRC --to DST copies SRC's offsets to DST, as mqadmin
+    cloneGroupOffset does (every topic of SRC, or --topic T). --delete GROUP removes the group's
+    offsets (every topic, or --topic T). Each writes the file the way the broker does (.tmp, .bak,
+    rename), needs the store's lock (refused while a broker runs) and prints each queue's old and
+    new offset; --dry-run prints them and writes nothing.
 
     Example: [bold]rmqtool consumers ~/store --group orders-service[/]
+    Example: [bold]rmqtool consumers ~/store --reset billing --topic OrderTopic --queue 2 --to-offset 40 --dry-run[/]
+    Example: [bold]rmqtool consumers ~/store --clone billing --to billing-v2 --topic OrderTopic[/]
+    Example: [bold]rmqtool consumers ~/store --delete retired-service[/]
     """
     from rmqtool.engine.reader import open_root_reader
 
     unit_needs_a_time(time_unit, to_time=to_time)
     when = epoch_ms(to_time, "--to-time", time_unit)
-    reader = open_root_reader(store, config)
-    if reset is None:
-        if to_time is not None or to_offset is not None or to_earliest or to_latest or dry_run:
-            raise RmqError("--to-time, --to-offset, --to-earliest, --to-latest and --dry-run go with --reset GROUP")
-        _progress(reader, group, topic, as_json)
+    actions = [name for name, value in (("--reset", reset), ("--clone", clone), ("--delete", delete))
+               if value is not None]
+    if len(actions) > 1:
+        raise RmqError(f"{actions[0]} and {actions[1]} are different actions: give one")
+    reset_only = [name for name, given in (("--to-time", to_time is not None), ("--to-offset", to_offset is not None),
+                                           ("--to-earliest", to_earliest), ("--to-latest", to_latest),
+                                           ("--queue", queue is not None)) if given]
+    if reset_only and reset is None:
+        raise RmqError(f"{', '.join(reset_only)} {'goes' if len(reset_only) == 1 else 'go'} with --reset GROUP")
+    if (clone is None) != (clone_to is None):
+        raise RmqError("--clone SRC needs --to DST (the group that gets the offsets)" if clone is not None else
+                       "--to DST goes with --clone SRC")
+    if not actions:
+        if dry_run:
+            raise RmqError("--dry-run goes with --reset, --clone or --delete")
+        _progress(open_root_reader(store, config), group, topic, as_json)
         return
-    if topic is None:
-        raise RmqError("--reset needs --topic (the topic whose offsets to reset)")
-    if group is not None and group != reset:
-        raise RmqError(f"--group {group} and --reset {reset} name different groups")
-    _reset(reader, reset, topic, dry_run, as_json, to_time=when, to_offset=to_offset,
-           earliest=to_earliest, latest=to_latest)
+    acted_on = reset or delete
+    if group is not None and group != acted_on:
+        raise RmqError(f"--group {group} and {actions[0]} {clone if clone is not None else acted_on} name different "
+                       "groups" if acted_on is not None else "--group does not go with --clone (name SRC and --to DST)")
+    if clone is not None and clone == clone_to:
+        raise RmqError(f"--clone {clone} --to {clone_to}: a group cannot be cloned onto itself")
+    reader = open_root_reader(store, config)
+    if reset is not None:
+        if topic is None:
+            raise RmqError("--reset needs --topic (the topic whose offsets to reset)")
+        _reset(reader, reset, topic, dry_run, as_json, queue=queue, to_time=when, to_offset=to_offset,
+               earliest=to_earliest, latest=to_latest)
+    else:
+        _entries(reader, clone, clone_to, delete, topic, dry_run, as_json)
 
 
 def _progress(reader, group: str | None, topic: str | None, as_json: bool) -> None:
@@ -128,7 +162,7 @@ def _n(value: int | None) -> str:
 
 
 def _reset(reader, group: str, topic: str, dry_run: bool, as_json: bool, **target) -> None:
-    from rmqtool.ops.consumers import reset_offsets
+    from rmqtool.ops.offset_admin import reset_offsets
 
     plan = reset_offsets(reader, group, topic, dry_run=dry_run, **target)
     if as_json:
@@ -139,6 +173,8 @@ def _reset(reader, group: str, topic: str, dry_run: bool, as_json: bool, **targe
     where = (f"the first message stored at or after {output.iso_time(to['time'])}" if "time" in to else
              f"offset {to['offset']}" if "offset" in to else "each queue's min offset" if "earliest" in to else
              "each queue's max offset")
+    if plan.queue is not None:
+        where = where.replace("each queue's", "the queue's") + f" on queue {plan.queue}"
     output.stdout.print(screen.terminal_text(f"{group} on {topic}: {verb} offsets to {where}"), soft_wrap=True)
     t = output.table(None, ["queue", "old offset", "new offset", "min", "max"])
     for r in plan.rows:
@@ -148,6 +184,33 @@ def _reset(reader, group: str, topic: str, dry_run: bool, as_json: bool, **targe
         kept = ", ".join(map(str, plan.kept))
         output.warn(f"queues {kept} of {screen.terminal_text(topic)} are in the offset table but not in the store: "
                     "left as they are")
+    queues = output.count(plan.changes, "queue")
+    output.note(f"dry run: {queues} would change; nothing was written" if dry_run else
+                f"{queues} changed in {plan.file} (the old text is in its .bak)")
+
+
+def _entries(reader, source: str | None, dest: str | None, delete: str | None, topic: str | None, dry_run: bool,
+             as_json: bool) -> None:
+    """--clone SRC --to DST or --delete GROUP: the entries replaced, a row per queue."""
+    from rmqtool.ops.offset_admin import clone_offsets, delete_offsets
+
+    if delete is not None:
+        plan = delete_offsets(reader, delete, topic, dry_run=dry_run)
+        what = f"{delete}: {'would remove' if dry_run else 'removed'} its offsets on "
+    else:
+        plan = clone_offsets(reader, source, dest, topic, dry_run=dry_run)
+        what = f"{source} -> {dest}: {'would copy' if dry_run else 'copied'} the offsets on "
+    topics = sorted({name for name, _ in plan.entries})
+    what += f"topic {topics[0]}" if topic is not None else f"{output.count(len(topics), 'topic')} ({', '.join(topics)})"
+    if as_json:
+        output.emit_json({**plan.to_json(), "dryRun": dry_run, "changed": 0 if dry_run else plan.changes})
+        return
+    output.stdout.print(screen.terminal_text(what), soft_wrap=True)
+    t = output.table(None, ["group", "topic", "queue", "old offset", "new offset"])
+    for r in plan.rows:
+        t.add_row(r["group"], r["topic"], str(r["queueId"]), _n(r["oldOffset"]),
+                  "(removed)" if r["newOffset"] is None else str(r["newOffset"]))
+    output.stdout.print(t)
     queues = output.count(plan.changes, "queue")
     output.note(f"dry run: {queues} would change; nothing was written" if dry_run else
                 f"{queues} changed in {plan.file} (the old text is in its .bak)")

@@ -1,6 +1,6 @@
 """Where consumer groups stand, read from the store at rest: each group's committed offset per queue
 against the queue's bounds (lag in messages and in store time), its retry and dead-letter topics,
-whether a message was consumed, and an offset reset written while the broker is down.
+and whether a message was consumed (offsets changed while the broker is down: ops/offset_admin.py).
 
 Cost: a queue's bounds are read once (its files' names, the written part of its last file, a few
 entries of its first), and one entry and one record header per group and queue for the time lag;
@@ -16,7 +16,7 @@ from rmqtool.errors import NoSuchQueue, NotFound, RmqError
 from rmqtool.ops.query import StoreQuery
 from rmqtool.structures.commitlog import message, sysflag
 from rmqtool.structures.commitlog.delay import SCHEDULE_TOPIC
-from rmqtool.structures.config import delayoffsets, offsets, persist, subscriptions
+from rmqtool.structures.config import delayoffsets, offsets, subscriptions
 
 OK, BEHIND_MIN, PAST_MAX, NO_QUEUE, NO_OFFSET = "ok", "behind-min", "past-max", "no-queue", "no-offset"
 STATE_TEXT = {
@@ -235,80 +235,3 @@ class Consumption:
             out["delayLevel"], out["deliverOffset"] = level, delay.levels[level]
             out["delivered"] = delay.delivered(msg.queue_id, msg.queue_offset)
         return out or None
-
-
-# ---- reset ---------------------------------------------------------------------------------------
-@dataclass
-class ResetPlan:
-    group: str
-    topic: str
-    target: dict  # what was asked for: {"time": ms} | {"offset": n} | {"earliest": True} | {"latest": True}
-    rows: list[dict]  # queueId, oldOffset (None: none committed), newOffset, minOffset, maxOffset
-    kept: list[int]  # queue ids the table has and the store does not: left as they are
-    file: str = ""  # the offset table written (or that would be)
-
-    def to_json(self) -> dict:
-        return {"group": self.group, "topic": self.topic, "target": self.target, "file": self.file,
-                "queues": self.rows, "keptQueues": self.kept}
-
-    @property
-    def changes(self) -> int:
-        return sum(r["oldOffset"] != r["newOffset"] for r in self.rows)
-
-
-def plan_reset(reader: StoreReader, group: str, topic: str, *, to_time: int | None = None,
-               to_offset: int | None = None, earliest: bool = False, latest: bool = False) -> ResetPlan:
-    """The offsets `group` would have on each of `topic`'s queues: the queue offset of the first message
-    stored at or after `to_time` (the lookup `query --time` makes), `to_offset`, the queue's min or max."""
-    asked = [to_time is not None, to_offset is not None, earliest, latest]
-    if sum(asked) != 1:
-        raise RmqError("give exactly one of --to-time, --to-offset, --to-earliest, --to-latest")
-    queue_ids = reader.queues.queue_ids(topic)
-    if not queue_ids:
-        raise RmqError(f"topic {topic} has no consume queues in {reader.paths.root}: nothing to reset")
-    current = _table(reader).of(topic, group)
-    old = current.queues if current is not None else {}
-    query = StoreQuery(reader)
-    try:
-        rows = []
-        for qid in queue_ids:
-            low, high = reader.queues.bounds(topic, qid)
-            new = _target(query, topic, qid, low, high, to_time, to_offset, earliest)
-            rows.append({"queueId": qid, "oldOffset": old.get(qid), "newOffset": new, "minOffset": low,
-                         "maxOffset": high})
-    finally:
-        query.close()
-    target = ({"time": to_time} if to_time is not None else {"offset": to_offset} if to_offset is not None else
-              {"earliest": True} if earliest else {"latest": True})
-    return ResetPlan(group, topic, target, rows, sorted(set(old) - set(queue_ids)),
-                     str(offsets.offsets_path(reader.paths.root)))
-
-
-def _target(query: StoreQuery, topic: str, qid: int, low: int, high: int, to_time: int | None,
-            to_offset: int | None, earliest: bool) -> int:
-    if to_time is not None:
-        return query.offset_by_time(topic, qid, to_time)["queueOffset"]
-    if to_offset is not None:
-        if not low <= to_offset <= high:
-            raise RmqError(f"--to-offset {to_offset} is outside queue {topic}/{qid} ({low}..{high}): nothing was "
-                           "changed")
-        return to_offset
-    return low if earliest else high
-
-
-def reset_offsets(reader: StoreReader, group: str, topic: str, *, dry_run: bool = False, **target) -> ResetPlan:
-    """Plan `group`'s reset on `topic` (`plan_reset`) and, unless `dry_run`, write it into
-    consumerOffset.json the way the broker persists it. A write holds the store's lock from before the
-    table is read until it is replaced (refused while a broker runs: the broker would write its own
-    table over ours when it stops)."""
-    if dry_run:
-        return plan_reset(reader, group, topic, **target)
-    reader.store.require_writable("reset consumer offsets in")
-    lock = reader.store.files.lock()
-    try:
-        plan = plan_reset(reader, group, topic, **target)
-        table = _table(reader)
-        persist.save(table.path, table.replaced(topic, group, {r["queueId"]: r["newOffset"] for r in plan.rows}))
-        return plan
-    finally:
-        lock.release()

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from cli_helpers import run, writable_copy
+from cli_helpers import run, tree_digest, writable_copy
 from lockholder import lock_held_elsewhere
 from stores5x import make_5x_checkpoint_store
 
@@ -66,7 +66,7 @@ def test_group_and_topic_names_from_the_file_are_escaped_on_the_terminal(store):
     (["--reset", "billing", "--topic", "OrderTopic"], "give exactly one of --to-time"),
     (["--reset", "billing", "--topic", "OrderTopic", "--to-earliest", "--to-latest"], "give exactly one of"),
     (["--reset", "billing", "--topic", "OrderTopic", "--to-time", "yesterday"], "--to-time 'yesterday' is neither"),
-    (["--to-latest"], "go with --reset GROUP"),
+    (["--to-latest"], "--to-latest goes with --reset GROUP"),
     (["--reset", "billing", "--group", "audit", "--topic", "OrderTopic", "--to-latest"], "name different groups"),
     (["--reset", "billing", "--topic", "OrderTopic", "--to-offset", "70"], "outside queue OrderTopic/1 (0..66)"),
 ])
@@ -191,3 +191,84 @@ def test_query_tells_whether_the_schedule_service_delivered_a_delayed_message(tm
     got = [m["consumption"] for m in json.loads(out.stdout)["messages"]]
     assert got == [{"delayLevel": 2, "deliverOffset": 2, "delivered": True},
                    {"delayLevel": 2, "deliverOffset": 2, "delivered": False}]
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--reset", "billing", "--topic", "OrderTopic", "--queue", "9", "--to-offset", "1"],
+     "rmqtool: error: --queue 9: topic OrderTopic has queues 0, 1, 2, 3; nothing was changed\n"),
+    (["--reset", "billing", "--topic", "OrderTopic", "--queue", "-1", "--to-offset", "1"],
+     "rmqtool: error: Invalid value for '--queue': -1 is not in the range x>=0. (see 'rmqtool consumers --help')\n"),
+    (["--queue", "1"], "rmqtool: error: --queue goes with --reset GROUP\n"),
+    (["--clone", "billing", "--to", "billing"], "rmqtool: error: --clone billing --to billing: a group cannot be "
+                                                "cloned onto itself\n"),
+    (["--clone", "billing"], "rmqtool: error: --clone SRC needs --to DST (the group that gets the offsets)\n"),
+    (["--to", "x"], "rmqtool: error: --to DST goes with --clone SRC\n"),
+    (["--reset", "billing", "--topic", "OrderTopic", "--to-latest", "--clone", "billing", "--to", "x"],
+     "rmqtool: error: --reset and --clone are different actions: give one\n"),
+    (["--clone", "billing", "--to", "x", "--delete", "audit"],
+     "rmqtool: error: --clone and --delete are different actions: give one\n"),
+    (["--reset", "billing", "--topic", "OrderTopic", "--to-latest", "--delete", "audit"],
+     "rmqtool: error: --reset and --delete are different actions: give one\n"),
+    (["--delete", "audit", "--to-latest"], "rmqtool: error: --to-latest goes with --reset GROUP\n"),
+    (["--delete", "audit", "--group", "billing"], "rmqtool: error: --group billing and --delete audit name different "
+                                                  "groups\n"),
+    (["--dry-run"], "rmqtool: error: --dry-run goes with --reset, --clone or --delete\n"),
+])
+def test_a_bad_clone_delete_or_queue_reset_is_one_line_exit_2_and_changes_no_byte(store, args, message):
+    before = tree_digest(store)
+    assert _error_line(run("consumers", store, *args)) == message
+    assert tree_digest(store) == before
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--clone", "nobody", "--to", "x"], "group nobody has no committed offsets in "),
+    (["--clone", "audit", "--to", "x", "--topic", "OrderTopic"],
+     "group audit has no committed offsets on topic OrderTopic in "),
+    (["--delete", "retired"], "group retired has no committed offsets in "),
+    (["--delete", "audit", "--topic", "OrderTopic"], "group audit has no committed offsets on topic OrderTopic in "),
+])
+def test_clone_or_delete_of_a_group_without_offsets_is_one_line_exit_3_and_changes_no_byte(store, args, message):
+    before = tree_digest(store)
+    out = run("consumers", store, *args)
+    assert out.returncode == 3 and out.stderr.count("\n") == 1 and "Traceback" not in out.stderr, out.stderr
+    assert out.stderr.startswith("rmqtool: not found: " + message)
+    assert tree_digest(store) == before
+
+
+@pytest.mark.parametrize("args", [["--clone", "billing", "--to", "x"], ["--delete", "billing"],
+                                  ["--reset", "billing", "--topic", "OrderTopic", "--queue", "0", "--to-offset", "1"]])
+def test_clone_delete_or_queue_reset_while_a_broker_holds_the_lock_is_refused(store, args):
+    before = tree_digest(store)
+    with lock_held_elsewhere(store / "lock"):
+        assert "is locked by process " in _error_line(run("consumers", store, *args))
+    assert tree_digest(store) == before
+
+
+def test_clone_prints_each_queues_old_and_new_offset_and_writes_the_brokers_text(store):
+    dry = run("consumers", store, "--clone", "billing", "--to", "audit", "--dry-run")
+    assert dry.returncode == 0, dry.stderr
+    assert (store / "config" / "consumerOffset.json").read_text() == OFFSETS
+    out = run("consumers", store, "--clone", "billing", "--to", "audit")
+    assert out.stdout == dry.stdout.replace("would copy", "copied")
+    assert [line.split() for line in out.stdout.splitlines()[4:-1]] == [
+        ["│", "audit", "│", "OrderTopic", "│", "0", "│", "-", "│", "250", "│"],
+        ["│", "audit", "│", "OrderTopic", "│", "1", "│", "-", "│", "66", "│"]]
+    assert out.stderr == f"2 queues changed in {store}/config/consumerOffset.json (the old text is in its .bak)\n"
+    assert (store / "config" / "consumerOffset.json").read_text() == OFFSETS.replace(
+        "\n\t}\n}", ',\n\t\t"OrderTopic@audit":{0:250,1:66\n\t\t}\n\t}\n}')
+    assert (store / "config" / "consumerOffset.json.bak").read_text() == OFFSETS
+
+
+def test_delete_json_lists_each_removed_queue(store):
+    dry = run("consumers", store, "--delete", "billing", "--dry-run", "--json")
+    assert dry.returncode == 0, dry.stderr
+    doc = json.loads(dry.stdout)
+    assert {k: doc[k] for k in ("action", "group", "topic", "dryRun", "changed")} == {
+        "action": "delete", "group": "billing", "topic": None, "dryRun": True, "changed": 0}
+    assert doc["queues"] == [
+        {"group": "billing", "topic": "OrderTopic", "queueId": 0, "oldOffset": 250, "newOffset": None},
+        {"group": "billing", "topic": "OrderTopic", "queueId": 1, "oldOffset": 66, "newOffset": None}]
+    table = run("consumers", store, "--delete", "billing")
+    assert table.returncode == 0 and "(removed)" in table.stdout
+    assert (store / "config" / "consumerOffset.json").read_text() == (
+        '{\n\t"offsetTable":{\n\t\t"PaymentTopic@audit":{0:135\n\t\t}\n\t}\n}')

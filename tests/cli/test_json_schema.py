@@ -253,6 +253,11 @@ def _cases() -> list[Case]:
     add("consumers --reset --json", "to a time", lambda s: ["consumers", s.consumed(), "--config", C, "--reset",
                                                             "billing", "--topic", "OrderTopic", "--to-time", 0,
                                                             "--json"])
+    add("consumers --clone --json", "one topic", lambda s: ["consumers", s.consumed(), "--config", C, "--clone",
+                                                            "billing", "--to", "audit", "--topic", "OrderTopic",
+                                                            "--json"])
+    add("consumers --delete --json", "dry run", lambda s: ["consumers", s.consumed(), "--config", C, "--delete",
+                                                           "billing", "--dry-run", "--json"])
     add("diff --json", "identical", lambda s: ["diff", F, s.copy(F), "--config", C, "--json"])
     add("diff --json", "bad CRC", lambda s: ["diff", F, s.damaged(), "--config", C, "--json"], (1,))
     for pair, codes in (("sync", (0,)), ("ahead", (1,))):

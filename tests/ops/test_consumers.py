@@ -19,9 +19,8 @@ from rmqtool.ops.consumers import (
     PAST_MAX,
     Consumption,
     consumer_lag,
-    plan_reset,
-    reset_offsets,
 )
+from rmqtool.ops.offset_admin import plan_reset, reset_offsets
 from rmqtool.ops.query import StoreQuery
 from rmqtool.structures.config import fastjson, offsets
 

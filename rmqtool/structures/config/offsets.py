@@ -103,6 +103,28 @@ class ConsumerOffsets:
         return {**self.doc, TABLE: table}
 
 
+    def of_group(self, group: str) -> list[Committed]:
+        """`group`'s offsets on each of its topics, by topic name."""
+        return sorted((c for (_, g), c in self.committed.items() if g == group), key=lambda c: c.topic)
+
+    def with_entries(self, entries: Mapping[tuple[str, str], Mapping[int, int] | None]) -> dict:
+        """The document with each (topic, group) entry set to its queues, whole (None: the entry removed); every
+        other entry kept as read and in its place, a new one at the end."""
+        table = dict(self.doc[TABLE])
+        for (topic, group), queues in entries.items():
+            key = table_key(topic, group)
+            if queues is None:
+                table.pop(key, None)
+            else:
+                table[key] = {int(qid): int(offset) for qid, offset in queues.items()}
+        return {**self.doc, TABLE: table}
+
+    @property
+    def loaded_from_bak(self) -> bool:
+        """The file is empty or broken and the table came from its `.bak` (which a write must then keep)."""
+        return self.loaded.source is not None and self.loaded.source != self.loaded.path
+
+
 def _queue_offsets(where: Path, key: object, queues: object) -> dict[int, int]:
     if not isinstance(queues, dict):
         raise RmqError(f"{where}: {key}: not a map of queue id to offset")

@@ -70,14 +70,18 @@ def load(path: Path) -> Loaded:
     return Loaded(path, {}, None)
 
 
-def save(path: Path, doc: object) -> None:
-    """Write `doc` to `path` the way the broker persists it: `.tmp`, the old text to `.bak`, rename."""
+def save(path: Path, doc: object, *, keep_bak: bool = False) -> None:
+    """Write `doc` to `path` the way the broker persists it: `.tmp`, the old text to `.bak`, rename.
+
+    `keep_bak`: the document was loaded from the `.bak` (the file is empty or broken); the `.bak` keeps its
+    text, so a write stopped before the rename still loads the table it read (the broker would copy the
+    broken file over it, and a kill then would leave no loadable table)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = sibling(path, TMP)
     try:
         tmp.write_text(fastjson.dumps(doc), encoding="utf-8")
         fsync_path(tmp)
-        if path.exists():
+        if path.exists() and not keep_bak:
             bak = sibling(path, BAK)
             bak.write_bytes(path.read_bytes())
             fsync_path(bak)
