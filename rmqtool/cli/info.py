@@ -47,7 +47,7 @@ def info(
         "last store time": iso_time(log.get("lastStoreTimestamp")),
         "consume queues": f"{queues['queueCount']} queue(s), {queues['form']}"
                           + (f", files of {queues['fileSize']} bytes" if "fileSize" in queues else ""),
-        "messages in queues": doc["messagesInQueues"],
+        "messages in queues": _messages(doc),
         "index": f"{idx['files']} file(s)" + (f" of {idx['fileSize']} bytes, {idx['entries']} entries, "
                                               f"{iso_time(idx['firstBeginTimestamp'])} .. "
                                               f"{iso_time(idx['lastEndTimestamp'])}"
@@ -137,6 +137,22 @@ def _ha_lines(ha: dict) -> dict:
     for i, f in enumerate(ha["findings"]):
         out[f"HA {f['severity']} {i + 1}"] = f"{Path(f['file']).name}: {f['reason']}"
     return out
+
+
+def _messages(doc: dict) -> str:
+    """"400", or what the log holds of them when some entries point where no segment file has the record:
+    "400 entries; the log holds 233 of their records (167 point into 68536 .. 131072, which no segment holds)"."""
+    missing = doc["timeline"]["uncounted"]
+    if not missing["messages"]:
+        return str(doc["messagesInQueues"])
+    return (f"{doc['messagesInQueues']} entries; the log holds {doc['recordsInLog']} of their records "
+            f"({missing['messages']} point into {uncounted_ranges(missing['ranges'])})")
+
+
+def uncounted_ranges(ranges: list[dict]) -> str:
+    """"68536 .. 131072, which no segment holds" and "past the log's end at 151686", joined."""
+    return "; ".join(f"{r['from']} .. {r['to']}, which no segment holds" if r["to"] is not None
+                     else f"past the log's end at {r['from']}" for r in ranges)
 
 
 def _hole(hole: dict) -> str:

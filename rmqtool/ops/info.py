@@ -42,7 +42,8 @@ def info_doc(reader: StoreReader, *, buckets: int | None = None, queue_rows: lis
             doc[key] = value
     doc["messagesInQueues"] = sum(q["maxOffset"] - q["minOffset"] for t in doc["consumeQueues"]["topics"]
                                   for q in t["queues"])
-    doc["timeline"] = store_timeline(reader, doc["consumeQueues"]["topics"], buckets, queue_rows)
+    doc["timeline"] = store_timeline(reader, doc["consumeQueues"]["topics"], buckets, queue_rows, doc["commitlog"])
+    doc["recordsInLog"] = doc["messagesInQueues"] - doc["timeline"]["uncounted"]["messages"]
     doc.update(reader.store.files.state())
     return doc
 

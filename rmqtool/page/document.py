@@ -20,7 +20,8 @@ def render(picture: dict) -> str:
         section("glance", "The store at a glance", glance(picture)),
         section("findings", "Findings", findings(picture.get("findings"))),
         section("timeline-messages", "Messages over time",
-                timeline.timeline_chart(tl, "messages", markers) + timeline.timeline_table(tl),
+                timeline.timeline_chart(tl, "messages", markers) + timeline.uncounted_note(tl)
+                + timeline.timeline_table(tl),
                 "Messages stored per time bucket, stacked by topic; pale bands are buckets without traffic; "
                 "triangles are consumer groups' committed positions."),
         section("timeline-bytes", "Bytes over time", timeline.timeline_chart(tl, "bytes"),
