@@ -23,11 +23,14 @@ def info(
     queue's offset range, each topic's messages, bytes and first and last store time (what its
     consume queues hold), the index files, the checkpoint against the data, and whether an abort
     file is present or a process holds the lock; for a 5.x broker in controller mode, its epochs,
-    its broker identity and the checkpoint's HA offsets. Reads the first and last segment, the
-    consume queues and the index headers only. In a terminal the timeline (messages per time bucket,
-    found from the consume queues) is drawn under the summary.
+    its broker identity and the checkpoint's HA offsets. Disk use: the bytes each structure's files
+    take (allocated, as du counts, and apparent, as ls -l counts) and each topic's share of the
+    commitlog (its queue entries' sizes). Reads the first and last segment, the consume queues and
+    the index headers only, and stats every file. In a terminal the timeline (messages per time
+    bucket, found from the consume queues; entries whose records the log lacks are counted apart) is
+    drawn under the summary.
 
-    Example: [bold]rmqtool info fixtures/store[/]
+    Example: [bold]rmqtool info fixtures/store --json | jq .disk[/]
     """
     from rmqtool.ops.info import store_info
 
@@ -70,6 +73,7 @@ def info(
     if not no_chart:
         _chart(doc["timeline"])
     _topic_tables(queues["topics"])
+    _disk_tables(doc["disk"])
 
 
 # `keep`: on a narrow terminal the lowest goes first; a long topic name shrinks (`crowds`) for the messages and the
@@ -115,6 +119,50 @@ def _topic_tables(topics: list[dict]) -> None:
         [t for t, _ in rows], [q["queueId"] for _, q in rows], [q["minOffset"] for _, q in rows],
         [q["maxOffset"] for _, q in rows], [q["maxOffset"] - q["minOffset"] for _, q in rows]]] if rows else [],
         every_field="--json")
+
+# a long topic name shrinks for the bytes, their share and the messages; a structure's name never needs to
+_DISK_COLUMNS = [Column("structure", 16, least=8, keep=9), Column("files", 5, right=True, keep=5),
+                 Column("allocated", 9, right=True, keep=8, crowds=True),
+                 Column("apparent", 8, right=True, keep=7, crowds=True)]
+_SHARE_COLUMNS = [Column("topic", 16, least=8, keep=9), Column("messages", 8, right=True, keep=6, crowds=True),
+                  Column("bytes", 5, right=True, keep=8, crowds=True),
+                  Column("share", 6, right=True, keep=7, crowds=True)]
+
+
+def _disk_tables(disk: dict) -> None:
+    """Bytes on disk per structure (allocated as `du` counts, apparent as `ls` does), then each topic's share
+    of the commitlog's records and what no queue entry accounts for."""
+    import sys
+
+    from rmqtool.cli.grid import write_table
+
+    parts = disk["parts"] + [{"name": "total", "files": disk["files"], "allocatedBytes": disk["allocatedBytes"],
+                              "apparentBytes": disk["apparentBytes"]}]
+    sys.stdout.write("\ndisk use in bytes (allocated: as du counts; apparent: ls -l)\n")
+    write_table(sys.stdout, _DISK_COLUMNS, [[[p["name"] for p in parts], [p["files"] for p in parts],
+                                            [p["allocatedBytes"] for p in parts],
+                                            [p["apparentBytes"] for p in parts]]], every_field="--json")
+    share = disk["commitlogTopics"]
+    topics = share["topics"]
+    data = share["logDataBytes"]
+    sys.stdout.write("\ncommitlog by topic (record bytes, from queue entries)\n")
+    write_table(sys.stdout, _SHARE_COLUMNS, [[[t["topic"] for t in topics], [t["messages"] for t in topics],
+                                             [t["bytes"] for t in topics],
+                                             [_percent(t["bytes"], data) for t in topics]]] if topics else [],
+                every_field="--json")
+    if share["unattributedBytes"]:
+        import textwrap
+
+        from rmqtool.cli.screen import screen_width
+
+        note = (f"no topic: {share['unattributedBytes']} bytes ({_percent(share['unattributedBytes'], data)} of the "
+                f"log's {data}) no queue entry points at (records without one, segment-end blanks)")
+        sys.stdout.write(textwrap.fill(note, min(screen_width(sys.stdout), 1 << 16)) + "\n")
+
+
+def _percent(part: int, whole: int) -> str:
+    return f"{100 * part / whole:.1f}%" if whole else "-"
+
 
 def _ha_lines(ha: dict) -> dict:
     """A 5.x broker's replication state as rows of the store table."""

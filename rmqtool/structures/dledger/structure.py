@@ -24,4 +24,10 @@ class DLedgerLog(Structure):
         return None
 
 
+    def owns(self, path: Path, root: Path) -> bool:
+        """Every file under a `dledger-<id>/` folder: its data segments, its index and its state."""
+        rel = path.relative_to(root) if path.is_relative_to(root) else None
+        return rel is not None and len(rel.parts) > 1 and rel.parts[0].startswith(DLEDGER_PREFIX)
+
+
 DLEDGER = DLedgerLog()
