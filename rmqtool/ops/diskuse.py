@@ -29,38 +29,61 @@ STORE_FILES = "store files"  # lock, abort, journals: `store.files`, beside the 
 OWNERS = (CONSUME_QUEUES, *(s for s in REGISTRY if s is not CONSUME_QUEUES))
 
 
-def _files(folder: Path):
-    """Every regular file under `folder` (links not followed) with its lstat."""
-    for top, _, names in os.walk(folder):
-        for name in names:
-            path = Path(top, name)
-            try:
-                st = path.lstat()
-            except OSError:  # gone while walked
-                continue
-            if not path.is_symlink():
-                yield path, st
+def _tree(folder: str):
+    """(path, lstat) of every regular file under `folder`, links not followed; one `scandir` per folder."""
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:  # gone, or not a folder
+        return
+    for entry in entries:
+        try:
+            if entry.is_dir(follow_symlinks=False):
+                yield from _tree(entry.path)
+            elif entry.is_file(follow_symlinks=False):
+                yield entry.path, entry.stat(follow_symlinks=False)
+        except OSError:  # gone while walked
+            continue
 
 
 def disk_use(reader: StoreReader, doc: dict, queue_rows: list[dict]) -> dict:
     """The `disk` section of `info --json` (see docs/json-schema.md); `doc` is the document so far (its
-    commitlog section), `queue_rows` each queue's records and their bytes (`ops.timeline.store_timeline`)."""
+    commitlog section), `queue_rows` each queue's records and their bytes (`ops.timeline.store_timeline`).
+    A folder at the top of the root that a structure keeps whole (`Structure.keeps_folder`: the consume queues'
+    thousands of files) is summed without asking file by file."""
     root = reader.paths.root
     rows: dict[str, dict] = {}
     seen: set[tuple[int, int]] = set()
-    folders = [root] + ([reader.paths.commitlog] if not reader.paths.commitlog.is_relative_to(root) else [])
-    for folder in folders:
-        for path, st in _files(folder):
-            if st.st_nlink > 1:
-                if (st.st_dev, st.st_ino) in seen:
-                    continue
-                seen.add((st.st_dev, st.st_ino))
-            name, owner = _owner(reader, path, root)
-            row = rows.setdefault(name, {"name": name, "owner": owner, "files": 0, "allocatedBytes": 0,
-                                         "apparentBytes": 0})
-            row["files"] += 1
-            row["allocatedBytes"] += st.st_blocks * 512
-            row["apparentBytes"] += st.st_size
+
+    def count(path: str, st: os.stat_result, name: str, owner: str) -> None:
+        if st.st_nlink > 1:
+            if (st.st_dev, st.st_ino) in seen:
+                return
+            seen.add((st.st_dev, st.st_ino))
+        row = rows.setdefault(name, {"name": name, "owner": owner, "files": 0, "allocatedBytes": 0,
+                                     "apparentBytes": 0})
+        row["files"] += 1
+        row["allocatedBytes"] += st.st_blocks * 512
+        row["apparentBytes"] += st.st_size
+
+    try:
+        top = list(os.scandir(root))
+    except OSError:
+        top = []
+    for entry in top:
+        folder = Path(entry.path)
+        keeper = next((s for s in OWNERS if s.keeps_folder(folder, root)), None) \
+            if entry.is_dir(follow_symlinks=False) else None
+        if keeper is not None:
+            for path, st in _tree(entry.path):
+                count(path, st, keeper.name, "structure")
+            continue
+        files = _tree(entry.path) if entry.is_dir(follow_symlinks=False) else \
+            [(entry.path, entry.stat(follow_symlinks=False))] if entry.is_file(follow_symlinks=False) else []
+        for path, st in files:
+            count(path, st, *_owner(reader, Path(path), root))
+    if not reader.paths.commitlog.is_relative_to(root):  # the broker keeps the log elsewhere (storePathCommitLog)
+        for path, st in _tree(str(reader.paths.commitlog)):
+            count(path, st, COMMITLOG.name, "structure")
     order = [s.name for s in REGISTRY]
     parts = sorted(rows.values(), key=lambda r: (r["owner"] != "structure", r["owner"] != "store",
                                                  order.index(r["name"]) if r["name"] in order else 0, r["name"]))
@@ -71,8 +94,6 @@ def disk_use(reader: StoreReader, doc: dict, queue_rows: list[dict]) -> dict:
 
 def _owner(reader: StoreReader, path: Path, root: Path) -> tuple[str, str]:
     """(the name it is counted under, "structure" | "store" | "other")."""
-    if not path.is_relative_to(root):  # the commitlog's own folder, kept outside the root
-        return COMMITLOG.name, "structure"
     for structure in OWNERS:
         if structure.owns(path, root):
             return structure.name, "structure"

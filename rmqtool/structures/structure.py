@@ -115,6 +115,11 @@ class Structure:
         as its): where `place` puts it, unless the structure keeps more (a folder's every file)."""
         return self.place(path) == root
 
+    def keeps_folder(self, folder: Path, root: Path) -> bool:
+        """Whether every file under `folder` (a folder at the top of the store at `root`) is one of its files, so
+        that `info`'s disk use need not ask `owns` file by file (false: ask each)."""
+        return False
+
     def file_findings(self, view: StoreView) -> list[Finding]:
         """What the structure's own rules find in its files, before any is read against another."""
         return []

@@ -93,3 +93,12 @@ def test_info_prints_disk_use_and_the_commitlog_by_topic(fixture_store):
     assert "commitlog by topic (record bytes, from queue entries)" in text
     assert "PaymentTopic              129  49631   32.7%" in text
     assert "no topic: 5149 bytes (3.4% of the log's 151686) no queue entry points at" in text
+
+
+def test_a_rocksdb_stores_queue_files_are_the_consume_queues_and_a_folder_no_structure_owns_is_named(golden_v5):
+    doc = store_info(golden_v5 / "store", golden_v5 / "broker.conf")
+    parts = _parts(doc)
+    rocks = [p for p in (golden_v5 / "store" / "consumequeue").iterdir() if p.is_file()]
+    assert parts["consumequeue"] == (len(rocks), _du(rocks, apparent=False), _du(rocks, apparent=True))
+    assert parts["store files"][0] == 2  # lock and the broker's abort.bak
+    assert [(p["name"], p["owner"]) for p in doc["disk"]["parts"]][-1] == ("compaction", "other")

@@ -29,6 +29,9 @@ class Config(Structure):
         """Every file under `config/` (its `.bak` and `.tmp` too)."""
         return path.is_relative_to(root / CONFIG_DIR)
 
+    def keeps_folder(self, folder: Path, root: Path) -> bool:
+        return folder == root / CONFIG_DIR
+
     def file_findings(self, view: StoreView) -> list[Finding]:
         """A file neither it nor its `.bak` can be loaded from (the broker starts that table empty), one loaded
         from its `.bak`, and a `.tmp` a write left behind."""

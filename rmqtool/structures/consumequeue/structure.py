@@ -50,6 +50,9 @@ class ConsumeQueues(Structure):
         """Every file under `consumequeue/`: the queue files, and the RocksDB files of a 5.x store's queues."""
         return path.is_relative_to(root / self.folder)
 
+    def keeps_folder(self, folder: Path, root: Path) -> bool:
+        return folder == root / self.folder
+
     def info(self, view: StoreView, doc: dict) -> tuple[str, dict] | None:
         return "consumeQueues", section(view)
 
