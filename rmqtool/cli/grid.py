@@ -32,7 +32,8 @@ class Column:
     right: bool = False
     keep: int = 0  # when columns must go, the lowest `keep` goes first
     crowds: bool = False  # elastic columns kept before it shrink (to their floor) to make room for all of it
-    fits: int = 0  # the widest sample value no wider than the width asked: a crowding column never cuts it
+    whole: bool = False  # a value no wider than `width` is never cut for a crowding column (it is left out instead)
+    fits: int = 0  # set from the sample when `whole`: the widest value no wider than `width`
 
 
 class Grid:
@@ -124,7 +125,7 @@ def _sized(column: Column, values: Sequence) -> Column:
     width = max(need, len(column.name))
     sizes = [len(t) for t in texts] if whole.isascii() and whole.isprintable() else \
         [cell_len(printable(t)) for t in texts]
-    fits = max((n for n in sizes if n <= column.width), default=0)
+    fits = max((n for n in sizes if n <= column.width), default=0) if column.whole else 0
     return replace(column, width=width, least=min(column.least, width), fits=min(fits, width))
 
 
@@ -134,8 +135,8 @@ def _fit(columns: list[Column], width: int) -> tuple[list[Column], list[int], li
     at its floor when only that fits, otherwise left out (a less kept one that fits still shows); a column
     that `crowds` first narrows the elastic ones placed before it (towards their floors) to show whole. The
     room left then widens the elastic ones, the most kept first. So a cell is cut only when the row has no
-    room for it. A value that fits the width its column asks for (`Column.fits`) is never cut to make room for
-    a crowding column: the crowding column is left out instead."""
+    room for it. In a column marked `whole`, a value that fits the width the column asks for (`Column.fits`) is
+    never cut to make room for a crowding column: the crowding column is left out instead."""
     need = [max(c.width, len(c.name)) if not c.least else c.width for c in columns]
     floor = [max(c.least, min(len(c.name), c.least + 4)) if c.least else n for c, n in zip(columns, need,
                                                                                           strict=True)]

@@ -77,12 +77,13 @@ def info(
 
 
 # `keep`: on a narrow terminal the lowest goes first; a long topic name shrinks (`crowds`) for the messages and the
-# first and last store time (each cut to the second, never wrapped, when 60 columns cannot hold it whole)
-_TOPIC_COLUMNS = [Column("topic", 16, least=8, keep=9), Column("queues", 6, right=True, keep=3),
+# first and last store time, but a name of at most 16 stays whole (`whole`): at 60 columns the last store time goes
+_TOPIC_COLUMNS = [Column("topic", 16, least=8, keep=9, whole=True), Column("queues", 6, right=True, keep=3),
                   Column("msgs", 4, right=True, keep=8, crowds=True), Column("bytes", 5, right=True, keep=4),
                   Column("first stored", 24, least=20, keep=7, crowds=True),
                   Column("last stored", 24, least=20, keep=6, crowds=True)]
-_QUEUE_COLUMNS = [Column("topic", 16, least=12, keep=9), Column("queue", 5, right=True, keep=8, crowds=True),
+_QUEUE_COLUMNS = [Column("topic", 16, least=12, keep=9, whole=True),
+                  Column("queue", 5, right=True, keep=8, crowds=True),
                   Column("min offset", 10, right=True, keep=6, crowds=True),
                   Column("max offset", 10, right=True, keep=7, crowds=True),
                   Column("messages", 8, right=True, keep=5, crowds=True)]
@@ -124,7 +125,8 @@ def _topic_tables(topics: list[dict]) -> None:
 _DISK_COLUMNS = [Column("structure", 16, least=8, keep=9), Column("files", 5, right=True, keep=5),
                  Column("allocated", 9, right=True, keep=8, crowds=True),
                  Column("apparent", 8, right=True, keep=7, crowds=True)]
-_SHARE_COLUMNS = [Column("topic", 16, least=8, keep=9), Column("messages", 8, right=True, keep=6, crowds=True),
+_SHARE_COLUMNS = [Column("topic", 16, least=8, keep=9, whole=True),
+                  Column("messages", 8, right=True, keep=6, crowds=True),
                   Column("bytes", 5, right=True, keep=8, crowds=True),
                   Column("share", 6, right=True, keep=7, crowds=True)]
 
