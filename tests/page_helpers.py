@@ -23,7 +23,14 @@ def sample_picture(*, verified: bool = True) -> dict:
                 {"topic": "OrderTopic", "messages": 30, "bytes": 3_500},
                 {"topic": EVIL, "messages": 10, "bytes": 1_000}]},
             "index": {"files": 2, "entries": 45}, "checkpoint": {"present": True, "physicMsgTimestamp": START + 2_500},
-            "messagesInQueues": 40, "abortFile": False, "lockHeldBy": None, "timeline": timeline}
+            "messagesInQueues": 40, "abortFile": False, "lockHeldBy": None, "timeline": timeline,
+            "disk": {"allocatedBytes": 12_288, "apparentBytes": 8_196, "files": 3, "parts": [
+                {"name": "commitlog", "owner": "structure", "files": 2, "allocatedBytes": 8_192,
+                 "apparentBytes": 8_192},
+                {"name": "store files", "owner": "store", "files": 1, "allocatedBytes": 4_096, "apparentBytes": 4}],
+                "commitlogTopics": {"logDataBytes": 4_500, "attributedBytes": 4_000, "unattributedBytes": 500,
+                                    "topics": [{"topic": "OrderTopic", "messages": 30, "bytes": 3_000},
+                                               {"topic": EVIL, "messages": 10, "bytes": 1_000}]}}}
     return {
         "generatedMs": START + 10_000, "rmqtoolVersion": "0.test", "info": info, "timeline": timeline,
         "queues": [{"topic": "OrderTopic", "queueId": 0, "minOffset": 0, "maxOffset": 20, "messages": 20,

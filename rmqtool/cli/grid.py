@@ -32,6 +32,8 @@ class Column:
     right: bool = False
     keep: int = 0  # when columns must go, the lowest `keep` goes first
     crowds: bool = False  # elastic columns kept before it shrink (to their floor) to make room for all of it
+    whole: bool = False  # a value no wider than `width` is never cut for a crowding column (it is left out instead)
+    fits: int = 0  # set from the sample when `whole`: the widest value no wider than `width`
 
 
 class Grid:
@@ -121,7 +123,10 @@ def _sized(column: Column, values: Sequence) -> Column:
     else:
         need = max((cell_len(printable(t)) for t in texts), default=0)
     width = max(need, len(column.name))
-    return replace(column, width=width, least=min(column.least, width))
+    sizes = [len(t) for t in texts] if whole.isascii() and whole.isprintable() else \
+        [cell_len(printable(t)) for t in texts]
+    fits = max((n for n in sizes if n <= column.width), default=0) if column.whole else 0
+    return replace(column, width=width, least=min(column.least, width), fits=min(fits, width))
 
 
 def _fit(columns: list[Column], width: int) -> tuple[list[Column], list[int], list[str]]:
@@ -130,19 +135,21 @@ def _fit(columns: list[Column], width: int) -> tuple[list[Column], list[int], li
     at its floor when only that fits, otherwise left out (a less kept one that fits still shows); a column
     that `crowds` first narrows the elastic ones placed before it (towards their floors) to show whole. The
     room left then widens the elastic ones, the most kept first. So a cell is cut only when the row has no
-    room for it."""
+    room for it. In a column marked `whole`, a value that fits the width the column asks for (`Column.fits`) is
+    never cut to make room for a crowding column: the crowding column is left out instead."""
     need = [max(c.width, len(c.name)) if not c.least else c.width for c in columns]
     floor = [max(c.least, min(len(c.name), c.least + 4)) if c.least else n for c, n in zip(columns, need,
                                                                                           strict=True)]
+    guard = [max(f, min(c.fits, n)) for c, f, n in zip(columns, floor, need, strict=True)]  # crowding stops here
     order = sorted(range(len(columns)), key=lambda k: -columns[k].keep)
     chosen: dict[int, int] = {}
     used = -len(GAP)
     for i in order:
         room = width - used - len(GAP)
         if need[i] > room and columns[i].crowds:  # elastic columns placed before give up room
-            spare = sum(chosen[j] - floor[j] for j in chosen)
+            spare = sum(max(chosen[j] - guard[j], 0) for j in chosen)
             if floor[i] <= room + spare:
-                room += _shrink(chosen, floor, min(need[i] - room, spare), [c.keep for c in columns])
+                room += _shrink(chosen, guard, min(need[i] - room, spare), [c.keep for c in columns])
                 used = sum(chosen.values()) + len(GAP) * (len(chosen) - 1) if chosen else -len(GAP)
         if need[i] <= room or floor[i] <= room:
             chosen[i] = need[i] if need[i] <= room else floor[i]

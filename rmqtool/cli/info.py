@@ -23,11 +23,14 @@ def info(
     queue's offset range, each topic's messages, bytes and first and last store time (what its
     consume queues hold), the index files, the checkpoint against the data, and whether an abort
     file is present or a process holds the lock; for a 5.x broker in controller mode, its epochs,
-    its broker identity and the checkpoint's HA offsets. Reads the first and last segment, the
-    consume queues and the index headers only. In a terminal the timeline (messages per time bucket,
-    found from the consume queues) is drawn under the summary.
+    its broker identity and the checkpoint's HA offsets. Disk use: the bytes each structure's files
+    take (allocated, as du counts, and apparent, as ls -l counts) and each topic's share of the
+    commitlog (its queue entries' sizes). Reads the first and last segment, the consume queues and
+    the index headers only, and stats every file. In a terminal the timeline (messages per time
+    bucket, found from the consume queues; entries whose records the log lacks are counted apart) is
+    drawn under the summary.
 
-    Example: [bold]rmqtool info fixtures/store[/]
+    Example: [bold]rmqtool info fixtures/store --json | jq .disk[/]
     """
     from rmqtool.ops.info import store_info
 
@@ -47,7 +50,7 @@ def info(
         "last store time": iso_time(log.get("lastStoreTimestamp")),
         "consume queues": f"{queues['queueCount']} queue(s), {queues['form']}"
                           + (f", files of {queues['fileSize']} bytes" if "fileSize" in queues else ""),
-        "messages in queues": doc["messagesInQueues"],
+        "messages in queues": _messages(doc),
         "index": f"{idx['files']} file(s)" + (f" of {idx['fileSize']} bytes, {idx['entries']} entries, "
                                               f"{iso_time(idx['firstBeginTimestamp'])} .. "
                                               f"{iso_time(idx['lastEndTimestamp'])}"
@@ -70,15 +73,17 @@ def info(
     if not no_chart:
         _chart(doc["timeline"])
     _topic_tables(queues["topics"])
+    _disk_tables(doc["disk"])
 
 
 # `keep`: on a narrow terminal the lowest goes first; a long topic name shrinks (`crowds`) for the messages and the
-# first and last store time (each cut to the second, never wrapped, when 60 columns cannot hold it whole)
-_TOPIC_COLUMNS = [Column("topic", 16, least=8, keep=9), Column("queues", 6, right=True, keep=3),
+# first and last store time, but a name of at most 16 stays whole (`whole`): at 60 columns the last store time goes
+_TOPIC_COLUMNS = [Column("topic", 16, least=8, keep=9, whole=True), Column("queues", 6, right=True, keep=3),
                   Column("msgs", 4, right=True, keep=8, crowds=True), Column("bytes", 5, right=True, keep=4),
                   Column("first stored", 24, least=20, keep=7, crowds=True),
                   Column("last stored", 24, least=20, keep=6, crowds=True)]
-_QUEUE_COLUMNS = [Column("topic", 16, least=12, keep=9), Column("queue", 5, right=True, keep=8, crowds=True),
+_QUEUE_COLUMNS = [Column("topic", 16, least=12, keep=9, whole=True),
+                  Column("queue", 5, right=True, keep=8, crowds=True),
                   Column("min offset", 10, right=True, keep=6, crowds=True),
                   Column("max offset", 10, right=True, keep=7, crowds=True),
                   Column("messages", 8, right=True, keep=5, crowds=True)]
@@ -116,6 +121,51 @@ def _topic_tables(topics: list[dict]) -> None:
         [q["maxOffset"] for _, q in rows], [q["maxOffset"] - q["minOffset"] for _, q in rows]]] if rows else [],
         every_field="--json")
 
+# a long topic name shrinks for the bytes, their share and the messages; a structure's name never needs to
+_DISK_COLUMNS = [Column("structure", 16, least=8, keep=9), Column("files", 5, right=True, keep=5),
+                 Column("allocated", 9, right=True, keep=8, crowds=True),
+                 Column("apparent", 8, right=True, keep=7, crowds=True)]
+_SHARE_COLUMNS = [Column("topic", 16, least=8, keep=9, whole=True),
+                  Column("messages", 8, right=True, keep=6, crowds=True),
+                  Column("bytes", 5, right=True, keep=8, crowds=True),
+                  Column("share", 6, right=True, keep=7, crowds=True)]
+
+
+def _disk_tables(disk: dict) -> None:
+    """Bytes on disk per structure (allocated as `du` counts, apparent as `ls` does), then each topic's share
+    of the commitlog's records and what no queue entry accounts for."""
+    import sys
+
+    from rmqtool.cli.grid import write_table
+
+    parts = disk["parts"] + [{"name": "total", "files": disk["files"], "allocatedBytes": disk["allocatedBytes"],
+                              "apparentBytes": disk["apparentBytes"]}]
+    sys.stdout.write("\ndisk use in bytes (allocated: as du counts; apparent: ls -l)\n")
+    write_table(sys.stdout, _DISK_COLUMNS, [[[p["name"] for p in parts], [p["files"] for p in parts],
+                                            [p["allocatedBytes"] for p in parts],
+                                            [p["apparentBytes"] for p in parts]]], every_field="--json")
+    share = disk["commitlogTopics"]
+    topics = share["topics"]
+    data = share["logDataBytes"]
+    sys.stdout.write("\ncommitlog by topic (record bytes, from queue entries)\n")
+    write_table(sys.stdout, _SHARE_COLUMNS, [[[t["topic"] for t in topics], [t["messages"] for t in topics],
+                                             [t["bytes"] for t in topics],
+                                             [_percent(t["bytes"], data) for t in topics]]] if topics else [],
+                every_field="--json")
+    if share["unattributedBytes"]:
+        import textwrap
+
+        from rmqtool.cli.screen import screen_width
+
+        note = (f"no topic: {share['unattributedBytes']} bytes ({_percent(share['unattributedBytes'], data)} of the "
+                f"log's {data}) no queue entry points at (records without one, segment-end blanks)")
+        sys.stdout.write(textwrap.fill(note, min(screen_width(sys.stdout), 1 << 16)) + "\n")
+
+
+def _percent(part: int, whole: int) -> str:
+    return f"{100 * part / whole:.1f}%" if whole else "-"
+
+
 def _ha_lines(ha: dict) -> dict:
     """A 5.x broker's replication state as rows of the store table."""
     out = {}
@@ -137,6 +187,22 @@ def _ha_lines(ha: dict) -> dict:
     for i, f in enumerate(ha["findings"]):
         out[f"HA {f['severity']} {i + 1}"] = f"{Path(f['file']).name}: {f['reason']}"
     return out
+
+
+def _messages(doc: dict) -> str:
+    """"400", or what the log holds of them when some entries point where no segment file has the record:
+    "400 entries; the log holds 233 of their records (167 point into 68536 .. 131072, which no segment holds)"."""
+    missing = doc["timeline"]["uncounted"]
+    if not missing["messages"]:
+        return str(doc["messagesInQueues"])
+    return (f"{doc['messagesInQueues']} entries; the log holds {doc['recordsInLog']} of their records "
+            f"({missing['messages']} point into {uncounted_ranges(missing['ranges'])})")
+
+
+def uncounted_ranges(ranges: list[dict]) -> str:
+    """"68536 .. 131072, which no segment holds" and "past the log's end at 151686", joined."""
+    return "; ".join(f"{r['from']} .. {r['to']}, which no segment holds" if r["to"] is not None
+                     else f"past the log's end at {r['from']}" for r in ranges)
 
 
 def _hole(hole: dict) -> str:

@@ -218,10 +218,12 @@ def progress(label: str, total: int | None) -> Iterator[Callable[[int], None]]:
     if not sys.stderr.isatty():
         yield lambda n: None
         return
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+    from rich.progress import MofNCompleteColumn, Progress, TimeRemainingColumn
 
-    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
-                  console=_console("stderr"), transient=True) as bar, screen.display(bar.stop):
+    console = _console("stderr")
+    columns = bar_columns(console.width, label, [(MofNCompleteColumn, 2 * len(f"{total or 0}") + 1),
+                                                 (TimeRemainingColumn, 7)])
+    with Progress(*columns, console=console, transient=True) as bar, screen.display(bar.stop):
         task = bar.add_task(label, total=total)
         pending = 0
 
@@ -235,6 +237,25 @@ def progress(label: str, total: int | None) -> Iterator[Callable[[int], None]]:
         yield advance
 
 
+BAR_LEAST = 10  # a bar narrower than this says nothing: the columns after it go first
+
+
+def bar_columns(width: int, label: str, after: list[tuple[type, int]]) -> list:
+    """A progress bar's columns fitted to `width` on one line, never wrapped: the label (cut with an ellipsis to
+    at most a third of the width), the bar, then the columns of `after` ((column class, the widest it draws)),
+    the last of them left out first while the bar would be narrower than BAR_LEAST; the bar takes what is left."""
+    from rich.progress import BarColumn, TextColumn
+    from rich.table import Column
+
+    text = min(len(label), max(width // 3, 1))
+    kept = list(after)
+    while kept and width - 1 - text - sum(w + 1 for _, w in kept) - 1 < BAR_LEAST:
+        kept.pop()
+    bar = max(width - 1 - text - sum(w + 1 for _, w in kept) - 1, 1)
+    return [TextColumn("{task.description}", table_column=Column(no_wrap=True, overflow="ellipsis", width=text)),
+            BarColumn(bar_width=bar), *(cls(table_column=Column(no_wrap=True, width=w)) for cls, w in kept)]
+
+
 @contextmanager
 def scan_progress(label: str) -> Iterator[None]:
     """A bar on stderr (a terminal only) for every commitlog scan in this block: bytes of the log's data, rate,
@@ -242,14 +263,16 @@ def scan_progress(label: str) -> Iterator[None]:
     if not sys.stderr.isatty():
         yield
         return
-    from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn, TransferSpeedColumn
+    from rich.progress import DownloadColumn, Progress, TimeRemainingColumn, TransferSpeedColumn
 
     from rmqtool.engine.reader import scan_observed
 
+    console = _console("stderr")
+    columns = bar_columns(console.width, label, [(DownloadColumn, 13), (TransferSpeedColumn, 10),
+                                                 (TimeRemainingColumn, 7)])
     # stdout is redirected above the bar only when it is the terminal too: rows for a pipe or a file would
     # otherwise reach the terminal through the bar's console, and `| head` would never see them
-    with Progress(TextColumn("{task.description}"), BarColumn(), DownloadColumn(), TransferSpeedColumn(),
-                  TimeRemainingColumn(), console=_console("stderr"), transient=True,
+    with Progress(*columns, console=console, transient=True,
                   redirect_stdout=sys.stdout.isatty()) as bar, screen.display(bar.stop):
         tasks = []  # the bar appears with the first scan: a command that scans nothing shows none
 

@@ -32,6 +32,9 @@ def chart_lines(timeline: dict, width: int) -> list[str]:
     for label, count, number in zip(labels, counts, numbers, strict=True):
         bar = BAR * (max(1, round(count * room / top)) if count else 0)
         lines.append(f"{label:<{label_w}} {bar:<{room}} {number:>{number_w}}")
+    missing = (timeline.get("uncounted") or {}).get("messages")
+    if missing:
+        lines.append(f"not counted: {missing} messages whose records the log does not hold"[:width])
     return lines
 
 

@@ -8,6 +8,8 @@ read for a change. A killed write (`journal`) is rolled back by the writer that 
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from rmqtool.engine import journal
 from rmqtool.errors import RmqError
 from rmqtool.files.lock import StoreLock, create_abort, lock_holder, remove_abort
@@ -57,6 +59,14 @@ class StoreFiles:
         if drop_staging:
             discard_staging(self.paths)
         return finished
+
+    def owns(self, path: Path) -> bool:
+        """Whether `path` is one of these files: `lock`, `abort` (and the `.bak` a 5.x broker keeps of it), the
+        journals of a killed write or clean, and the staging a stopped rebuild left."""
+        root = self.paths.root
+        named = (self.paths.lock, self.paths.abort, self.paths.abort.with_name(self.paths.abort.name + ".bak"),
+                 root / journal.JOURNAL_NAME, root / journal.DELETIONS_NAME)
+        return path in named or path.is_relative_to(staging_root(self.paths))
 
     def state(self) -> dict:
         """What `info` says of these files: abort, an unfinished swap, an interrupted write, the lock's holder."""

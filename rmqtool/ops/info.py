@@ -7,7 +7,8 @@ Each topic is summed up as its consumers see it: the messages between its queues
 offsets, their bytes (the entries' sizes) and the first and last store time among them.
 Cost: the first and the last segment are scanned, the consume queues' entries (20 bytes a
 message), two records per queue and each index header are read; nothing else. The timeline
-(`ops.timeline`) reads the entries once more and about 20 store times per bucket edge per queue file.
+(`ops.timeline`) reads the entries once more and about 20 store times per bucket edge per queue file; the
+disk use (`ops.diskuse`) is one `lstat` per file of the store and each topic's share from that same pass.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from __future__ import annotations
 import os
 
 from rmqtool.engine.reader import StoreReader, open_root_reader
+from rmqtool.ops.diskuse import disk_use
 from rmqtool.ops.timeline import store_timeline
 from rmqtool.structures.registry import REGISTRY
 
@@ -42,7 +44,10 @@ def info_doc(reader: StoreReader, *, buckets: int | None = None, queue_rows: lis
             doc[key] = value
     doc["messagesInQueues"] = sum(q["maxOffset"] - q["minOffset"] for t in doc["consumeQueues"]["topics"]
                                   for q in t["queues"])
-    doc["timeline"] = store_timeline(reader, doc["consumeQueues"]["topics"], buckets, queue_rows)
+    rows: list[dict] = [] if queue_rows is None else queue_rows
+    doc["timeline"] = store_timeline(reader, doc["consumeQueues"]["topics"], buckets, rows, doc["commitlog"])
+    doc["recordsInLog"] = doc["messagesInQueues"] - doc["timeline"]["uncounted"]["messages"]
+    doc["disk"] = disk_use(reader, doc, rows)
     doc.update(reader.store.files.state())
     return doc
 

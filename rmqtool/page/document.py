@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from rmqtool.page import consumers, index, segments, timeline, where
+from rmqtool.page import consumers, disk, index, segments, timeline, where
 from rmqtool.page.glance import findings, glance
 from rmqtool.page.style import CSP, SCRIPT, STYLE
 from rmqtool.page.svg import esc
@@ -20,7 +20,8 @@ def render(picture: dict) -> str:
         section("glance", "The store at a glance", glance(picture)),
         section("findings", "Findings", findings(picture.get("findings"))),
         section("timeline-messages", "Messages over time",
-                timeline.timeline_chart(tl, "messages", markers) + timeline.timeline_table(tl),
+                timeline.timeline_chart(tl, "messages", markers) + timeline.uncounted_note(tl)
+                + timeline.timeline_table(tl),
                 "Messages stored per time bucket, stacked by topic; pale bands are buckets without traffic; "
                 "triangles are consumer groups' committed positions."),
         section("timeline-bytes", "Bytes over time", timeline.timeline_chart(tl, "bytes"),
@@ -28,6 +29,12 @@ def render(picture: dict) -> str:
         section("bytes-topic", "Bytes per topic", where.topic_bytes(queues),
                 "What each topic's queues hold between their min and max offsets."),
         section("bytes-queue", "Bytes per queue", where.queue_bytes(queues)),
+        section("disk", "Disk use", disk.structure_bytes(info.get("disk")),
+                "Bytes each structure's files take on disk: allocated blocks (as du counts) in the bars, apparent "
+                "sizes (as ls -l counts) in the table; preallocated, mapped files differ."),
+        section("disk-topics", "Commitlog by topic", disk.topic_share(info.get("disk")),
+                "Each topic's records in the log (its queue entries' sizes), and the log's data no queue entry "
+                "points at (records without one, segment-end blanks)."),
         section("segments", "Commitlog segments", segments.segment_map(picture.get("segments") or []),
                 "One cell per segment in offset order, darker when fuller; holes striped grey, damage red."),
         section("consumers-lag", "Consumer lag", consumers.lag_chart(picture.get("consumers")),

@@ -21,12 +21,20 @@ def facts(info: dict) -> list[tuple[str, str]]:
             ("last store time", iso_time(log.get("lastStoreTimestamp"))),
             ("topics", len(queues.get("topics") or [])),
             ("consume queues", f"{queues.get('queueCount', 0)} ({queues.get('form', '-')})"),
-            ("messages in queues", info.get("messagesInQueues")),
+            ("messages in queues", _messages(info)),
             ("index", f"{idx.get('files', 0)} file(s), {idx.get('entries', 0)} entries"),
             ("checkpoint", f"physic {iso_time(cp.get('physicMsgTimestamp'))}" if cp.get("present") else "absent"),
             ("abort file", "present" if info.get("abortFile") else "absent"),
             ("lock", f"held by process {info['lockHeldBy']}" if info.get("lockHeldBy") else "free")]
     return [(k, str(v)) for k, v in rows if v is not None]
+
+
+def _messages(info: dict) -> str | None:
+    """"400", or "400 entries, 233 records in the log" when some entries point where the log holds no record."""
+    entries, records = info.get("messagesInQueues"), info.get("recordsInLog")
+    if entries is None or records is None or records == entries:
+        return entries
+    return f"{entries} entries, {records} records in the log"
 
 
 def glance(picture: dict) -> str:

@@ -96,6 +96,21 @@ def _legend(stacks: list[tuple[str, list[int]]]) -> str:
     return f'<ul class="legend">{items}</ul>'
 
 
+def uncounted_note(timeline: dict) -> str:
+    """What the timeline cannot count: queue entries whose records the log does not hold, per stretch of the log
+    (`data-uncounted` the messages, each range a `<li data-from data-to data-messages>`); nothing when none."""
+    missing = timeline.get("uncounted") or {}
+    if not missing.get("messages"):
+        return ""
+    items = "".join(
+        f'<li data-from="{r["from"]}" data-to="{"" if r["to"] is None else r["to"]}" data-messages="{r["messages"]}">'
+        + esc(f"{r['messages']} messages ({human_bytes(r['bytes'])}) point into "
+              + (f"{r['from']} .. {r['to']}, which no segment holds" if r["to"] is not None
+                 else f"the log past its end at {r['from']}")) + "</li>" for r in missing.get("ranges") or [])
+    return (f'<div class="bad" data-uncounted="{missing["messages"]}"><p>Not counted: {missing["messages"]} '
+            f"messages whose records the log does not hold (their queue entries remain).</p><ul>{items}</ul></div>")
+
+
 def timeline_table(timeline: dict) -> str:
     """Every bucket: its start and end, messages and bytes, and each shown topic's messages."""
     n = len(timeline.get("messages") or [])

@@ -2,8 +2,9 @@
 
 A structure is an object with behaviour, as a log segment owns its files and its sanity check: it
 recognises its files, places a path in a store, checks its files alone and against the log, plans
-the repairs its findings call for, plans its part of recovery, writes its `info` section and compares
-its files on two replicas. The orchestrators loop over the registry
+the repairs its findings call for, plans its part of recovery, writes its `info` section, says which
+files of a store are its own (`owns`, for `info`'s disk use) and compares its files on two replicas.
+The orchestrators loop over the registry
 (`rmqtool.structures.registry.REGISTRY`) and hold no structure's rule. A subclass imports what a
 method needs inside the method, so listing the registry loads nothing heavy.
 
@@ -108,6 +109,16 @@ class Structure:
     def place(self, path: Path) -> Path | None:
         """The store root when `path` sits where this structure keeps its files (None elsewhere)."""
         return None
+
+    def owns(self, path: Path, root: Path) -> bool:
+        """Whether the file at `path` is one of its files in the store at `root` (what `info`'s disk use counts
+        as its): where `place` puts it, unless the structure keeps more (a folder's every file)."""
+        return self.place(path) == root
+
+    def keeps_folder(self, folder: Path, root: Path) -> bool:
+        """Whether every file under `folder` (a folder at the top of the store at `root`) is one of its files, so
+        that `info`'s disk use need not ask `owns` file by file (false: ask each)."""
+        return False
 
     def file_findings(self, view: StoreView) -> list[Finding]:
         """What the structure's own rules find in its files, before any is read against another."""

@@ -4,10 +4,11 @@ shrink (cut with `…`) instead, no cell wraps, and a pipe gets every cell whole
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
-from cli_helpers import on_a_terminal, run, table_rows, writable_copy
+from cli_helpers import RMQTOOL, on_a_terminal, read_terminal, run, table_rows, writable_copy
 from rich.cells import cell_len
 
 LONG_TOPIC = "ShipmentNotificationsFromWarehouseEurope"
@@ -25,6 +26,30 @@ def store(golden_basic: Path, tmp_path_factory) -> Path:
     assert out.returncode == 0, out.stderr
     (dst / "config" / "consumerOffset.json").write_text(OFFSETS)
     return dst
+
+
+def scan_bar_frames(args: list, columns: int) -> list[str]:
+    """What a command drew on stderr, a terminal `columns` wide (TERM=xterm: rich draws its bars), split into the
+    frames of its live display (each starts with a carriage return and an erase of the line); stdout is a file."""
+    import fcntl
+    import os
+    import pty
+    import struct
+    import subprocess
+    import tempfile
+    import termios
+
+    main, sub = pty.openpty()
+    fcntl.ioctl(sub, termios.TIOCSWINSZ, struct.pack("HHHH", 50, columns, 0, 0))
+    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
+    with tempfile.TemporaryFile() as out:
+        proc = subprocess.Popen([RMQTOOL, *map(str, args)], stdout=out, stderr=sub,
+                                env={**env, "PAGER": "", "TERM": "xterm", "NO_COLOR": "1"})
+        os.close(sub)
+        seen = read_terminal(main).decode("utf-8", "replace")
+        assert proc.wait() == 0, seen
+    frames = re.split(r"\r\x1b\[2K(?:\x1b\[1A\x1b\[2K)*", seen.replace("\r\n", "\n"))
+    return [re.sub(r"\x1b\[[0-9;?]*[a-zA-Z]", "", f) for f in frames if f.strip(" \x1b[?25lh")]
 
 
 def section(stdout: str, title: str) -> tuple[list[str], list[list[str]]]:
@@ -115,19 +140,34 @@ def test_info_topic_table_at_80_columns_keeps_the_times_whole_and_shrinks_the_to
     assert queues == ["topic", "queue", "min offset", "max offset", "messages"]
     assert qrows[-1] == ["ShipmentNotificationsFromWarehouseEuro…", "0", "0", "1", "1"]
     assert "columns left out at this width: queues, bytes (--json has every field)" in out.stderr
-    assert_nothing_wraps(out.stdout[out.stdout.index("topics (as their"):], 80)
+    assert_nothing_wraps(out.stdout[out.stdout.index("topics (as their"):out.stdout.index("\ndisk use")], 80)
 
 
-def test_info_topic_table_at_60_columns_cuts_times_to_the_second_and_wraps_no_word(store):
+def test_info_at_60_columns_cuts_no_topic_name_that_fits_and_leaves_out_last_stored(store):
     out = on_a_terminal("info", store, columns=60)
     times = _times(store)
     header, rows = section(out.stdout, "topics (as their consumers see them)")
-    assert header == ["topic", "msgs", "first stored", "last stored"]
-    first, last = times[LONG_TOPIC]
-    assert rows[3] == ["ShipmentN…", "1", first[:19] + "…", last[:19] + "…"]
-    assert rows[1][0] == "OrderTopic"
-    every_time = tuple(t for pair in times.values() for t in pair)
-    assert_nothing_wraps(out.stdout[out.stdout.index("topics (as their"):], 60, every_time)
+    assert header == ["topic", "msgs", "first stored"]
+    assert rows == [["AuditLogTopic", "500", times["AuditLogTopic"][0]], ["OrderTopic", "500", times["OrderTopic"][0]],
+                    ["PaymentTopic", "500", times["PaymentTopic"][0]],
+                    ["ShipmentNotificationsFromWa…", "1", times[LONG_TOPIC][0]]]
+    assert "columns left out at this width: queues, bytes, last stored (--json has every field)" in out.stderr
+    _, shares = section(out.stdout, "commitlog by topic (record bytes, from queue entries)")
+    assert [r[0] for r in shares][:4] == ["PaymentTopic", "OrderTopic", "AuditLogTopic",
+                                          "ShipmentNotificationsFromWarehous…"]
+    assert_nothing_wraps(out.stdout[out.stdout.index("topics (as their"):out.stdout.index("\ndisk use")], 60)
+    under_the_card = out.stdout[out.stdout.index("timeline: "):]  # the chart, the tables and their notes
+    assert max(cell_len(line) for line in under_the_card.splitlines()) <= 60
+
+
+def test_info_scan_bar_at_60_columns_stays_on_one_line(golden_basic):
+    """The bar drawn on stderr while `info` scans the first and last segment: every frame of it one line of at
+    most 60 cells (a label cut with an ellipsis, the columns after the bar left out first), never wrapped."""
+    frames = scan_bar_frames(["info", golden_basic / "store", "--config", golden_basic / "broker.conf"], 60)
+    label = [f for f in frames if f.startswith("info ")]
+    assert label and all("━" in f or "0.0/" in f for f in label), frames
+    assert max(cell_len(f) for f in frames) <= 60
+    assert all(len([line for line in f.split("\n") if line.strip()]) == 1 for f in frames), frames  # no wrap
 
 
 def test_info_in_a_pipe_writes_the_topic_table_whole(store):

@@ -35,8 +35,10 @@ def test_picture_of_the_fixture_store_has_every_key_with_the_numbers_info_prints
     assert picture["info"] == info and picture["timeline"] == info["timeline"]
     json.dumps(picture)  # JSON-able
     assert picture["queues"][:2] == [
-        {"topic": "AuditLogTopic", "queueId": 2, "minOffset": 0, "maxOffset": 130, "messages": 130, "bytes": 40745},
-        {"topic": "OrderTopic", "queueId": 0, "minOffset": 0, "maxOffset": 33, "messages": 33, "bytes": 18482}]
+        {"topic": "AuditLogTopic", "queueId": 2, "minOffset": 0, "maxOffset": 130, "messages": 130, "bytes": 40745,
+         "records": 130, "recordBytes": 40745},
+        {"topic": "OrderTopic", "queueId": 0, "minOffset": 0, "maxOffset": 33, "messages": 33, "bytes": 18482,
+         "records": 33, "recordBytes": 18482}]
     assert len(picture["queues"]) == 19
     for t in info["consumeQueues"]["topics"]:
         mine = [q for q in picture["queues"] if q["topic"] == t["topic"]]

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from cli_helpers import run
 from conftest import GAP_BASE_MS
-from damage import SEG, corrupt, damaged_stores
+from damage import SEG, corrupt
 
 from rmqtool.engine.reader import open_root_reader
 from rmqtool.errors import RmqError
@@ -104,19 +104,13 @@ def test_a_store_time_gone_backwards_in_a_queue_is_clamped_and_still_counted(gap
     assert timeline["startMs"] == GAP_BASE_MS  # the queue's first and last record set the span
 
 
-def test_queue_entries_into_a_missing_segment_are_still_counted(tmp_path):
-    root = damaged_stores(tmp_path, ["middle-missing"])["middle-missing"]
-    doc = store_info(root)
-    assert sum(doc["timeline"]["messages"]) == doc["messagesInQueues"]
-    assert all(m >= 0 for m in doc["timeline"]["messages"])
-
-
 def test_an_empty_store_has_an_empty_timeline(tmp_path):
     (tmp_path / "none.jsonl").write_text("")
     done = run("import", str(tmp_path / "empty"), str(tmp_path / "none.jsonl"))
     assert done.returncode == 0, done.stderr
     assert store_info(tmp_path / "empty")["timeline"] == {
-        "startMs": 0, "endMs": 0, "bucketMs": 0, "edgesMs": [], "messages": [], "bytes": [], "topics": []}
+        "startMs": 0, "endMs": 0, "bucketMs": 0, "edgesMs": [], "messages": [], "bytes": [], "topics": [],
+        "uncounted": {"messages": 0, "bytes": 0, "ranges": []}}
 
 
 @pytest.mark.parametrize(("first", "last", "buckets", "unit", "count"), [

@@ -17,7 +17,8 @@ from page_helpers import EVIL, Elements, sample_picture
 from rmqtool.page.document import render
 
 CHROMIUM = shutil.which("chromium")
-CHARTS = 8  # two timelines, bytes per topic and per queue, segments, consumer lag, index fill and chains
+CHARTS = 10  # two timelines, bytes per topic and per queue, disk use and its topics, segments, consumer lag, index
+# fill and chains
 # no background traffic of the browser, and no name resolves: nothing can reach a network whatever the page does
 QUIET = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
          "--disable-component-update", "--disable-sync", "--disable-default-apps", "--disable-extensions",
@@ -187,8 +188,8 @@ def golden_page(tmp_path_factory, golden_consumed, golden_basic):
 def test_a_store_with_consumer_offsets_has_every_chart_laid_out_quietly_asking_for_nothing(golden_page):
     drawn, stderr, requests, page, _, _ = golden_page
     svgs = [tags[0][1] for tags in drawn.values()]
-    assert list(drawn) == ["timeline-messages", "timeline-bytes", "bytes-topic", "bytes-queue", "segments",
-                           "consumers-lag", "index-fill", "index-chains"]
+    assert list(drawn) == ["timeline-messages", "timeline-bytes", "bytes-topic", "bytes-queue", "disk", "disk-topics",
+                           "segments", "consumers-lag", "index-fill", "index-chains"]
     assert len(svgs) == CHARTS and all(c.get("data-rendered") == "1" for c in svgs)
     assert console(stderr) == []
     assert requests <= {page.as_uri()}
@@ -235,6 +236,21 @@ def test_the_bytes_in_the_browser_are_infos_per_topic_and_per_queue(golden_page)
     for q in queues:
         per_topic[q["data-topic"]] = per_topic.get(q["data-topic"], 0) + int(q["data-value"])
     assert per_topic == {t["topic"]: t["bytes"] for t in topics}
+
+
+def test_the_disk_use_in_the_browser_is_infos_per_structure_and_per_topic(golden_page):
+    drawn, _, _, _, info, _ = golden_page
+    disk = info["disk"]
+    bars = [a for tag, a in drawn["disk"] if tag == "rect" and a.get("class") == "bar"]
+    assert {b["data-label"]: (int(b["data-value"]), int(b["data-apparent"]), int(b["data-files"])) for b in bars} \
+        == {p["name"]: (p["allocatedBytes"], p["apparentBytes"], p["files"]) for p in disk["parts"]}
+    names = {b["data-label"] for b in bars}
+    assert {"commitlog", "consumequeue", "index", "checkpoint", "config", "store files"} <= names
+    share = disk["commitlogTopics"]
+    topics = [a for tag, a in drawn["disk-topics"] if tag == "rect" and a.get("class") == "bar"]
+    assert {t["data-label"]: int(t["data-value"]) for t in topics} == {
+        **{t["topic"]: t["bytes"] for t in share["topics"]}, "no queue entry": share["unattributedBytes"]}
+    assert sum(int(t["data-value"]) for t in topics) == share["logDataBytes"]
 
 
 def test_the_segments_and_index_files_in_the_browser_are_infos(golden_page):

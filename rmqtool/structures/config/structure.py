@@ -25,6 +25,13 @@ class Config(Structure):
     def place(self, path: Path) -> Path | None:
         return path.parent.parent if path.parent.name == CONFIG_DIR else None
 
+    def owns(self, path: Path, root: Path) -> bool:
+        """Every file under `config/` (its `.bak` and `.tmp` too)."""
+        return path.is_relative_to(root / CONFIG_DIR)
+
+    def keeps_folder(self, folder: Path, root: Path) -> bool:
+        return folder == root / CONFIG_DIR
+
     def file_findings(self, view: StoreView) -> list[Finding]:
         """A file neither it nor its `.bak` can be loaded from (the broker starts that table empty), one loaded
         from its `.bak`, and a `.tmp` a write left behind."""

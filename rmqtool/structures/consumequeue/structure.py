@@ -46,6 +46,13 @@ class ConsumeQueues(Structure):
         # consumequeue/<topic>/<queueId>/<file>; a topic may be named like another structure's folder
         return path.parents[3] if len(path.parents) > 3 and path.parents[2].name == self.folder else None
 
+    def owns(self, path: Path, root: Path) -> bool:
+        """Every file under `consumequeue/`: the queue files, and the RocksDB files of a 5.x store's queues."""
+        return path.is_relative_to(root / self.folder)
+
+    def keeps_folder(self, folder: Path, root: Path) -> bool:
+        return folder == root / self.folder
+
     def info(self, view: StoreView, doc: dict) -> tuple[str, dict] | None:
         return "consumeQueues", section(view)
 

@@ -5,7 +5,9 @@ at (the broker's `getOffsetInQueueByTime` does the same search).
 
 A damaged queue whose store times do not rise cannot break the counts: a binary search's answer still
 rises with the edge, and the first and last edge are clamped to the queue's ends, so every message of
-the queue is counted in some bucket.
+the queue whose record the log holds is counted in some bucket. An entry whose record the log does not
+hold (its bytes lie in a missing or truncated segment, or past the log's end) is counted apart, never in a
+bucket: `held` says which, from the segments' sizes alone (no record is read for it).
 
 `view` is the store being read: `queues` (a `QueueStore`), `segments` and `segment_starts` (the log's
 segments, sorted, and their start offsets).
@@ -13,6 +15,7 @@ segments, sorted, and their start offsets).
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from rmqtool.structures.commitlog import message
@@ -61,30 +64,71 @@ def edge_positions(view: StoreView, maps: MapCache, offsets: np.ndarray, edges: 
     return lo
 
 
-def queue_edges(view: StoreView, maps: MapCache, topic: str, queue_id: int, low: int, high: int,
-                edges: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
-    """(messages, bytes) of the queue's entries between `low` and `high` stored before each edge, and the
-    entries' sizes in all; the first edge is clamped to (0, 0) and the last to (high - low, that sum), so the
-    differences count every message once. Reads the queue one file at a time."""
+def held(view: StoreView, offsets: np.ndarray, sizes: np.ndarray, log_start: int, log_end: int) -> np.ndarray:
+    """Which of the records at `offsets` (of `sizes` bytes) the log holds: inside [log_start, log_end) and
+    inside one segment file as it is on disk (a missing segment holds none, a truncated one none past its
+    size). A record's bytes are not read: a zeroed stretch inside a whole file still counts as held."""
     import numpy as np
 
-    count = np.zeros(len(edges), dtype=np.int64)
-    nbytes = np.zeros(len(edges), dtype=np.int64)
-    total = 0
+    ends = offsets + sizes
+    ok = (offsets >= log_start) & (ends <= log_end)
+    if not view.segments:
+        return np.zeros(len(offsets), dtype=bool)
+    which = np.searchsorted(np.asarray(view.segment_starts, dtype=np.int64), offsets, side="right") - 1
+    file_ends = np.asarray([s.end for s in view.segments], dtype=np.int64)
+    return ok & (which >= 0) & (ends <= file_ends[np.maximum(which, 0)])
+
+
+@dataclass
+class QueueCounts:
+    """One queue's entries between two offsets, bucketed by store time: per edge, the messages and bytes of
+    held records stored before it (`before`, `bytes_before`); in all, the entries and their sizes, and the held
+    records and theirs; `unheld` the commitlog offsets of the entries whose records the log does not hold."""
+
+    before: np.ndarray
+    bytes_before: np.ndarray
+    entries: int = 0
+    entry_bytes: int = 0
+    records: int = 0
+    record_bytes: int = 0
+    unheld: list[np.ndarray] = field(default_factory=list)
+    unheld_sizes: list[np.ndarray] = field(default_factory=list)
+
+
+def queue_edges(view: StoreView, maps: MapCache, topic: str, queue_id: int, low: int, high: int,
+                edges: np.ndarray, log_start: int, log_end: int) -> QueueCounts:
+    """The queue's entries between `low` and `high` counted against `edges` (`QueueCounts`); the first edge is
+    clamped to (0, 0) and the last to the held records' count and bytes, so the differences count every held
+    record once. Reads the queue one file at a time."""
+    import numpy as np
+
+    out = QueueCounts(np.zeros(len(edges), dtype=np.int64), np.zeros(len(edges), dtype=np.int64))
     for qoffs, entries in view.queues.read(topic, queue_id):
         kept = entries[(qoffs >= low) & (qoffs < high)]
         if not len(kept):
             continue
-        pos = edge_positions(view, maps, kept["commitLogOffset"].astype(np.int64), edges)
-        sizes = np.concatenate(([0], np.cumsum(kept["size"].astype(np.int64))))
-        count += pos
-        nbytes += sizes[pos]
-        total += int(sizes[-1])
-        del kept, sizes
+        offsets, sizes = kept["commitLogOffset"].astype(np.int64), kept["size"].astype(np.int64)
+        out.entries += len(kept)
+        out.entry_bytes += int(sizes.sum())
+        mask = held(view, offsets, sizes, log_start, log_end)
+        if not mask.all():
+            out.unheld.append(offsets[~mask])
+            out.unheld_sizes.append(sizes[~mask])
+            offsets, sizes = offsets[mask], sizes[mask]
+        if not len(offsets):
+            continue
+        pos = edge_positions(view, maps, offsets, edges)
+        cumulative = np.concatenate(([0], np.cumsum(sizes)))
+        out.before += pos
+        out.bytes_before += cumulative[pos]
+        out.records += len(offsets)
+        out.record_bytes += int(cumulative[-1])
+        del kept, cumulative
     if len(edges):
+        count, nbytes = out.before, out.bytes_before
         count[0], nbytes[0] = 0, 0
-        count[-1], nbytes[-1] = max(high - low, 0), total
+        count[-1], nbytes[-1] = out.records, out.record_bytes
         count, nbytes = np.maximum.accumulate(count), np.maximum.accumulate(nbytes)
-        count[-1], nbytes[-1] = max(high - low, 0), total
-        count, nbytes = np.minimum(count, count[-1]), np.minimum(nbytes, nbytes[-1])
-    return count, nbytes, total
+        count[-1], nbytes[-1] = out.records, out.record_bytes
+        out.before, out.bytes_before = np.minimum(count, count[-1]), np.minimum(nbytes, nbytes[-1])
+    return out

@@ -24,4 +24,13 @@ class DLedgerLog(Structure):
         return None
 
 
+    def owns(self, path: Path, root: Path) -> bool:
+        """Every file under a `dledger-<id>/` folder: its data segments, its index and its state."""
+        rel = path.relative_to(root) if path.is_relative_to(root) else None
+        return rel is not None and len(rel.parts) > 1 and rel.parts[0].startswith(DLEDGER_PREFIX)
+
+    def keeps_folder(self, folder: Path, root: Path) -> bool:
+        return folder.parent == root and folder.name.startswith(DLEDGER_PREFIX)
+
+
 DLEDGER = DLedgerLog()

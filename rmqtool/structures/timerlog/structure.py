@@ -31,6 +31,13 @@ class TimerLog(Structure):
     def place(self, path: Path) -> Path | None:
         return path.parent.parent if path.parent.name == TIMERLOG_DIR and path.name.isdigit() else None
 
+    def owns(self, path: Path, root: Path) -> bool:
+        """The timer store's files at the root (`timerwheel`, `timercheck`) and every file of `timerlog/`."""
+        return any(path == root / name or path.is_relative_to(root / name) for name in TIMER_FILES)
+
+    def keeps_folder(self, folder: Path, root: Path) -> bool:
+        return folder.parent == root and folder.name in TIMER_FILES
+
     def file_findings(self, view: StoreView) -> list[Finding]:
         """A unit that is not one, or a segment that ends in zeros with later segments after it."""
         directory = view.paths.root / TIMERLOG_DIR
