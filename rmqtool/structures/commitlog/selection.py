@@ -104,7 +104,7 @@ class Selection:
         before, held = scanned, ""
         for part, count in zip(parts, counts, strict=True):
             if not count:
-                return f"none of the {before} records{where}{held} {part.missing}"
+                return f"none of the {before} record{'' if before == 1 else 's'}{where}{held} {part.missing}"
             before, held = count, held + part.held
         return None
 
