@@ -138,14 +138,17 @@ def _stored_within(begin: int | None, end: int | None) -> Callable[[RecordBatch,
     return keep
 
 
-def _properties(batch: RecordBatch, rows: np.ndarray, name: str, value: str, words: bool = False) -> np.ndarray:
-    return carries(np.frombuffer(batch.buf, dtype=np.uint8), batch.props_pos[rows], batch.props_len[rows], name,
-                   value, words)
+def _carrying(value: str, whole: str, words: str | None = None) -> Callable[[RecordBatch, np.ndarray], np.ndarray]:
+    """The records whose property `whole` is `value`, or one of whose `words` property's words is."""
+    def keep(batch: RecordBatch, rows: np.ndarray) -> np.ndarray:
+        return carries(np.frombuffer(batch.buf, dtype=np.uint8), batch.props_pos[rows], batch.props_len[rows], value,
+                       whole, words)
+    return keep
 
 
 def _tagged(tag: str) -> Callable[[RecordBatch, np.ndarray], np.ndarray]:
-    return lambda batch, rows: _properties(batch, rows, TAGS, tag)
+    return _carrying(tag, TAGS)
 
 
 def _keyed(key: str) -> Callable[[RecordBatch, np.ndarray], np.ndarray]:
-    return lambda batch, rows: _properties(batch, rows, UNIQ_KEY, key) | _properties(batch, rows, KEYS, key, True)
+    return _carrying(key, UNIQ_KEY, KEYS)  # as the broker indexes a message: its UNIQ_KEY and each KEYS word

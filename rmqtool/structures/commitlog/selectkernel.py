@@ -20,42 +20,47 @@ _WORD_END = ord(KEY_SEPARATOR)
 
 
 @njit(cache=True, nogil=True)
-def _carries(buf, starts, lengths, name, value, words, out):
+def _carries(buf, starts, lengths, whole_name, word_name, value, out):
     for r in range(starts.shape[0]):
         p = starts[r]
         end = p + lengths[r]
-        value_s = value_e = -1
-        while p < end:  # the last pair of `name` the broker keeps
+        whole_s = whole_e = word_s = word_e = -1
+        while p < end:  # the last pair of each name the broker keeps
             q = p
             while q < end and buf[q] != _PAIR_END:
                 q += 1
             k = p
             while k < q and buf[k] != _NAME_END:
                 k += 1
-            if p < k < q - 1 and bytes_equal(buf, p, k - p, name):
-                value_s, value_e = k + 1, q
+            if p < k < q - 1:
+                if bytes_equal(buf, p, k - p, whole_name):
+                    whole_s, whole_e = k + 1, q
+                elif bytes_equal(buf, p, k - p, word_name):
+                    word_s, word_e = k + 1, q
             p = q + 1
-        hit = False
-        if value_s >= 0 and not words:
-            hit = bytes_equal(buf, value_s, value_e - value_s, value)
-        elif value_s >= 0:
-            w = value_s
-            while w < value_e and not hit:
-                e = w
-                while e < value_e and buf[e] != _WORD_END:
-                    e += 1
-                hit = e > w and bytes_equal(buf, w, e - w, value)
-                w = e + 1
+        hit = whole_s >= 0 and bytes_equal(buf, whole_s, whole_e - whole_s, value)
+        w = word_s
+        while word_s >= 0 and w < word_e and not hit:
+            e = w
+            while e < word_e and buf[e] != _WORD_END:
+                e += 1
+            hit = e > w and bytes_equal(buf, w, e - w, value)
+            w = e + 1
         out[r] = hit
 
 
-def carries(buf: np.ndarray, starts: np.ndarray, lengths: np.ndarray, name: str, value: str,
-            words: bool = False) -> np.ndarray:
+def carries(buf: np.ndarray, starts: np.ndarray, lengths: np.ndarray, value: str, whole: str,
+            words: str | None = None) -> np.ndarray:
     """A mask of the records whose properties (at buf[starts[i]:starts[i] + lengths[i]]) hold `value` as the
-    value of `name` (`words`: as one of its space-separated words); both compared as UTF-8 bytes."""
+    value of the property `whole`, or as one of the space-separated words of the property `words`; names and
+    value compared as UTF-8 bytes, in one pass over each record's properties."""
     out = np.zeros(len(starts), dtype=np.bool_)
     if len(starts):
         wanted = np.frombuffer(value.encode("utf-8", "surrogateescape"), dtype=np.uint8)
-        _carries(buf, np.asarray(starts, dtype=np.int64), np.asarray(lengths, dtype=np.int64),
-                 np.frombuffer(name.encode(), dtype=np.uint8), wanted, words, out)
+        _carries(buf, np.asarray(starts, dtype=np.int64), np.asarray(lengths, dtype=np.int64), _name(whole),
+                 _name(words or ""), wanted, out)
     return out
+
+
+def _name(name: str) -> np.ndarray:
+    return np.frombuffer(name.encode(), dtype=np.uint8)
