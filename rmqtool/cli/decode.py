@@ -30,7 +30,7 @@ def commitlog(
     from_offset: int | None = typer.Option(None, "--phy-offset", min=0, show_default=False,
                                            help="Start at this physical offset (default: 0; with --follow: the "
                                            "log's end)."),
-    count: int | None = typer.Option(None, "--count", min=0, help="Stop after this many messages.",
+    count: int | None = typer.Option(None, "--count", min=0, help="Stop after this many (selected) messages.",
                                      show_default=False),
     topic: str | None = selecting.TOPIC,
     queue: int | None = selecting.QUEUE,
