@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 import typer
 
-from rmqtool.cli import output
+from rmqtool.cli import output, selecting
 from rmqtool.cli.times import TIME_HELP, TIME_UNIT
 from rmqtool.errors import EXIT_PROBLEM, RmqError
 
@@ -254,37 +254,40 @@ def export(
                                     "(codec bits cleared, bodyCRC and storeSize recomputed): the rows no longer "
                                     "import into the same offsets."),
     force: bool = typer.Option(False, "--force", help="Overwrite an existing output file."),
-    topic: str | None = typer.Option(None, "--topic", help="Only the messages of this topic.", show_default=False),
-    begin: str | None = typer.Option(None, "--begin", help="Only messages stored at or after this time "
-                                     f"({TIME_HELP}).", show_default=False),
-    end: str | None = typer.Option(None, "--end", help="Only messages stored at or before this time "
-                                   f"({TIME_HELP}).", show_default=False),
+    topic: str | None = selecting.TOPIC,
+    queue: int | None = selecting.QUEUE,
+    tag: str | None = selecting.TAG,
+    key: str | None = selecting.KEY,
+    begin: str | None = selecting.BEGIN,
+    end: str | None = selecting.END,
     time_unit: str | None = TIME_UNIT,
     config: Path | None = CONFIG,
 ) -> None:
-    """Write every message in the decode JSON schema, ready for `import`; or one topic's, or a time range's.
+    """Write every message in the decode JSON schema, ready for `import`; or those of a topic, queue, tag, key or
+    time range.
 
     Read-only. Bodies are kept as stored (compressed ones too), so an import reproduces the
     store byte for byte; --decompress writes plain bodies instead. The store's geometry (segment,
     queue-file and index sizes, its broker address) goes with the rows: Parquet metadata, or a
     FILE.geometry.json beside a JSONL file; import into a new store takes it. Corrupt regions are skipped
-    with a warning and exit code 1.
+    with a warning and exit code 1. --topic, --queue, --tag, --key, --begin and --end select together,
+    as in `decode commitlog`; a selection that keeps nothing writes nothing and exits 3.
 
     Example: [bold]rmqtool export fixtures/store --out /tmp/export.parquet[/]
+
+    Example: [bold]rmqtool export fixtures/store --topic OrderTopic --tag TagA --out /tmp/taga.jsonl[/]
     """
     from rmqtool.io.arrowstart import without_pandas
 
     without_pandas()  # before the first rows: this process holds no pandas object
-    from rmqtool.cli.times import time_window, unit_needs_a_time
     from rmqtool.engine.reader import open_reader
     from rmqtool.ops.export import export_store
 
-    unit_needs_a_time(time_unit, begin=begin, end=end)
-    begin_ms, end_ms = time_window(begin, end, time_unit)
+    chosen = selecting.selection_of(topic, queue, tag, key, begin, end, time_unit)
     reader = open_reader(store, config)
     out = None if out == Path("-") else out
-    summary = export_store(reader, out, fmt, decompress=decompress, overwrite=force, topic=topic, begin=begin_ms,
-                           end=end_ms)
+    summary = export_store(reader, out, fmt, decompress=decompress, overwrite=force,
+                           selection=chosen if chosen.narrows else None)
     if summary.corrupt_regions:
         output.warn(f"{summary.corrupt_regions} corrupt regions skipped (see `rmqtool decode commitlog`)")
         raise typer.Exit(EXIT_PROBLEM)

@@ -8,9 +8,10 @@ from pathlib import Path
 import click
 import typer
 
-from rmqtool.cli import output, screen
+from rmqtool.cli import output, screen, selecting
 from rmqtool.cli.grid import Column
 from rmqtool.cli.messages import message_table
+from rmqtool.cli.times import TIME_UNIT
 from rmqtool.errors import EXIT_PROBLEM, NotFound, RmqError
 
 app = typer.Typer(help="Decode store files: commitlog, consume queues, index, checkpoint, msgIds."
@@ -29,9 +30,15 @@ def commitlog(
     from_offset: int | None = typer.Option(None, "--phy-offset", min=0, show_default=False,
                                            help="Start at this physical offset (default: 0; with --follow: the "
                                            "log's end)."),
-    count: int | None = typer.Option(None, "--count", min=0, help="Stop after this many messages.",
+    count: int | None = typer.Option(None, "--count", min=0, help="Stop after this many (selected) messages.",
                                      show_default=False),
-    topic: str | None = typer.Option(None, "--topic", help="Only messages of this topic.", show_default=False),
+    topic: str | None = selecting.TOPIC,
+    queue: int | None = selecting.QUEUE,
+    tag: str | None = selecting.TAG,
+    key: str | None = selecting.KEY,
+    begin: str | None = selecting.BEGIN,
+    end: str | None = selecting.END,
+    time_unit: str | None = TIME_UNIT,
     verify_crc: bool = typer.Option(True, "--verify-crc/--no-verify-crc", help="Check every body CRC, and the "
                                     "fields it does not cover that no broker writes."),
     body: str | None = typer.Option(None, "--body", help="Body rendering (default: base64 in JSON, text in the "
@@ -43,14 +50,18 @@ def commitlog(
                                 "segments (read-only, without the lock); Ctrl-C ends."),
     config: Path | None = CONFIG,
 ) -> None:
-    """Decode every message of a commitlog, with every field.
+    """Decode every message of a commitlog, with every field; or those of a topic, queue, tag, key or time range.
 
     Corrupt records are reported as rows (or JSON objects with an `error` field) and the
-    scan goes on; the exit code is 1 when any corruption was found. With --follow, the messages
-    written from now on (or from --phy-offset) are printed as they arrive, each once it is whole,
-    until Ctrl-C (exit 0) or --count.
+    scan goes on; the exit code is 1 when any corruption was found. --topic, --queue, --tag, --key,
+    --begin and --end select together (a message must match them all; --count counts the selected ones);
+    a selection that keeps nothing exits 3 naming the filter that excluded everything. With --follow,
+    the messages written from now on (or from --phy-offset) are printed as they arrive, each once it is
+    whole, until Ctrl-C (exit 0) or --count.
 
     Example: [bold]rmqtool decode commitlog fixtures/store --count 5 --body text[/]
+
+    Example: [bold]rmqtool decode commitlog fixtures/store --topic OrderTopic --tag TagA --jsonl[/]
     """
     from rmqtool.engine.reader import open_reader
     from rmqtool.io.jsonl import BODY_FORMATS
@@ -63,22 +74,23 @@ def commitlog(
         raise RmqError(f"--body must be one of {', '.join(BODY_FORMATS)}, not {body!r}")
     if follow and as_json:
         raise RmqError("--follow prints messages as they come: use --jsonl (or the table), not --json")
+    chosen = selecting.selection_of(topic, queue, tag, key, begin, end, time_unit)
     reader = open_reader(store, config)
     for said in (reader.start_note, hole_note(reader, from_offset)):  # a renamed segment; a start in a hole
         if said is not None:
             output.note(said)
-    selection = {"from_offset": from_offset if follow else from_offset or 0, "count": count, "topic": topic,
-                 "verify_crc": verify_crc}
+    reading = {"from_offset": from_offset if follow else from_offset or 0, "count": count,
+               "selection": chosen if chosen.narrows else None, "verify_crc": verify_crc}
     lines, rows = (follow_lines, follow_rows) if follow else (log_lines, log_rows)
     tally = Tally()
     if not follow:
-        selection["tally"] = tally
+        reading["tally"] = tally
     try:
         if as_jsonl or as_json:
-            corrupt = output.emit_rows(lines(reader, body, **selection), body, as_document=as_json, flush=follow)
+            corrupt = output.emit_rows(lines(reader, body, **reading), body, as_document=as_json, flush=follow)
         else:
-            end = reader.segments[-1].start + reader.segments[-1].size if reader.segments else 0
-            corrupt = message_table(rows(reader, bodies=bodies_for(body), **selection), body, len(str(end)),
+            log_end = reader.segments[-1].start + reader.segments[-1].size if reader.segments else 0
+            corrupt = message_table(rows(reader, bodies=bodies_for(body), **reading), body, len(str(log_end)),
                                     follow=follow)
     except KeyboardInterrupt:
         if not follow:
@@ -86,7 +98,7 @@ def commitlog(
         return  # Ctrl-C is how a follow ends
     if corrupt:
         raise typer.Exit(EXIT_PROBLEM)
-    empty = None if follow else tally.why_empty(reader, from_offset, topic, count)
+    empty = None if follow else tally.why_empty(reader, from_offset, chosen, count)
     if empty is not None:
         raise NotFound(empty)
 

@@ -16,13 +16,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rmqtool.engine.reader import StoreReader
-from rmqtool.errors import RmqError
+from rmqtool.errors import NotFound, RmqError
 from rmqtool.io import geometry
 from rmqtool.io.atomic import atomic_output
 from rmqtool.io.jsonl import jsonl_bytes
 from rmqtool.io.schema import MESSAGE_SCHEMA
-from rmqtool.ops.log_rows import STORED, UNCOMPRESSED, log_rows
+from rmqtool.ops.log_rows import STORED, UNCOMPRESSED, Tally, log_rows
 from rmqtool.report import ERROR, Finding
+from rmqtool.structures.commitlog.selection import Selection
 
 EXPORT_FORMATS = ("jsonl", "parquet")
 _SUFFIX_FORMATS = {".parquet": "parquet", ".pq": "parquet", ".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "jsonl"}
@@ -56,9 +57,8 @@ def export_format(out: str | Path | None, fmt: str | None) -> str:
 
 
 def export_store(reader: StoreReader, out: str | Path | None, fmt: str | None = None, *,
-                 decompress: bool = False, overwrite: bool = True, topic: str | None = None,
-                 begin: int | None = None, end: int | None = None, what: str = "export",
-                 from_offset: int = 0) -> ExportSummary:
+                 decompress: bool = False, overwrite: bool = True, selection: Selection | None = None,
+                 what: str = "export", from_offset: int = 0) -> ExportSummary:
     """Write every intact message of the store as JSONL (stdout when `out` is None) or Parquet.
 
     Bodies are kept as stored; with `decompress` compressed records are written as if their
@@ -73,9 +73,10 @@ def export_store(reader: StoreReader, out: str | Path | None, fmt: str | None = 
     if fmt == "parquet" and out is None:
         raise RmqError("--format parquet needs --out FILE")
     facts = geometry.of_store(reader.config, None)
+    tally = Tally()
     with _sink(out, fmt, overwrite, what, facts) as write:
         for item in log_rows(reader, render=_RENDERERS[fmt], bodies=UNCOMPRESSED if decompress else STORED,
-                             topic=topic, begin=begin, end=end, from_offset=from_offset):
+                             selection=selection, from_offset=from_offset, tally=tally):
             if isinstance(item, Finding):
                 summary.findings.append(item)
                 continue
@@ -83,6 +84,9 @@ def export_store(reader: StoreReader, out: str | Path | None, fmt: str | None = 
             write(payload)
             summary.messages += rows
             facts[geometry.STORE_HOST] = host or facts.get(geometry.STORE_HOST)
+        empty = tally.why_empty(reader, from_offset, selection) if selection is not None else None
+        if empty is not None:  # raised inside the sink: no output file appears
+            raise NotFound(empty)
     return summary
 
 

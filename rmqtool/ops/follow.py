@@ -25,6 +25,7 @@ from rmqtool.ops.log_rows import STORED, line_rendering, rows_of, selected
 from rmqtool.structures.commitlog import message
 from rmqtool.structures.commitlog.chunk import ScanChunk
 from rmqtool.structures.commitlog.scan import SegmentEnd, SegmentScanner
+from rmqtool.structures.commitlog.selection import Selection
 from rmqtool.structures.commitlog.walker import Rows, walk_on
 
 POLL_SECONDS = 0.1
@@ -33,14 +34,15 @@ _WAIT, _END, _CORRUPT = range(3)  # what stops a pass over a segment
 
 
 def follow_rows(reader: StoreReader, *, from_offset: int | None = None, count: int | None = None,
-                topic: str | None = None, verify_crc: bool = True, bodies: str = STORED, render=None,
+                selection: Selection | None = None, verify_crc: bool = True, bodies: str = STORED, render=None,
                 stop: Callable[[], bool] = lambda: False, poll: float = POLL_SECONDS) -> Iterator:
     """`log_rows` of the records written from `from_offset` on (None: from the log's end now), as they come:
-    row batches (or what `render` makes of them) and findings, until `count` records or `stop()`."""
+    row batches (or what `render` makes of them) and findings, until `count` records (of those `selection`
+    selects) or `stop()`."""
     if count == 0:
         return iter(())
     chunks = follow_chunks(reader, from_offset, verify_crc=verify_crc, stop=stop, poll=poll)
-    return rows_of(selected(chunks, count=count, topic=topic), reader.config.delay_levels_ms, bodies=bodies,
+    return rows_of(selected(chunks, count=count, selection=selection), reader.config.delay_levels_ms, bodies=bodies,
                    render=render, workers=1)  # one at a time: a pool would hold rows back until more come
 
 

@@ -10,7 +10,7 @@ with the corruption it met, so no consumer builds a Python object per record. Ro
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TypeVar
 
 import numpy as np
@@ -26,6 +26,7 @@ from rmqtool.structures.commitlog.chunk import ScanChunk
 from rmqtool.structures.commitlog.geometry import missing_segment_at
 from rmqtool.structures.commitlog.message import DECOMPRESSED_FORMATS
 from rmqtool.structures.commitlog.scan import RecordBatch
+from rmqtool.structures.commitlog.selection import Selection
 
 R = TypeVar("R")
 STORED, PLAIN, UNCOMPRESSED = "stored", "plain", "uncompressed"  # the bodies rows carry
@@ -33,12 +34,14 @@ STORED, PLAIN, UNCOMPRESSED = "stored", "plain", "uncompressed"  # the bodies ro
 
 @dataclass
 class Tally:
-    """What a selection saw, filled in as the scan goes: records read, and records kept."""
+    """What a selection saw, filled in as the scan goes: records read, records that passed each filter of the
+    selection (`Selection.parts`, in order), and records kept."""
 
     scanned: int = 0
     kept: int = 0
+    passed: list[int] = field(default_factory=list)
 
-    def why_empty(self, reader: StoreReader, from_offset: int | None, topic: str | None,
+    def why_empty(self, reader: StoreReader, from_offset: int | None, selection: Selection,
                   count: int | None = None) -> str | None:
         """When a selection that asked for something kept nothing, the part of the question that excluded
         everything (exit 3 for the caller); None when records were kept, none were asked for (`count` 0) or
@@ -47,10 +50,7 @@ class Tally:
             return None
         if self.scanned == 0 and from_offset:
             return f"no record starts at or after offset {from_offset} ({reader.describe_range()})"
-        if topic is not None:
-            where = f" from offset {from_offset}" if from_offset else ""
-            return f"none of the {self.scanned} records{where} is of topic {topic}"
-        return None
+        return selection.why_empty(self.scanned, self.passed, f" from offset {from_offset}" if from_offset else "")
 
 
 def hole_note(reader: StoreReader, from_offset: int | None) -> str | None:
@@ -61,22 +61,21 @@ def hole_note(reader: StoreReader, from_offset: int | None) -> str | None:
 
 
 def log_rows(reader: StoreReader, *, from_offset: int = 0, until: int | None = None, count: int | None = None,
-             topic: str | None = None, begin: int | None = None, end: int | None = None,
-             verify_crc: bool = True, bodies: str = STORED,
+             selection: Selection | None = None, verify_crc: bool = True, bodies: str = STORED,
              render: Callable[[pa.RecordBatch], R] | None = None,
              workers: int = WORKERS, tally: Tally | None = None) -> Iterator[pa.RecordBatch | R | Finding]:
     """Row batches of the records in [from_offset, until) and the findings between them, in offset order.
 
-    `count` stops after that many rows, `topic` keeps one topic's records, `begin` and `end` those
-    stored within [begin, end] (epoch ms). Every compressed body is
+    `count` stops after that many rows, `selection` keeps the records it selects (topic, queue, store
+    time, tag, key), counted in `tally`. Every compressed body is
     decompressed once: one that does not is a warning finding just before its row. `bodies` says
     what the rows carry: the stored bodies (STORED), the bodies a consumer gets (PLAIN), or records
     as if never compressed (UNCOMPRESSED: plain body, codec bits cleared, bodyCRC and storeSize to
     match). `render` turns each row
     batch into what the caller writes (JSON lines, ...) in the same worker that built it.
     """
-    batches = log_batches(reader, from_offset=from_offset, until=until, count=count, topic=topic, begin=begin,
-                          end=end, verify_crc=verify_crc, tally=tally)
+    batches = log_batches(reader, from_offset=from_offset, until=until, count=count, selection=selection,
+                          verify_crc=verify_crc, tally=tally)
     yield from rows_of(batches, reader.config.delay_levels_ms, bodies=bodies, render=render, workers=workers)
 
 
@@ -120,32 +119,27 @@ def _warnings_before_rows(rows: pa.RecordBatch, failed: dict[int, Finding]) -> I
 
 
 def log_batches(reader: StoreReader, *, from_offset: int = 0, until: int | None = None, count: int | None = None,
-                topic: str | None = None, begin: int | None = None, end: int | None = None,
-                verify_crc: bool = True, tally: Tally | None = None) -> Iterator[RecordBatch | Finding]:
+                selection: Selection | None = None, verify_crc: bool = True,
+                tally: Tally | None = None) -> Iterator[RecordBatch | Finding]:
     """The scanner's batches of the selected records and the findings between them, in offset order."""
     if from_offset == 0:
         yield from reader.sequence_findings()
-    yield from selected(reader.scan(from_offset, verify_crc=verify_crc, until=until), count=count, topic=topic,
-                        begin=begin, end=end, tally=tally)
+    yield from selected(reader.scan(from_offset, verify_crc=verify_crc, until=until), count=count,
+                        selection=selection, tally=tally)
 
 
-def selected(chunks: Iterable[ScanChunk], *, count: int | None = None, topic: str | None = None,
-             begin: int | None = None, end: int | None = None, tally: Tally | None = None) \
-        -> Iterator[RecordBatch | Finding]:
-    """The selected records of scan chunks (a scan's, a follow's) and the findings between them, in offset
-    order, ending after `count` records; `tally` counts what was read and kept."""
+def selected(chunks: Iterable[ScanChunk], *, count: int | None = None, selection: Selection | None = None,
+             tally: Tally | None = None) -> Iterator[RecordBatch | Finding]:
+    """The records of scan chunks (a scan's, a follow's) `selection` selects (all without one) and the findings
+    between them, in offset order, ending after `count` selected records; `tally` counts what was read, what
+    passed each filter and what was kept."""
     left = count
     tally = tally if tally is not None else Tally()
     for chunk in chunks:
         batch = chunk.batch
         tally.scanned += len(batch) if batch is not None else 0
-        if batch is not None and len(batch) and topic is not None:
-            ids, names = batch.topics()
-            batch = batch.select(np.isin(ids, [i for i, name in enumerate(names) if name == topic]))
-        if batch is not None and len(batch) and (begin is not None or end is not None):
-            stored = batch.cols["storeTimestamp"]
-            batch = batch.select((stored >= (begin if begin is not None else stored.min()))
-                                 & (stored <= (end if end is not None else stored.max())))
+        if batch is not None and selection is not None:
+            batch = selection.narrow(batch, tally.passed)
         findings = chunk.findings
         if batch is not None and left is not None and len(batch) >= left:  # the count ends in this chunk: so do
             batch = batch.select(np.arange(len(batch)) < left)  # the findings, none read past its last record

@@ -177,7 +177,7 @@ def test_a_time_unit_without_a_time_is_refused(args, message):
 
 TIME_OPTIONS = {("query", "--time"), ("query", "--begin"), ("query", "--end"), ("export", "--begin"),
                 ("export", "--end"), ("consumers", "--to-time"), ("import", "--store-timestamp"),
-                ("spark-load", "--store-timestamp")}
+                ("spark-load", "--store-timestamp"), ("decode commitlog", "--begin"), ("decode commitlog", "--end")}
 
 
 def test_every_time_option_says_a_time_without_a_zone_is_utc_and_has_a_time_unit():

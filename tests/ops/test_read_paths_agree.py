@@ -24,6 +24,7 @@ from rmqtool.structures.commitlog import message, properties
 from rmqtool.structures.commitlog.crc import body_crc
 from rmqtool.structures.commitlog.hosts import parse_host
 from rmqtool.structures.commitlog.message import Message
+from rmqtool.structures.commitlog.selection import Selection
 
 SEG = 4096
 
@@ -35,9 +36,9 @@ def _cfg(seg: int = SEG) -> StoreConfig:
     return cfg
 
 
-def _arrow(reader: StoreReader, body: str, **kw) -> list[dict]:
+def _arrow(reader: StoreReader, body: str, topic: str | None = None, **kw) -> list[dict]:
     out: list[dict] = []
-    for item in log_lines(reader, body, **kw):
+    for item in log_lines(reader, body, selection=Selection(topic=topic) if topic is not None else None, **kw):
         if isinstance(item, Finding):
             out.append({"error": item.reason, **item.to_json()})
         else:

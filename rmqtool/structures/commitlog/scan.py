@@ -97,9 +97,11 @@ class Columns(Mapping):
     def __len__(self) -> int:
         return len(_COLUMN_FIELDS)
 
-    def select(self, mask: np.ndarray) -> Columns:
-        out = Columns(self.raw[mask])
-        out._cache = {k: v[mask] for k, v in self._cache.items()}
+    def select(self, rows: np.ndarray) -> Columns:
+        """The columns of `rows` (indexes, ascending). The header rows are taken as opaque bytes: a take of
+        the structured rows copies field by field, ten times slower."""
+        out = Columns(self.raw.view(f"V{self.raw.dtype.itemsize}").take(rows).view(self.raw.dtype))
+        out._cache = {k: v.take(rows) for k, v in self._cache.items()}
         return out
 
 
@@ -172,10 +174,12 @@ class RecordBatch:
         return kernels.body_crcs(arr, self.body_pos, self.cols["bodyLength"]) & POSITIVE_MASK
 
     def select(self, mask: np.ndarray) -> RecordBatch:
+        """The records where `mask` is set, taken by index (faster than a boolean index of every column)."""
+        rows = np.flatnonzero(mask)
         return RecordBatch(
-            self.file, self.base, self.buf, self.pos[mask], self.cols.select(mask),
-            self.body_pos[mask], self.topic_pos[mask], self.topic_len[mask], self.props_pos[mask],
-            self.props_len[mask], pin=self.pin,
+            self.file, self.base, self.buf, self.pos.take(rows), self.cols.select(rows),
+            self.body_pos.take(rows), self.topic_pos.take(rows), self.topic_len.take(rows), self.props_pos.take(rows),
+            self.props_len.take(rows), pin=self.pin,
         )
 
     def message(self, i: int) -> message.Message:
