@@ -119,7 +119,7 @@ def test_export_with_the_filters_writes_the_records_decode_commitlog_prints(gold
 
 @pytest.mark.parametrize("command", [("decode", "commitlog"), ("export",)])
 @pytest.mark.parametrize(("args", "said"), [
-    (("--queue", "-1"), "--queue': -1 is not in the range x>=0"),
+    (("--queue", "-1"), "--queue': -1 is out of range (0..9223372036854775807)"),
     (("--tag", ""), "--tag '' names no tag"),
     (("--key", ""), "--key '' names no key"),
     (("--begin", "2026-11-22T11:43:15Z", "--end", "2026-11-22T11:43:14Z"), "is after --end"),
