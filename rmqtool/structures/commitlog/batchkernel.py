@@ -72,9 +72,12 @@ def _layout(src, item_pos, item_len, body_len, props_len, batch_props_len, fixed
 
 
 @njit(cache=True, nogil=True)
-def encode_client_batch(src, dst, at, room, header, topic, batch_props, queue_offset, phys, out_offset, out_size):
+def encode_client_batch(src, dst, at, room, header, stamps, topic, batch_props, queue_offset, phys, out_offset,
+                        out_size):
     """Write the batch in `src` as records at dst[at:] (physical offset `phys`).
 
+    `header` is a `message.batch_header_template`; `stamps` holds (queueId, bornTimestamp,
+    storeTimestamp, where storeTimestamp is in a record), written into every record.
     Returns (status, count, total bytes). Nothing is written unless the whole batch fits with
     room for a blank marker after it (total + 8 <= room); then the caller rolls the segment.
     `out_offset` / `out_size` receive each record's physical offset and size.
@@ -95,6 +98,9 @@ def encode_client_batch(src, dst, at, room, header, topic, batch_props, queue_of
         size = out_size[r]
         copy_bytes(dst, w, header, 0, hlen)
         put_i32(dst, w + message.TOTAL_SIZE_OFFSET, size)
+        put_i32(dst, w + message.QUEUE_ID_OFFSET, stamps[0])
+        put_i64(dst, w + message.BORN_TIMESTAMP_OFFSET, stamps[1])
+        put_i64(dst, w + stamps[3], stamps[2])
         put_i32(dst, w + message.BODY_CRC_OFFSET, crc32(src, s + _ITEM_HEAD, blen, CRC_TABLES) & POSITIVE_MASK)
         copy_bytes(dst, w + message.FLAG_OFFSET, src, s + _ITEM_FLAG, 4)
         put_i64(dst, w + message.QUEUE_OFFSET_OFFSET, queue_offset + r)
