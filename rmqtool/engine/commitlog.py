@@ -46,6 +46,8 @@ from rmqtool.structures.consumequeue.offsets import QueueOffsets
 WARM_AHEAD = 64 << 20  # pages kept mapped ahead of the writer, once it has written as much
 WARM_FIRST = 1 << 20  # ... and at first: a store of one message stays a few pages of a sparse segment
 _WALK_ROWS = 1 << 20
+_BATCH_HEADERS_KEPT = 256  # header templates kept for batches of distinct hosts and flags
+_NO_BYTES = np.empty(0, dtype=np.uint8)
 _DELAY_MARK = properties.DELAY + properties.NAME_VALUE_SEPARATOR
 _HOST_BITS = sysflag.BORN_HOST_V6 | sysflag.STORE_HOST_V6
 _HEADER_LEN = {flags: message.header_len(flags)
@@ -75,6 +77,9 @@ class CommitLog:
         self.last_store_timestamp = 0
         self.store_host: SocketAddress | None = None  # the broker address of the newest record on open
         self._topics: dict[str, bytes] = {}
+        self._topic_arrays: dict[str, np.ndarray] = {}
+        self._batch_headers: dict[tuple, tuple[np.ndarray, np.ndarray]] = {}
+        self._batch_offsets = self._batch_sizes = np.empty(0, dtype=np.int64)
         self._walk_rows = Rows.empty(_WALK_ROWS)
         self.warmer: Worker | None = None  # runs warm_ahead in the background when set
 
@@ -188,58 +193,80 @@ class CommitLog:
     def put_batch(self, topic: str, queue_id: int, body, *, batch_properties: str = "", sys_flag: int = 0,
                   born_timestamp: int = 0, born_host: SocketAddress, store_host: SocketAddress,
                   reconsume_times: int = 0) -> PutResult:
-        """Append a client batch (MessageBatch body bytes) as consecutive records of one topic-queue."""
+        """Append a client batch (MessageBatch body bytes) as consecutive records of one topic-queue.
+
+        One compiled pass encodes the records straight into the mapped segment; what stays in Python is a
+        fixed handful of steps per batch (the shared header and the topic bytes are kept between batches)."""
         if sysflag.transaction_type(sys_flag) != sysflag.TRANSACTION_NOT:
             return refused(PutStatus.MESSAGE_ILLEGAL, "a batch cannot be transactional")
-        if delay_level(batch_properties) > 0:
+        if batch_properties and delay_level(batch_properties) > 0:
             return refused(PutStatus.MESSAGE_ILLEGAL, "a batch cannot be delayed")
-        topic_b = self._topic_bytes(topic)
+        topic_arr = self._topic_arrays.get(topic)
+        if topic_arr is None:
+            topic_arr = self._topic_arrays[topic] = np.frombuffer(self._topic_bytes(topic), dtype=np.uint8)
         if len(body) > self.cfg.maxMessageSize:
             return refused(PutStatus.MESSAGE_ILLEGAL, f"batch body is {len(body)} bytes; maxMessageSize is "
                                                       f"{self.cfg.maxMessageSize}")
-        batch_props = properties.java_rebuild(batch_properties).encode("utf-8") if batch_properties else b""
-        if properties.too_long(len(batch_props)):
-            return refused(PutStatus.PROPERTIES_SIZE_EXCEEDED, "batch properties exceed 32767 bytes")
+        props_arr = _NO_BYTES
+        if batch_properties:
+            props_arr = np.frombuffer(properties.java_rebuild(batch_properties).encode("utf-8"), dtype=np.uint8)
+            if properties.too_long(len(props_arr)):
+                return refused(PutStatus.PROPERTIES_SIZE_EXCEEDED, "batch properties exceed 32767 bytes")
         sys_flag = _with_host_bits(sys_flag, born_host, store_host)
+        header, stamps = self._batch_header(sys_flag, born_host, store_host, reconsume_times)
         store_ts = now_ms()
-        header = np.frombuffer(message.header_template(sys_flag, queue_id, born_timestamp, born_host, store_ts,
-                                                       store_host, reconsume_times), dtype=np.uint8)
+        stamps[0], stamps[1], stamps[2] = queue_id, born_timestamp, store_ts
         src = np.frombuffer(body, dtype=np.uint8)
-        cap = batchkernel.item_capacity(len(body))
-        offsets = np.empty(cap, dtype=np.int64)
-        sizes = np.empty(cap, dtype=np.int64)
+        cap = batchkernel.item_capacity(len(src))
+        offsets, sizes = self._batch_rows(cap)
         key = (topic, queue_id)
         first_queue_offset = self.queue_offsets.next_for(key, sys_flag)
-        topic_arr = np.frombuffer(topic_b, dtype=np.uint8)
-        props_arr = np.frombuffer(batch_props, dtype=np.uint8)
-        for attempt in range(2):
-            mf = self.queue.writable(self.queue.max_offset)
-            need = mf.wrote + len(body) * 2 + len(batch_props) * cap  # records outgrow client items a little
+        files = self.queue.files
+        mf = files[-1] if files and files[-1].wrote < files[-1].size else self.queue.writable(self.max_offset)
+        while True:
+            need = mf.wrote + len(src) * 2 + len(props_arr) * cap  # records outgrow client items a little
             if _short_of_pages(mf, need):
                 self._warm(mf, need)
             status, n, total = batchkernel.encode_client_batch(
-                src, mf.arr, mf.wrote, mf.room, header, topic_arr, props_arr, first_queue_offset,
-                mf.end_offset, offsets, sizes)
-            if status == batchkernel.BATCH_MALFORMED:
-                return refused(PutStatus.MESSAGE_ILLEGAL, f"malformed batch body (message {n + 1})")
-            if status == batchkernel.BATCH_PROPERTIES_TOO_LONG:
-                return refused(PutStatus.PROPERTIES_SIZE_EXCEEDED, f"message {n + 1} of the batch has properties "
-                                                                   f"{properties.too_long_reason('bytes')}")
-            if n == 0:
-                return refused(PutStatus.MESSAGE_ILLEGAL, "empty batch")
-            if message.fits(total, mf.room):
+                src, mf.arr, mf.wrote, mf.size - mf.wrote, header, stamps, topic_arr, props_arr, first_queue_offset,
+                mf.from_offset + mf.wrote, offsets, sizes)
+            if status != batchkernel.BATCH_OK or n == 0:
+                return _batch_refusal(status, n)
+            if message.fits(total, mf.size - mf.wrote):
                 break
-            if attempt or mf.wrote == 0 or not message.fits(total, self.segment_size):
+            if mf.wrote == 0 or not message.fits(total, self.segment_size):
                 return refused(PutStatus.MESSAGE_ILLEGAL, f"batch of {total} bytes does not fit a commitlog segment "
                                                           f"of {self.segment_size}")
-            self._space_for(total)
-        wrote_offset = mf.end_offset
+            mf = self._space_for(total)
+        wrote_offset = mf.from_offset + mf.wrote
         mf.wrote += total
         self.queue_offsets.take_batch(key, n, sys_flag)  # written: the offsets are taken
         self.last_store_timestamp = store_ts
         return PutResult(PutStatus.PUT_OK, wrote_offset=wrote_offset, wrote_bytes=total,
                          queue_offset=first_queue_offset, store_timestamp=store_ts, msg_count=n,
                          store_host=store_host, offsets=offsets[:n].tolist())
+
+    def _batch_header(self, sys_flag: int, born_host: SocketAddress, store_host: SocketAddress,
+                      reconsume_times: int) -> tuple[np.ndarray, np.ndarray]:
+        """The header template of a batch's records and its stamps row (queueId, bornTimestamp, storeTimestamp,
+        the storeTimestamp's place), kept for the next batch of the same hosts and flags."""
+        key = (sys_flag, born_host, store_host, reconsume_times)
+        kept = self._batch_headers.get(key)
+        if kept is None:
+            if len(self._batch_headers) >= _BATCH_HEADERS_KEPT:
+                self._batch_headers.clear()
+            header = np.frombuffer(message.batch_header_template(sys_flag, born_host, store_host, reconsume_times),
+                                   dtype=np.uint8)
+            stamps = np.array([0, 0, 0, message.store_timestamp_offset(sys_flag)], dtype=np.int64)
+            kept = self._batch_headers[key] = (header, stamps)
+        return kept
+
+    def _batch_rows(self, capacity: int) -> tuple[np.ndarray, np.ndarray]:
+        """Scratch rows for a batch's record offsets and sizes (read out before the next batch), grown as needed."""
+        if len(self._batch_offsets) < capacity:
+            self._batch_offsets = np.empty(capacity, dtype=np.int64)
+            self._batch_sizes = np.empty(capacity, dtype=np.int64)
+        return self._batch_offsets, self._batch_sizes
 
     def write_planned(self, cols: RecordColumns, physical_offset: np.ndarray, queue_offset: np.ndarray) -> int:
         """Encode records at the offsets a load planner gave them from this log's end (and checked
@@ -394,6 +421,16 @@ def _short_of_pages(mf: MappedFile, need: int) -> bool:
     """Whether a write reaching `need` should wake the warmer: less than half its window is mapped ahead
     (so the warmer wakes once per half window, not on every append)."""
     return mf.populated < mf.size and mf.populated - need < _warm_window(need) // 2
+
+
+def _batch_refusal(status: int, n: int) -> PutResult:
+    """Why `encode_client_batch` took none of a batch (`n`: the items before the bad one)."""
+    if status == batchkernel.BATCH_MALFORMED:
+        return refused(PutStatus.MESSAGE_ILLEGAL, f"malformed batch body (message {n + 1})")
+    if status == batchkernel.BATCH_PROPERTIES_TOO_LONG:
+        return refused(PutStatus.PROPERTIES_SIZE_EXCEEDED, f"message {n + 1} of the batch has properties "
+                                                           f"{properties.too_long_reason('bytes')}")
+    return refused(PutStatus.MESSAGE_ILLEGAL, "empty batch")
 
 
 def _with_host_bits(sys_flag: int, born: SocketAddress, store: SocketAddress) -> int:

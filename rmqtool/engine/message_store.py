@@ -153,9 +153,11 @@ class MessageStore:
                   born_timestamp: int = 0, born_host: SocketAddress, store_host: SocketAddress,
                   reconsume_times: int = 0) -> PutResult:
         """Append a client batch body as one broker batch (see `CommitLog.put_batch`)."""
-        bad = topic_refusal(topic)
-        if bad:
-            return bad.result()
+        if topic not in self._good_topics:
+            bad = topic_refusal(topic)
+            if bad:
+                return bad.result()
+            self._good_topics.add(topic)
         result = self.commitlog.put_batch(topic, queue_id, body, batch_properties=batch_properties,
                                           sys_flag=sys_flag, born_timestamp=born_timestamp, born_host=born_host,
                                           store_host=store_host, reconsume_times=reconsume_times)

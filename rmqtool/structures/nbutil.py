@@ -207,3 +207,17 @@ else:  # pragma: no cover - every CPython build ships libz
     @njit(cache=True, inline="always")
     def crc32(buf, start, length, tables):
         return crc32_sliced(buf, start, length, tables)
+
+
+_memcpy = types.ExternalFunction("memcpy", types.voidptr(types.voidptr, types.voidptr, types.uintp))
+
+
+@njit(cache=True, inline="always")
+def copy_bytes(dst, at, src, start, length):
+    """dst[at:at+length] = src[start:start+length] by libc's memcpy: numba's slice copy moves a byte
+    at a time (about 1 GB/s here, a third of memcpy). Both ranges are checked; they must not overlap."""
+    if length <= 0:
+        return
+    if at < 0 or start < 0 or at + length > dst.shape[0] or start + length > src.shape[0]:
+        raise IndexError("copy_bytes: range outside the array")
+    _memcpy(dst.ctypes.data + at, src.ctypes.data + start, length)

@@ -246,6 +246,22 @@ def test_batch_records_equal_single_record_encoding(root, cfg):
         assert m.body_crc == zlib.crc32(m.body) & 0x7FFFFFFF
 
 
+@pytest.mark.parametrize("born_host", [BORN, parse_host("[fe80::1]:4000")], ids=["v4", "v6"])
+def test_batches_of_one_store_each_carry_their_own_queue_and_timestamps(root, cfg, born_host):
+    """The header a batch shares is kept between batches: queue id and both timestamps are each batch's own."""
+    with MessageStore(root, cfg) as store:
+        for queue, born in ((0, 5), (3, 7), (0, 9)):
+            store.put_batch("B", queue, batch.encode(_items(2, props="TAGS\x01t{i}")), born_timestamp=born,
+                            born_host=born_host, store_host=STORE, reconsume_times=queue)
+    seg = (root / "commitlog" / "00000000000000000000").read_bytes()
+    got = records(root, cfg)
+    assert [(m.queue_id, m.queue_offset, m.born_timestamp, m.reconsume_times) for m in got] == [
+        (0, 0, 5, 0), (0, 1, 5, 0), (3, 0, 7, 3), (3, 1, 7, 3), (0, 2, 9, 0), (0, 3, 9, 0)]
+    for m in got:
+        assert m.store_timestamp > 0
+        assert seg[m.physical_offset : m.physical_offset + m.store_size] == message.encode(m)
+
+
 def test_batch_properties_are_appended_with_a_separator_only_when_needed(root, cfg):
     items = [batch.BatchItem(0, b"a", "x\x011"), batch.BatchItem(0, b"b", "y\x012\x02"), batch.BatchItem(0, b"c", "")]
     with MessageStore(root, cfg) as store:

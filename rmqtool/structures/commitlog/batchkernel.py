@@ -18,7 +18,7 @@ from rmqtool.structures.commitlog.batch import ITEM_BODY_LEN_AT, ITEM_FLAG_AT, I
 from rmqtool.structures.commitlog.crc import POSITIVE_MASK
 from rmqtool.structures.commitlog.kernels import fits
 from rmqtool.structures.commitlog.properties import MAX_PROPERTIES_LEN, PROPERTY_SEPARATOR
-from rmqtool.structures.nbutil import CRC_TABLES, crc32, get_i16, get_i32, put_i16, put_i32, put_i64
+from rmqtool.structures.nbutil import CRC_TABLES, copy_bytes, crc32, get_i16, get_i32, put_i16, put_i32, put_i64
 
 _ITEM_FLAG = ITEM_FLAG_AT
 _ITEM_BODY_LEN = ITEM_BODY_LEN_AT
@@ -72,9 +72,12 @@ def _layout(src, item_pos, item_len, body_len, props_len, batch_props_len, fixed
 
 
 @njit(cache=True, nogil=True)
-def encode_client_batch(src, dst, at, room, header, topic, batch_props, queue_offset, phys, out_offset, out_size):
+def encode_client_batch(src, dst, at, room, header, stamps, topic, batch_props, queue_offset, phys, out_offset,
+                        out_size):
     """Write the batch in `src` as records at dst[at:] (physical offset `phys`).
 
+    `header` is a `message.batch_header_template`; `stamps` holds (queueId, bornTimestamp,
+    storeTimestamp, where storeTimestamp is in a record), written into every record.
     Returns (status, count, total bytes). Nothing is written unless the whole batch fits with
     room for a blank marker after it (total + 8 <= room); then the caller rolls the segment.
     `out_offset` / `out_size` receive each record's physical offset and size.
@@ -93,30 +96,33 @@ def encode_client_batch(src, dst, at, room, header, topic, batch_props, queue_of
         s = item_pos[r]
         blen = body_len[r]
         size = out_size[r]
-        dst[w:w + hlen] = header
+        copy_bytes(dst, w, header, 0, hlen)
         put_i32(dst, w + message.TOTAL_SIZE_OFFSET, size)
+        put_i32(dst, w + message.QUEUE_ID_OFFSET, stamps[0])
+        put_i64(dst, w + message.BORN_TIMESTAMP_OFFSET, stamps[1])
+        put_i64(dst, w + stamps[3], stamps[2])
         put_i32(dst, w + message.BODY_CRC_OFFSET, crc32(src, s + _ITEM_HEAD, blen, CRC_TABLES) & POSITIVE_MASK)
-        dst[w + message.FLAG_OFFSET:w + message.FLAG_OFFSET + 4] = src[s + _ITEM_FLAG:s + _ITEM_FLAG + 4]
+        copy_bytes(dst, w + message.FLAG_OFFSET, src, s + _ITEM_FLAG, 4)
         put_i64(dst, w + message.QUEUE_OFFSET_OFFSET, queue_offset + r)
         out_offset[r] = phys + (w - at)
         put_i64(dst, w + message.PHYSICAL_OFFSET_OFFSET, out_offset[r])
         put_i32(dst, w + hlen - message.BODY_LENGTH_FROM_HEADER_END, blen)
         p = w + hlen
-        dst[p:p + blen] = src[s + _ITEM_HEAD:s + _ITEM_HEAD + blen]
+        copy_bytes(dst, p, src, s + _ITEM_HEAD, blen)
         p += blen
         dst[p] = topic.shape[0]
         p += 1
-        dst[p:p + topic.shape[0]] = topic
+        copy_bytes(dst, p, topic, 0, topic.shape[0])
         p += topic.shape[0]
         put_i16(dst, p, props_len[r])
         p += _PROPS_LEN_SIZE
         own = s + _ITEM_HEAD + blen + _PROPS_LEN_SIZE
         own_len = get_i16(src, own - _PROPS_LEN_SIZE)
-        dst[p:p + own_len] = src[own:own + own_len]
+        copy_bytes(dst, p, src, own, own_len)
         p += own_len
         if props_len[r] > own_len + batch_props.shape[0]:
             dst[p] = _PAIR_END
             p += 1
-        dst[p:p + batch_props.shape[0]] = batch_props
+        copy_bytes(dst, p, batch_props, 0, batch_props.shape[0])
         w += size
     return BATCH_OK, n, total

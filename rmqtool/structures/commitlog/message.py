@@ -248,12 +248,13 @@ def encode_into(buf, pos: int, msg: Message, parts: tuple[bytes, bytes] | None =
     return total
 
 
-def header_template(sys_flag: int, queue_id: int, born_timestamp: int, born_host: SocketAddress,
-                    store_timestamp: int, store_host: SocketAddress, reconsume_times: int) -> bytes:
-    """The fixed fields shared by the records of one broker batch (sizes, CRCs, flag and offsets zero)."""
+def batch_header_template(sys_flag: int, born_host: SocketAddress, store_host: SocketAddress,
+                          reconsume_times: int) -> bytes:
+    """The fixed fields shared by the records of one broker batch; sizes, CRCs, flag, queue id, offsets and
+    both timestamps are zero (the batch kernel writes them per batch and record)."""
     head = HEADER_STRUCTS[(sysflag.born_host_v6(sys_flag), sysflag.store_host_v6(sys_flag))]
-    return head.pack(0, MAGIC_V1, 0, queue_id, 0, 0, 0, sys_flag, born_timestamp, born_host.address,
-                     born_host.port, store_timestamp, store_host.address, store_host.port, reconsume_times, 0, 0)
+    return head.pack(0, MAGIC_V1, 0, 0, 0, 0, 0, sys_flag, 0, born_host.address, born_host.port, 0,
+                     store_host.address, store_host.port, reconsume_times, 0, 0)
 
 
 def encode(msg: Message) -> bytes:
