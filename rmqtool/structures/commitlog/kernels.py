@@ -173,20 +173,19 @@ def crc32_many(buf, starts, lengths, tables):
 
 
 @njit(cache=True, nogil=True)
-def gather_ended(buf, starts, lengths, out):
-    """buf[s:s+len] of every (s, len) copied into `out` one after the other, each followed by a zero byte.
-    Returns how many zero bytes the strings themselves hold."""
+def gather(buf, starts, lengths, out):
+    """buf[s:s+len] of every (s, len) copied into `out` one after the other; returns whether every byte
+    copied is ASCII (below 0x80)."""
     at = 0
+    high = 0
     for r in range(starts.shape[0]):
         s, n = starts[r], lengths[r]
-        out[at : at + n] = buf[s : s + n]
+        for k in range(n):
+            b = buf[s + k]
+            out[at + k] = b
+            high |= b
         at += n
-        out[at] = 0
-        at += 1
-    zeros = 0
-    for k in range(at):
-        zeros += out[k] == 0
-    return zeros - starts.shape[0]
+    return high < 0x80
 
 
 def body_crcs(arr: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
