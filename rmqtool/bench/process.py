@@ -24,21 +24,23 @@ class CommandRun:
     stderr: str = ""
 
 
-def command_run(args: list[str], *, check: bool = True, capture: bool = False) -> CommandRun:
+def command_run(args: list[str], *, check: bool = True, capture: bool = False,
+                env: dict[str, str] | None = None) -> CommandRun:
     """One `rmqtool ARGS` process writing to /dev/null (with `capture`: to temporary files, kept in the
-    result: no pipe to drain while it runs); with `check`, a non-zero exit raises CalledProcessError."""
+    result: no pipe to drain while it runs), `env` added to its environment; with `check`, a non-zero exit
+    raises CalledProcessError."""
     if not capture:
-        return _command_run(args, check, subprocess.DEVNULL, subprocess.DEVNULL)
+        return _command_run(args, check, subprocess.DEVNULL, subprocess.DEVNULL, env)
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        run = _command_run(args, check, out, err)
+        run = _command_run(args, check, out, err, env)
         out.seek(0)
         err.seek(0)
         return dataclasses.replace(run, stdout=out.read().decode(errors="replace"),
                                    stderr=err.read().decode(errors="replace"))
 
 
-def _command_run(args: list[str], check: bool, stdout, stderr) -> CommandRun:
-    env = dict(BENCH_ENV)
+def _command_run(args: list[str], check: bool, stdout, stderr, extra: dict[str, str] | None) -> CommandRun:
+    env = {**BENCH_ENV, **(extra or {})}
     if os.environ.get("PYTHONPATH"):  # the code this bench runs, not the installed copy
         env["PYTHONPATH"] = os.environ["PYTHONPATH"]
     start = time.perf_counter()
@@ -72,7 +74,7 @@ def _peak_rss_of(pid: int) -> int:
     return 0
 
 
-def run_rmqtool(args: list[str]) -> tuple[float, float]:
+def run_rmqtool(args: list[str], env: dict[str, str] | None = None) -> tuple[float, float]:
     """(wall seconds, CPU seconds) of one `rmqtool ARGS` process writing to /dev/null."""
-    run = command_run(args)
+    run = command_run(args, env=env)
     return run.wall, run.cpu

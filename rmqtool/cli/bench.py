@@ -290,10 +290,12 @@ def start(
     as_json: bool = JSON,
     config: Path | None = STORE_CONFIG,
 ) -> None:
-    """What a short command costs as a process: --version, a query as JSON and as a card, info and verify as JSON.
+    """What a short command costs as a process: --version, a query as JSON and as a card, info, consumers, decode
+    and verify as JSON, and the first verify after an install (an empty kernel cache).
 
     Scripts that run one lookup per process pay this on every call. The commands take turns,
-    and each is reported as the fastest and the median wall time and the median CPU time.
+    and each is reported as the fastest and the median wall time and the median CPU time, with the CPU
+    ratios of each short command to --version and of the first verify to a warm one.
 
     Example: [bold]rmqtool bench start --runs 10 --json[/]
     """

@@ -16,11 +16,11 @@ from __future__ import annotations
 import json
 
 import numpy as np
-from numba import njit
 
 from rmqtool.engine.rules import NOT_UTF8
 from rmqtool.io.schema import NULL_PROPERTY
 from rmqtool.io.textkernels import utf8_len
+from rmqtool.structures.jit import kernel
 
 MAX_DEPTH = 32  # a row is depth 1, its properties 2: anything deeper is no producer row
 OK, NOT_OBJECT, TEXT_AFTER, TOO_DEEP, BAD_UTF8, SURROGATE, NULL_VALUE, UNENDED = range(8)
@@ -48,7 +48,7 @@ _PLAIN_IN_STRING, _PLAIN_IN_OBJECT = _passes(_SPECIAL_IN_STRING), _passes(_SPECI
 _FIRST = {ord("n"): "null", ord("t"): "true", ord("f"): "false", ord("["): "a list", ord('"'): "a string"}
 
 
-@njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def _hex4(data, at):
     """The value of four hex digits at `at`, or -1."""
     if at + 4 > data.shape[0]:
@@ -68,7 +68,7 @@ def _hex4(data, at):
     return v
 
 
-@njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def first_bad_line(data, no_null, plain_in_string, plain_in_object):
     """(start of the first bad line, why, start and end of the top-level name it was in or -1) of a
     block; (-1, OK, -1, -1) when every line passes. Bytes the tables call plain (most of a block:
@@ -172,7 +172,7 @@ def first_bad_line(data, no_null, plain_in_string, plain_in_object):
     return -1, OK, -1, -1
 
 
-@njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def _same(data, start, end, word):
     same = start >= 0 and end - start == word.shape[0]
     k = 0

@@ -9,7 +9,8 @@ standard library would write. Rows must be valid UTF-8 (callers check with `utf8
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+
+from rmqtool.structures.jit import jitable, kernel
 
 _QUOTE = ord('"')
 _BACKSLASH = ord("\\")
@@ -35,7 +36,7 @@ def _escape_table() -> np.ndarray:
 _ESCAPES = _escape_table()
 
 
-@njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def gather(buf, starts, lengths):
     """(data, offsets) of buf[starts[i]:starts[i]+lengths[i]] for every i."""
     n = starts.shape[0]
@@ -52,7 +53,7 @@ def gather(buf, starts, lengths):
     return data, offsets
 
 
-@njit(cache=True, inline="always")
+@jitable(inline=True)
 def utf8_len(data, p, end):
     """Bytes of the well-formed UTF-8 sequence starting at `p` (a byte >= 0x80) and ending before `end`, or 0
     (overlongs, surrogates and values past U+10FFFF are not well formed)."""
@@ -85,7 +86,7 @@ def utf8_len(data, p, end):
     return need + 1
 
 
-@njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def utf8_valid(data, offsets):
     """Per row: whether it is well-formed UTF-8 (`utf8_len`)."""
     n = offsets.shape[0] - 1
@@ -104,7 +105,7 @@ def utf8_valid(data, offsets):
     return ok
 
 
-@njit(cache=True, inline="always")
+@jitable(inline=True)
 def _escaped_len(data, s, e, table):
     n = 0
     for p in range(s, e):
@@ -113,7 +114,7 @@ def _escaped_len(data, s, e, table):
     return n
 
 
-@njit(cache=True, inline="always")
+@jitable(inline=True)
 def _write_escaped(out, w, data, s, e, table, hexd):
     for p in range(s, e):
         b = data[p]
@@ -136,7 +137,7 @@ def _write_escaped(out, w, data, s, e, table, hexd):
     return w
 
 
-@njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def json_strings(data, offsets, valid):
     """Each row as a quoted, escaped JSON string; rows where `valid` is False become `null`."""
     n = offsets.shape[0] - 1
@@ -157,7 +158,7 @@ def json_strings(data, offsets, valid):
     return out, out_off
 
 
-@njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def base64_strings(data, offsets):
     """Each row as a quoted standard base64 string (with padding)."""
     n = offsets.shape[0] - 1
@@ -193,7 +194,7 @@ def base64_strings(data, offsets):
     return out, out_off
 
 
-@njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def hex_strings(data, offsets):
     """Each row as a quoted lowercase hex string."""
     n = offsets.shape[0] - 1
@@ -214,7 +215,7 @@ def hex_strings(data, offsets):
     return out, out_off
 
 
-@njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def json_objects(keys, key_off, values, value_off, row_off):
     """Row i as a JSON object of the string pairs row_off[i] .. row_off[i+1]-1 (keys and values escaped)."""
     n = row_off.shape[0] - 1
@@ -249,7 +250,7 @@ def json_objects(keys, key_off, values, value_off, row_off):
     return out, out_off
 
 
-@njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def split_pairs(data, offsets, pair_end, name_end):
     """The pairs of every row of `name<name_end>value<pair_end>...` text, as Python's dict would keep them.
 
@@ -305,7 +306,7 @@ def split_pairs(data, offsets, pair_end, name_end):
     return ks[:m], kl[:m], vs[:m], vl[:m], row_off
 
 
-@njit(cache=True, inline="always")
+@jitable(inline=True)
 def _write_int(out, w, v):
     """Decimal digits of `v` at out[w:], two at a time from a pair table; returns the end."""
     if v < 0:
@@ -335,7 +336,7 @@ def _write_int(out, w, v):
     return end
 
 
-@njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def assemble_lines(plan, literals, lit_off, ints, int_nulls, frags, frag_offs, n):
     """One JSON line per row (n rows): for each plan step (kind, index), the literal `index` when kind
     is 0, integer column `ints[index]` (or `null` where `int_nulls[index]`) when kind is 1, the row's

@@ -8,9 +8,11 @@ into numbers and back.
 from __future__ import annotations
 
 import ctypes.util
+import zlib
 
 import numpy as np
-from numba import njit, types
+
+from rmqtool.structures.jit import jitable
 
 _INT_SPAN = np.int64(1) << 32
 _INT_MAX = (np.int64(1) << 31) - 1
@@ -20,19 +22,19 @@ _HIGH_SURROGATE = 0xD800
 _LOW_SURROGATE = 0xDC00
 
 
-@njit(cache=True, inline="always")
+@jitable(inline=True)
 def get_i16(buf, p):
     v = (np.int64(buf[p]) << 8) | np.int64(buf[p + 1])
     return v - 65536 if v >= 32768 else v
 
 
-@njit(cache=True, inline="always")
+@jitable(inline=True)
 def get_i32(buf, p):
     v = (np.int64(buf[p]) << 24) | (np.int64(buf[p + 1]) << 16) | (np.int64(buf[p + 2]) << 8) | np.int64(buf[p + 3])
     return v - _INT_SPAN if v > _INT_MAX else v
 
 
-@njit(cache=True, inline="always")
+@jitable(inline=True)
 def get_i64(buf, p):
     v = np.int64(0)
     for k in range(8):
@@ -40,13 +42,13 @@ def get_i64(buf, p):
     return v
 
 
-@njit(cache=True, inline="always")
+@jitable(inline=True)
 def put_i16(buf, p, v):
     buf[p] = (v >> 8) & 0xFF
     buf[p + 1] = v & 0xFF
 
 
-@njit(cache=True, inline="always")
+@jitable(inline=True)
 def put_i32(buf, p, v):
     buf[p] = (v >> 24) & 0xFF
     buf[p + 1] = (v >> 16) & 0xFF
@@ -54,18 +56,18 @@ def put_i32(buf, p, v):
     buf[p + 3] = v & 0xFF
 
 
-@njit(cache=True, inline="always")
+@jitable(inline=True)
 def put_i64(buf, p, v):
     for k in range(8):
         buf[p + k] = (v >> (56 - 8 * k)) & 0xFF
 
 
-@njit(cache=True, inline="always")
+@jitable(inline=True)
 def _continuation(buf, p, end):
     return p < end and (buf[p] & 0xC0) == 0x80
 
 
-@njit(cache=True)
+@jitable
 def java_hash_utf8(buf, start, end, h):
     """Continue Java's String.hashCode state `h` (0..2^32-1) over UTF-8 bytes buf[start:end].
 
@@ -104,7 +106,7 @@ def java_hash_utf8(buf, start, end, h):
     return h
 
 
-@njit(cache=True, inline="always")
+@jitable(inline=True)
 def bytes_equal(buf, start, length, word):
     """Whether `buf[start:start + length]` holds the bytes of `word` (a uint8 array)."""
     if length != word.shape[0]:
@@ -115,45 +117,17 @@ def bytes_equal(buf, start, length, word):
     return True
 
 
-@njit(cache=True, inline="always")
+@jitable(inline=True)
 def java_hash_step(h, unit):
     return (h * 31 + unit) & 0xFFFFFFFF
 
 
-@njit(cache=True, inline="always")
+@jitable(inline=True)
 def to_java_int(h):
     return h - _INT_SPAN if h > _INT_MAX else h
 
 
-def _load_library(path: str | None) -> bool:
-    import llvmlite.binding as llvm
-
-    if not path:
-        return False
-    try:
-        llvm.load_library_permanently(path)
-    except RuntimeError:
-        return False
-    return True
-
-
-def _isal_library() -> str | None:
-    """ISA-L's CRC-32 (SIMD, ~15 GB/s here) as exported by python-isal's zlib module, if installed."""
-    try:
-        import isal.isal_zlib as isal_zlib
-    except ImportError:
-        return None
-    return isal_zlib.__file__
-
-
-HAVE_ISAL = _load_library(_isal_library())
-HAVE_ZLIB = _load_library(ctypes.util.find_library("z")) or HAVE_ISAL
-if HAVE_ISAL:  # crc32_gzip_refl(0, p, n) equals zlib's crc32(0, p, n)
-    _native_crc32 = types.ExternalFunction("crc32_gzip_refl", types.uint32(types.uint32, types.voidptr, types.uint64))
-else:
-    _native_crc32 = types.ExternalFunction("crc32", types.uint64(types.uint64, types.voidptr, types.uint32))
 _CRC_POLY = 0xEDB88320
-NATIVE_FROM_BYTES = 8 if HAVE_ISAL else 512  # shorter inputs are faster in the inline loop (ISA-L: measured)
 
 
 def _crc_tables() -> np.ndarray:
@@ -172,7 +146,7 @@ def _crc_tables() -> np.ndarray:
 CRC_TABLES = _crc_tables()
 
 
-@njit(cache=True, inline="always")
+@jitable(inline=True)
 def crc32_sliced(buf, i, length, tables):
     """CRC-32 of buf[i:i+length], eight bytes per step (slicing-by-8)."""
     t0, t1, t2, t3, t4, t5, t6, t7 = (tables[0], tables[1], tables[2], tables[3], tables[4], tables[5],
@@ -193,31 +167,84 @@ def crc32_sliced(buf, i, length, tables):
     return crc ^ 0xFFFFFFFF
 
 
-if HAVE_ZLIB:
+_NATIVE_CRC32 = None  # zlib's or ISA-L's crc32, as numba calls it: set by `_crc32_compiled`
+_NATIVE_FROM = 0
 
-    @njit(cache=True, inline="always")
-    def crc32(buf, start, length, tables):
-        """zlib CRC-32 of buf[start:start+length] (unmasked)."""
-        if length < NATIVE_FROM_BYTES:
-            return crc32_sliced(buf, start, length, tables)
-        return np.int64(_native_crc32(0, buf[start:].ctypes.data, length))
 
-else:  # pragma: no cover - every CPython build ships libz
-
-    @njit(cache=True, inline="always")
-    def crc32(buf, start, length, tables):
+def _crc32_native(buf, start, length, tables):
+    if length < _NATIVE_FROM:
         return crc32_sliced(buf, start, length, tables)
+    return np.int64(_NATIVE_CRC32(0, buf[start:].ctypes.data, length))
 
 
-_memcpy = types.ExternalFunction("memcpy", types.voidptr(types.voidptr, types.voidptr, types.uintp))
+def _crc32_compiled():
+    """The compiled `crc32`: zlib's own (or ISA-L's) from the inputs where it is faster than the inline loop."""
+    global _NATIVE_CRC32, _NATIVE_FROM
+    import llvmlite.binding as llvm
+    from numba import types
+
+    def load(path: str | None) -> bool:
+        if not path:
+            return False
+        try:
+            llvm.load_library_permanently(path)
+        except RuntimeError:
+            return False
+        return True
+
+    if load(_isal_library()):  # crc32_gzip_refl(0, p, n) equals zlib's crc32(0, p, n)
+        _NATIVE_CRC32 = types.ExternalFunction("crc32_gzip_refl", types.uint32(types.uint32, types.voidptr,
+                                                                                  types.uint64))
+        _NATIVE_FROM = 8  # shorter inputs are faster in the inline loop (ISA-L: measured)
+    elif load(ctypes.util.find_library("z")):
+        _NATIVE_CRC32 = types.ExternalFunction("crc32", types.uint64(types.uint64, types.voidptr, types.uint32))
+        _NATIVE_FROM = 512
+    else:  # pragma: no cover - every CPython build ships libz
+        return crc32_sliced
+    return _crc32_native
 
 
-@njit(cache=True, inline="always")
-def copy_bytes(dst, at, src, start, length):
-    """dst[at:at+length] = src[start:start+length] by libc's memcpy: numba's slice copy moves a byte
-    at a time (about 1 GB/s here, a third of memcpy). Both ranges are checked; they must not overlap."""
+def _isal_library() -> str | None:
+    """ISA-L's CRC-32 (SIMD, ~15 GB/s here) as exported by python-isal's zlib module, if installed."""
+    try:
+        import isal.isal_zlib as isal_zlib
+    except ImportError:
+        return None
+    return isal_zlib.__file__
+
+
+@jitable(inline=True, compiled=_crc32_compiled)
+def crc32(buf, start, length, tables):
+    """zlib CRC-32 of buf[start:start+length] (unmasked); compiled: zlib's or ISA-L's own past a few bytes."""
+    return np.int64(zlib.crc32(buf[start : start + length]))
+
+
+_MEMCPY = None  # libc's memcpy, as numba calls it: set by `_copy_bytes_compiled`
+
+
+def _copy_bytes_native(dst, at, src, start, length):
     if length <= 0:
         return
     if at < 0 or start < 0 or at + length > dst.shape[0] or start + length > src.shape[0]:
         raise IndexError("copy_bytes: range outside the array")
-    _memcpy(dst.ctypes.data + at, src.ctypes.data + start, length)
+    _MEMCPY(dst.ctypes.data + at, src.ctypes.data + start, length)
+
+
+def _copy_bytes_compiled():
+    """The compiled `copy_bytes`: libc's memcpy (numba's slice copy moves a byte at a time, about 1 GB/s here,
+    a third of memcpy)."""
+    global _MEMCPY
+    from numba import types
+
+    _MEMCPY = types.ExternalFunction("memcpy", types.voidptr(types.voidptr, types.voidptr, types.uintp))
+    return _copy_bytes_native
+
+
+@jitable(inline=True, compiled=_copy_bytes_compiled)
+def copy_bytes(dst, at, src, start, length):
+    """dst[at:at+length] = src[start:start+length]; both ranges are checked, and must not overlap."""
+    if length <= 0:
+        return
+    if at < 0 or start < 0 or at + length > dst.shape[0] or start + length > src.shape[0]:
+        raise IndexError("copy_bytes: range outside the array")
+    dst[at : at + length] = src[start : start + length]

@@ -1,8 +1,13 @@
 """A short command pays only for what it uses: one query per process is how scripts call rmqtool."""
 
 import json
+import os
+import subprocess
+import sys
 
-from cli_helpers import FIXTURE, command_probe, run
+from cli_helpers import CONF, FIXTURE, command_probe, run
+
+from rmqtool.structures.jit import COMPILING_NOTE
 
 
 def _rich(got: dict) -> list[str]:
@@ -27,6 +32,41 @@ def test_a_card_imports_numpy_to_show_two_times():
     assert got["code"] == 0 and "numpy" not in got["modules"]
 
 
+def test_info_verify_and_consumers_of_a_small_store_load_no_numba():
+    """numba's import and context cost a process about a second of CPU, more than a small store's walk as Python."""
+    for args in (("info", FIXTURE, "--json"), ("verify", FIXTURE, "--config", CONF, "--json"),
+                 ("consumers", FIXTURE, "--json")):
+        got = command_probe(*args)
+        assert got["code"] == 0
+        assert not [m for m in got["modules"] if m.split(".")[0] in ("numba", "llvmlite")], args
+
+
+_COMPILE_TWO = """
+import numpy as np
+from rmqtool.structures import jit
+from rmqtool.structures.commitlog import kernels
+jit.INTERPRETED_WORK = 0
+buf = np.frombuffer(b"TopicATopicBTopicA", dtype=np.uint8)
+starts, lengths = np.array([0, 6, 12]), np.array([6, 6, 6])
+first, ids = np.empty(3, dtype=np.int64), np.empty(3, dtype=np.int64)
+groups = kernels.group_equal(buf, starts, lengths, first, ids)
+print(groups, ids.tolist(), kernels.strings_match(buf, starts, lengths, ids))
+"""
+
+
+def test_the_first_compile_says_so_once_and_a_cached_one_says_nothing(tmp_path):
+    """A fresh install compiles its kernels once, for seconds: a silent first run looked hung."""
+    def compile_two() -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-c", _COMPILE_TWO], capture_output=True, text=True, timeout=600,
+                              env={**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)})
+
+    first = compile_two()
+    assert first.returncode == 0 and first.stdout == "2 [0, 1, 0] True\n"
+    assert first.stderr == COMPILING_NOTE
+    again = compile_two()
+    assert again.returncode == 0 and again.stdout == first.stdout and again.stderr == ""
+
+
 def test_help_and_an_unknown_command_see_every_command():
     assert len(command_probe("--help")["built"][0]) >= 12
     out = run("quer", FIXTURE)
@@ -45,10 +85,16 @@ def test_bench_start_times_each_short_command_in_fresh_processes():
     assert out.returncode == 0, out.stderr
     doc = json.loads(out.stdout)
     assert doc["mode"] == "start" and doc["runs"] == 2
-    assert set(doc) == {"mode", "runs", "version", "queryJson", "queryCard", "infoJson", "verifyJson"}
-    for name in ("version", "queryJson", "queryCard", "infoJson", "verifyJson"):
+    timed = {"version", "queryJson", "queryCard", "infoJson", "consumersJson", "decodeJson", "verifyJson",
+             "verifyFirstRun"}
+    assert set(doc) == {"mode", "runs", "cpuRatios", *timed}
+    for name in timed:
         times = doc[name]
         assert 0 < times["wallMsMin"] <= times["wallMsMedian"] and times["cpuMsMedian"] > 0
+    assert set(doc["cpuRatios"]) == {"queryJsonOverVersion", "queryCardOverVersion", "infoJsonOverVersion",
+                                     "consumersJsonOverVersion", "decodeJsonOverVersion", "verifyFirstRunOverWarm"}
+    assert doc["cpuRatios"]["infoJsonOverVersion"] == round(doc["infoJson"]["cpuMsMedian"]
+                                                            / doc["version"]["cpuMsMedian"], 2)
 
 
 def test_bench_start_refuses_what_is_not_a_store(tmp_path):

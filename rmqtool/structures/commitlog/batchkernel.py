@@ -11,13 +11,13 @@ back to back.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from rmqtool.structures.commitlog import message
 from rmqtool.structures.commitlog.batch import ITEM_BODY_LEN_AT, ITEM_FLAG_AT, ITEM_HEAD_LEN
 from rmqtool.structures.commitlog.crc import POSITIVE_MASK
 from rmqtool.structures.commitlog.kernels import fits
 from rmqtool.structures.commitlog.properties import MAX_PROPERTIES_LEN, PROPERTY_SEPARATOR
+from rmqtool.structures.jit import kernel
 from rmqtool.structures.nbutil import CRC_TABLES, copy_bytes, crc32, get_i16, get_i32, put_i16, put_i32, put_i64
 
 _ITEM_FLAG = ITEM_FLAG_AT
@@ -38,7 +38,7 @@ def item_capacity(body_len: int) -> int:
     return body_len // MIN_ITEM_LEN + 1
 
 
-@njit(cache=True)
+@kernel()
 def _layout(src, item_pos, item_len, body_len, props_len, batch_props_len, fixed_len):
     """Split the client items; fill per-item arrays. Returns (status, count, total record bytes)."""
     pos = 0
@@ -71,7 +71,7 @@ def _layout(src, item_pos, item_len, body_len, props_len, batch_props_len, fixed
     return BATCH_OK, n, total
 
 
-@njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def encode_client_batch(src, dst, at, room, header, stamps, topic, batch_props, queue_offset, phys, out_offset,
                         out_size):
     """Write the batch in `src` as records at dst[at:] (physical offset `phys`).

@@ -13,11 +13,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from numba import njit
 
 from rmqtool.structures.commitlog import message, sysflag
 from rmqtool.structures.commitlog.crc import POSITIVE_MASK
 from rmqtool.structures.commitlog.hosts import IPV4_LEN, IPV6_LEN
+from rmqtool.structures.jit import kernel
 from rmqtool.structures.nbutil import CRC_TABLES, crc32, put_i32, put_i64
 
 _TOPIC_LEN_SIZE = message.TOPIC_LEN_V1_LEN
@@ -86,7 +86,7 @@ _V6_EXTRA = message.HOST_V6_EXTRA
 _BORN_V6, _STORE_V6 = sysflag.BORN_HOST_V6, sysflag.STORE_HOST_V6
 
 
-@njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def _encode(dst, at, lengths, queue_id, flag, sys_flag, born_ts, born_addr, born_port, store_ts, store_addr,
             store_port, reconsume, prepared, queue_offset, physical_offset, body_buf, body_start, body_len,
             topic_buf, topic_start, topic_len, props_buf, props_start, props_len, first, last):
@@ -148,7 +148,7 @@ def _b64_table() -> np.ndarray:
 _B64_TABLE = _b64_table()
 
 
-@njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def b64decode_many(src, off, out, out_off, table):
     """Decode each base64 string src[off[i]:off[i+1]] into out; returns the index of the first bad one, or -1."""
     w = 0

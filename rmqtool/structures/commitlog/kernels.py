@@ -13,7 +13,6 @@ Every offset comes from the record layout in `format.message`.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from rmqtool.structures.commitlog import impossible, message
 from rmqtool.structures.commitlog.crc import POSITIVE_MASK
@@ -38,6 +37,7 @@ from rmqtool.structures.commitlog.message import (
 )
 from rmqtool.structures.commitlog.properties import MAX_PROPERTIES_LEN
 from rmqtool.structures.commitlog.sysflag import BORN_HOST_V6, STORE_HOST_V6
+from rmqtool.structures.jit import jitable, kernel
 from rmqtool.structures.nbutil import CRC_TABLES, crc32, get_i32, get_i64
 
 _TABLES = CRC_TABLES
@@ -55,7 +55,17 @@ GEO_START, GEO_BODY, GEO_TOPIC, GEO_TOPIC_LEN, GEO_PROPS, GEO_PROPS_LEN = range(
 GEO_COLUMNS = 6
 
 
-@njit(cache=True, inline="always")
+def _bytes_of(buf, starts, lengths, *_) -> int:
+    """A call over the strings buf[s:s+len] as Python: about a microsecond a byte."""
+    return int(lengths.sum())
+
+
+def _crc_work(buf, starts, lengths, *_) -> int:
+    """zlib's CRC as Python: about 100 bytes a microsecond."""
+    return int(lengths.sum()) // 100
+
+
+@jitable(inline=True)
 def header_len(flags):
     """Length of a record's fixed fields (bodyLength included) for its sysFlag's host families."""
     head = HEADER_V4_LEN
@@ -67,18 +77,18 @@ def header_len(flags):
 
 
 # the record rules of `message` and `impossible`, compiled from the same functions
-fits = njit(inline="always")(message.fits)
-_store_timestamp_offset = njit(inline="always")(message.store_timestamp_offset)
-nul_bytes = njit(cache=True, nogil=True)(impossible.nul_bytes)
+fits = jitable(message.fits, inline=True)
+_store_timestamp_offset = jitable(message.store_timestamp_offset, inline=True)
+nul_bytes = kernel(nogil=True, work=_bytes_of)(impossible.nul_bytes)
 
 
-@njit(cache=True, inline="always")
+@jitable(inline=True)
 def store_timestamp_at(pos, flags):
     """Where the storeTimestamp of the record at `pos` is (it follows the born host)."""
     return pos + _store_timestamp_offset(flags)
 
 
-@njit(cache=True, inline="always")
+@jitable(inline=True)
 def dispatch_header(buf, pos):
     """(totalSize, sysFlag, queueId, queueOffset, storeTimestamp) of the record at `pos`: the header fields
     a dispatcher reads."""
@@ -87,7 +97,7 @@ def dispatch_header(buf, pos):
             get_i64(buf, store_timestamp_at(pos, flags)))
 
 
-@njit(cache=True, nogil=True)
+@kernel(nogil=True, work=lambda buf, pos, end, *_: max(min(end, buf.shape[0]) - pos, 0) // 10)
 def walk(buf, pos, end, base, out, policy, check_crc):
     """Accept records from `pos` on while they start before `end` and `out` has room.
 
@@ -156,14 +166,14 @@ def walk(buf, pos, end, base, out, policy, check_crc):
         pos = rec_end
 
 
-@njit(cache=True, nogil=True)
+@kernel(nogil=True, work=lambda *_: 0)
 def record_at(buf, pos, base, out):
     """Where the record at `pos` ends when the scan policy accepts it (its row written to `out[0]`), else -1."""
     n, stop, _, _ = walk(buf, pos, pos + 1, base, out, POLICY_SCAN, False)
     return stop if n == 1 else -1
 
 
-@njit(cache=True, nogil=True)
+@kernel(nogil=True, work=_crc_work)
 def crc32_many(buf, starts, lengths, tables):
     """zlib CRC-32 of buf[s:s+len] for every (s, len)."""
     out = np.empty(starts.shape[0], dtype=np.int64)
@@ -172,20 +182,14 @@ def crc32_many(buf, starts, lengths, tables):
     return out
 
 
-@njit(cache=True, nogil=True)
+@kernel(nogil=True, work=_bytes_of)
 def gather(buf, starts, lengths, out):
-    """buf[s:s+len] of every (s, len) copied into `out` one after the other; returns whether every byte
-    copied is ASCII (below 0x80)."""
+    """buf[s:s+len] of every (s, len) copied into `out` one after the other."""
     at = 0
-    high = 0
     for r in range(starts.shape[0]):
         s, n = starts[r], lengths[r]
-        for k in range(n):
-            b = buf[s + k]
-            out[at + k] = b
-            high |= b
+        out[at : at + n] = buf[s : s + n]
         at += n
-    return high < 0x80
 
 
 def body_crcs(arr: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
@@ -197,7 +201,7 @@ _FNV_OFFSET = np.uint64(14695981039346656037)
 _FNV_PRIME = np.uint64(1099511628211)
 
 
-@njit(cache=True, nogil=True)
+@kernel(nogil=True, work=_bytes_of)
 def string_hashes(buf, starts, lengths, out):
     """A 64-bit FNV-1a hash of each string buf[start:start+len] (its length mixed in)."""
     for i in range(starts.shape[0]):
@@ -208,7 +212,7 @@ def string_hashes(buf, starts, lengths, out):
         out[i] = h ^ np.uint64(lengths[i])
 
 
-@njit(cache=True, inline="always")
+@jitable(inline=True)
 def _same(buf, a, b, length):
     """Whether buf[a:a+length] and buf[b:b+length] hold the same bytes."""
     for k in range(length):  # noqa: SIM110 - a loop numba compiles
@@ -217,7 +221,7 @@ def _same(buf, a, b, length):
     return True
 
 
-@njit(cache=True, nogil=True)
+@kernel(nogil=True, work=_bytes_of)
 def strings_match(buf, starts, lengths, rep):
     """Whether every string equals the one at index rep[i] (hash groups hold no collision)."""
     for i in range(starts.shape[0]):
@@ -227,7 +231,7 @@ def strings_match(buf, starts, lengths, rep):
     return True
 
 
-@njit(cache=True, nogil=True)
+@kernel(nogil=True, work=_bytes_of)
 def group_equal(buf, starts, lengths, first, ids):
     """Group the strings buf[start:start+len] by their bytes, in order of first appearance: `first[g]` is the
     first record of group g, `ids[i]` the group of record i. Returns the number of groups, or -1 when there

@@ -10,9 +10,9 @@ and where each generated UNIQ_KEY's digits go.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from rmqtool.structures.commitlog import properties
+from rmqtool.structures.jit import jitable, kernel
 
 _TAGS, _KEYS, _UNIQ = 0, 1, 2
 _NAMES = [properties.TAGS, properties.KEYS, properties.UNIQ_KEY]
@@ -35,14 +35,14 @@ _NAME_BUF = np.frombuffer("".join(_NAMES).encode(), dtype=np.uint8)
 _NAME_OFF = np.cumsum([0, *(len(n) for n in _NAMES)]).astype(np.int64)
 
 
-@njit(cache=True, inline="always")
+@jitable(inline=True)
 def _copy(out, w, src, a, b):
     for k in range(b - a):  # a loop: short strings copy faster than through slices
         out[w + k] = src[a + k]
     return w + b - a
 
 
-@njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def _build(tag_buf, tag_off, has_tag, key_buf, key_off, has_key, own, own_buf, own_off, orders, name_buf,
            name_off, uniq_len, out_off, uniq_at, out):
     n = has_tag.shape[0]

@@ -159,10 +159,9 @@ class RecordBatch:
         offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
         np.cumsum(lengths, out=offsets[1:])
         data = np.empty(int(offsets[-1]), dtype=np.uint8)
-        ascii_only = kernels.gather(np.frombuffer(self.buf, dtype=np.uint8), self.props_pos.astype(np.int64),
-                                    lengths, data)
+        kernels.gather(np.frombuffer(self.buf, dtype=np.uint8), self.props_pos.astype(np.int64), lengths, data)
         array = pa.LargeStringArray.from_buffers(len(lengths), pa.py_buffer(offsets), pa.py_buffer(data))
-        if ascii_only:
+        if not len(data) or data.max() < 0x80:  # ASCII, the common case, is UTF-8
             return array
         try:
             array.validate(full=True)  # UTF-8 checked

@@ -9,13 +9,14 @@ and counter as if the rows were sent 65536 per millisecond.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+
+from rmqtool.structures.jit import kernel
 
 _HEX = np.frombuffer(b"0123456789ABCDEF", dtype=np.uint8)
 _COUNTER_SPAN = 1 << 16
 
 
-@njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def _put(buf, at, ip4, rows, salt, since, hexdigits):
     raw = np.zeros(16, dtype=np.uint8)
     for k in range(at.shape[0]):

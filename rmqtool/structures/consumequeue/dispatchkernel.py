@@ -10,10 +10,9 @@ a non-empty name and value, and a later pair overwrites an earlier one of the sa
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
-from numba.extending import register_jitable
 
-from rmqtool.structures.commitlog import kernels, sysflag
+from rmqtool.structures.commitlog import sysflag
+from rmqtool.structures.commitlog.kernels import dispatch_header
 from rmqtool.structures.commitlog.properties import (
     DELAY,
     KEYS,
@@ -26,9 +25,10 @@ from rmqtool.structures.commitlog.properties import KEY_SEPARATOR as WORD_SEPARA
 from rmqtool.structures.commitlog.walker import Rows
 from rmqtool.structures.consumequeue.tagskernel import tags_code_at
 from rmqtool.structures.index import KEY_SEPARATOR
+from rmqtool.structures.jit import jitable, kernel
 from rmqtool.structures.nbutil import bytes_equal, java_hash_step, java_hash_utf8, to_java_int
 
-register_jitable(sysflag.enters_consume_queue)
+enters_consume_queue = jitable(sysflag.enters_consume_queue)
 
 # columns of the rows `dispatch_fields` writes
 D_OFFSET, D_SIZE, D_QUEUE_ID, D_QUEUE_OFFSET, D_STORE_TS, D_TAGS_CODE, D_IN_CQ, D_INDEXED = range(8)
@@ -46,7 +46,7 @@ _KEYS_GUESS = 4  # index keys per record to make room for at first
 _INT_MAX = 2**31 - 1
 
 
-@njit(cache=True)
+@jitable
 def _key_hash(buf, topic_hash, start, end):
     h = java_hash_step(topic_hash, _KEY_JOIN)
     h = to_java_int(java_hash_utf8(buf, start, end, h))
@@ -54,7 +54,12 @@ def _key_hash(buf, topic_hash, start, end):
     return h if h <= _INT_MAX else 0  # abs(Integer.MIN_VALUE) stays negative in Java: the broker uses 0
 
 
-@njit(cache=True, nogil=True)
+def _dispatch_work(buf, start, topic, topic_len, props, props_len, n, *_) -> int:
+    """As Python: about 2.5 microseconds a byte of the properties and topics."""
+    return int(props_len[:n].sum() + topic_len[:n].sum()) * 5 // 2
+
+
+@kernel(nogil=True, work=_dispatch_work)
 def dispatch_fields(buf, start, topic, topic_len, props, props_len, n, base, levels, out, key_rec, key_hash):
     """Fill `out[:n]` (D_* columns) and the index keys of the records whose geometry the walk gave
     (`start` ... `props_len`, one per record); returns the number of keys found.
@@ -66,14 +71,14 @@ def dispatch_fields(buf, start, topic, topic_len, props, props_len, n, base, lev
     nkeys = 0
     for r in range(n):
         pos = start[r]
-        size, flags, queue_id, queue_offset, store_ts = kernels.dispatch_header(buf, pos)
+        size, flags, queue_id, queue_offset, store_ts = dispatch_header(buf, pos)
         tx = flags & sysflag.TRANSACTION_MASK
         out[r, D_OFFSET] = base + pos
         out[r, D_SIZE] = size
         out[r, D_QUEUE_ID] = queue_id
         out[r, D_QUEUE_OFFSET] = queue_offset
         out[r, D_STORE_TS] = store_ts
-        out[r, D_IN_CQ] = 1 if sysflag.enters_consume_queue(flags) else 0
+        out[r, D_IN_CQ] = 1 if enters_consume_queue(flags) else 0
         out[r, D_INDEXED] = 0 if tx == sysflag.TRANSACTION_ROLLBACK else 1
         # the last occurrence of each property that matters (Java's map keeps the last)
         tags_s = tags_e = keys_s = keys_e = uniq_s = uniq_e = delay_s = delay_e = -1

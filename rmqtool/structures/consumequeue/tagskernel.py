@@ -4,9 +4,9 @@ place, given where the record's topic and its TAGS and DELAY values are in the b
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from rmqtool.structures.commitlog.delay import SCHEDULE_TOPIC
+from rmqtool.structures.jit import jitable
 from rmqtool.structures.nbutil import bytes_equal, java_hash_utf8, to_java_int
 
 _SCHEDULE = np.frombuffer(SCHEDULE_TOPIC.encode(), dtype=np.uint8)
@@ -14,7 +14,7 @@ _MAX_INT_DIGITS = 10
 _INT_MAX = 2**31 - 1
 
 
-@njit(cache=True)
+@jitable
 def parse_java_int(buf, start, end):
     """Integer.parseInt over the ASCII digits of `buf[start:end]`: (ok, value)."""
     if start >= end:
@@ -34,7 +34,7 @@ def parse_java_int(buf, start, end):
     return True, -v if neg else v
 
 
-@njit(cache=True, inline="always")
+@jitable(inline=True)
 def tags_code_at(buf, topic_start, topic_len, tags_start, tags_end, delay_start, delay_end, store_ts, levels):
     """The tagsCode of a record whose topic is `buf[topic_start:topic_start + topic_len]` and whose last
     TAGS and DELAY values span `[*_start, *_end)` (start -1: absent): the Java hash of TAGS, or on the

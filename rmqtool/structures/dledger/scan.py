@@ -9,7 +9,6 @@ entry magic and its own offset in the `pos` field.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from rmqtool.structures.commitlog.kernels import record_at
 from rmqtool.structures.commitlog.scan import CORRUPT_REGION, GARBAGE_TAIL, ZERO_GAP, SegmentScanner
@@ -22,13 +21,14 @@ from rmqtool.structures.dledger import (
     POS_OFFSET,
     SIZE_OFFSET,
 )
+from rmqtool.structures.jit import kernel
 from rmqtool.structures.nbutil import get_i32, get_i64
 
 # why the entry walk stopped
 _ROOM, _FULL, _END, _BLANK, _BAD, _BAD_BODY = range(6)  # window end, rows full, file end, blank, bad entry, bad body
 
 
-@njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def walk_entries(buf, pos, end, base, out):
     """Accept entries from `pos` while they start before `end`: a geometry row per record.
     Returns (rows, stop position, why: one of the stops above)."""

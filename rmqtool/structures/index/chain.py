@@ -14,7 +14,6 @@ the whole file, tested equal to `walk`).
 
 from __future__ import annotations
 
-import functools
 import os
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, NamedTuple
@@ -33,8 +32,9 @@ from rmqtool.structures.index import (
     entry_position,
     slot_position,
 )
+from rmqtool.structures.jit import kernel
 
-if TYPE_CHECKING:  # numpy and numba load on the first `reachable`: a lookup starts faster without them
+if TYPE_CHECKING:  # numpy loads on the first `reachable` (numba when it compiles): a lookup starts faster
     import numpy as np
 
 Reader = Callable[[int, int], bytes]  # (file offset, length) -> bytes, fewer at the end of the file
@@ -113,20 +113,20 @@ def reachable(buf: np.ndarray, hash_slots: int, bound: int, begin_ts: int, begin
     if passed is not None:
         passed(slot_position(0), entries_offset(hash_slots))
     entries = decode_entries(buf, hash_slots, len(reach))
-    follow = _compiled_follow()
     for hi in range(bound, FIRST_INDEX, -chunk):
         lo = max(hi - chunk, FIRST_INDEX)
         part = entries[lo:hi]
-        follow(part["prevIndex"].astype(np.int64), part["timeDiff"].astype(np.int64), begin_ts, begin, lo, reach)
+        _follow(part["prevIndex"].astype(np.int64), part["timeDiff"].astype(np.int64), begin_ts, begin, lo, reach)
         if passed is not None:
             passed(entry_position(hash_slots, lo), entry_position(hash_slots, hi))
     return reach
 
 
+@kernel(nogil=True, work=lambda prev, *_: len(prev))
 def _follow(prev, diff, begin_ts, begin, lo, reach):
     """Entries lo+len-1 down to lo (their prevIndex and timeDiff): a marked entry passes the mark on
     by `walk`'s rule. Links point back, so every entry is marked before it is passed (run the newest
-    range first). Compiled by `_compiled_follow`."""
+    range first)."""
     for i in range(len(prev) - 1, -1, -1):
         e = lo + i
         if not reach[e]:
@@ -135,14 +135,6 @@ def _follow(prev, diff, begin_ts, begin, lo, reach):
             reach[e] = False
         elif begin_ts + diff[i] * _MS_PER_S >= begin and FIRST_INDEX <= prev[i] < e:
             reach[prev[i]] = True
-
-
-@functools.cache
-def _compiled_follow():
-    """`_follow` compiled: numba loads on the first `reachable`, never for a lookup's `walk`."""
-    from numba import njit
-
-    return njit(cache=True, nogil=True)(_follow)
 
 
 def lengths(buf, hash_slots: int, bound: int, begin_ts: int, begin: int = 0, *, chunk: int = 1 << 20) -> np.ndarray:
@@ -155,17 +147,16 @@ def lengths(buf, hash_slots: int, bound: int, begin_ts: int, begin: int = 0, *, 
     heads = heads[(heads >= FIRST_INDEX) & (heads < bound)]
     entries = decode_entries(buf, hash_slots, max(bound, FIRST_INDEX))
     depth = np.zeros(len(entries), dtype=np.int64)
-    measure = _compiled_depths()
     for lo in range(FIRST_INDEX, len(entries), chunk):
         part = entries[lo : lo + chunk]
-        measure(part["prevIndex"].astype(np.int64), part["timeDiff"].astype(np.int64), begin_ts, begin, lo, depth)
+        _depths(part["prevIndex"].astype(np.int64), part["timeDiff"].astype(np.int64), begin_ts, begin, lo, depth)
     return depth[heads]
 
 
+@kernel(nogil=True, work=lambda prev, *_: len(prev))
 def _depths(prev, diff, begin_ts, begin, lo, depth):
     """Entries lo .. lo+len-1 (their prevIndex and timeDiff), oldest first: depth[e] is how many entries
-    `walk` meets from entry e, by its rule, from the depths of the older entries it links to. Compiled by
-    `_compiled_depths`."""
+    `walk` meets from entry e, by its rule, from the depths of the older entries it links to."""
     for i in range(len(prev)):
         e = lo + i
         if diff[i] < 0:
@@ -175,10 +166,3 @@ def _depths(prev, diff, begin_ts, begin, lo, depth):
         else:
             depth[e] = 1
 
-
-@functools.cache
-def _compiled_depths():
-    """`_depths` compiled: numba loads on the first `lengths`."""
-    from numba import njit
-
-    return njit(cache=True, nogil=True)(_depths)

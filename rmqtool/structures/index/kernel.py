@@ -9,7 +9,6 @@ the first entry, its end fields by every entry.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from rmqtool.structures.index import (
     BEGIN_PHY_AT,
@@ -29,15 +28,16 @@ from rmqtool.structures.index import (
     entries_offset,
     slot_position,
 )
+from rmqtool.structures.jit import kernel
 from rmqtool.structures.nbutil import get_i32, get_i64, put_i32, put_i64
 
 _MS_PER_S = 1000
 _INT_MAX = 2**31 - 1
-_entries_offset = njit(cache=True, nogil=True)(entries_offset)  # the layout's own rules, compiled
-_slot_position = njit(cache=True, nogil=True)(slot_position)
+_entries_offset = kernel(nogil=True)(entries_offset)  # the layout's own rules, compiled
+_slot_position = kernel(nogil=True)(slot_position)
 
 
-@njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def put_keys(buf, hash_slots, index_num, hashes, phys, times, i, n):
     """Put keys i..n-1 (hash, phyOffset, storeTimestamp) until the file is full; returns the next i."""
     entries_at = _entries_offset(hash_slots)
