@@ -63,7 +63,7 @@ def scan_once(reader: StoreReader, mode: str) -> tuple[int, int, int]:
         if full:
             for name in batch.cols:
                 batch.cols[name]
-            batch.properties_strings()
+            batch.properties_array()
         messages += len(batch)
         nbytes += int(batch.cols["totalSize"].sum())
     return messages, nbytes, corrupt

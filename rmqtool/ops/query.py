@@ -14,6 +14,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
+import numpy as np
+import pyarrow.compute as pc
+
 from rmqtool.engine.reader import StoreReader
 from rmqtool.errors import NoSuchQueue, NotFound, RmqError
 from rmqtool.ops.hashing import log_extent
@@ -167,9 +170,8 @@ class StoreQuery:
             batch = chunk.batch
             if batch is None or not len(batch):
                 continue
-            for i, props in enumerate(batch.properties_strings()):
-                if key not in props:
-                    continue
+            carrying = pc.match_substring(batch.properties_array(), key)  # a cheap first cut, on the columns
+            for i in np.flatnonzero(carrying.to_numpy(zero_copy_only=False)).tolist():
                 msg = batch.message(i)
                 if sysflag.transaction_type(msg.sys_flag) == sysflag.TRANSACTION_ROLLBACK:
                     continue  # never indexed: the index would not find it either

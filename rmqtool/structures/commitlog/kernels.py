@@ -183,20 +183,13 @@ def crc32_many(buf, starts, lengths, tables):
 
 
 @kernel(nogil=True, work=_bytes_of)
-def gather_ended(buf, starts, lengths, out):
-    """buf[s:s+len] of every (s, len) copied into `out` one after the other, each followed by a zero byte.
-    Returns how many zero bytes the strings themselves hold."""
+def gather(buf, starts, lengths, out):
+    """buf[s:s+len] of every (s, len) copied into `out` one after the other."""
     at = 0
     for r in range(starts.shape[0]):
         s, n = starts[r], lengths[r]
         out[at : at + n] = buf[s : s + n]
         at += n
-        out[at] = 0
-        at += 1
-    zeros = 0
-    for k in range(at):
-        zeros += out[k] == 0
-    return zeros - starts.shape[0]
 
 
 def body_crcs(arr: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:

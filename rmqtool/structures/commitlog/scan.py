@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from operator import itemgetter
 
 import numpy as np
+import pyarrow as pa
 
 from rmqtool.report import ERROR, Finding
 from rmqtool.structures.commitlog import impossible, kernels, message, sysflag
@@ -150,23 +151,24 @@ class RecordBatch:
             self._bodies = _slices(self.buf, self.body_pos, self.cols["bodyLength"])
         return self._bodies
 
-    def properties_strings(self) -> list[str]:
-        """Each record's properties string (UTF-8, bad bytes replaced). ASCII strings (the common case) are
-        gathered into one buffer, each ended by a zero byte, decoded at once and split."""
-        n = len(self)
-        if not n:
-            return []
+    def properties_array(self) -> pa.StringArray:
+        """Each record's properties string (UTF-8, bad bytes replaced) as one Arrow string array: the bytes
+        gathered once into its data buffer, no Python string per record. Text that is not valid UTF-8 (rare)
+        is decoded record by record."""
         lengths = self.props_len.astype(np.int64)
-        joined = np.empty(int(lengths.sum()) + n, dtype=np.uint8)
-        if not kernels.gather_ended(np.frombuffer(self.buf, dtype=np.uint8), self.props_pos.astype(np.int64),
-                                    lengths, joined):  # no string holds a zero byte of its own
-            try:
-                parts = str(joined, "ascii").split("\0")
-                parts.pop()
-                return parts
-            except UnicodeDecodeError:
-                pass
-        return [r.decode("utf-8", "replace") for r in _slices(self.buf, self.props_pos, self.props_len)]
+        offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
+        np.cumsum(lengths, out=offsets[1:])
+        data = np.empty(int(offsets[-1]), dtype=np.uint8)
+        kernels.gather(np.frombuffer(self.buf, dtype=np.uint8), self.props_pos.astype(np.int64), lengths, data)
+        array = pa.LargeStringArray.from_buffers(len(lengths), pa.py_buffer(offsets), pa.py_buffer(data))
+        if not len(data) or data.max() < 0x80:  # ASCII, the common case, is UTF-8
+            return array
+        try:
+            array.validate(full=True)  # UTF-8 checked
+            return array
+        except pa.ArrowInvalid:
+            return pa.array([r.decode("utf-8", "replace") for r in _slices(self.buf, self.props_pos, self.props_len)],
+                            pa.large_string())
 
     def body_crcs(self) -> np.ndarray:
         """java.util.zip.CRC32 of every body, masked positive as the store records it."""

@@ -71,7 +71,7 @@ def _assert_batches_agree(reader: StoreReader) -> int:
         b = chunk.batch
         if b is None:
             continue
-        topics, props, bodies, crcs = b.topic_names(), b.properties_strings(), b.bodies(), b.body_crcs()
+        topics, props, bodies, crcs = b.topic_names(), b.properties_array().to_pylist(), b.bodies(), b.body_crcs()
         for i, off in enumerate(b.offsets.tolist()):
             m = reader.read_record(off)
             assert isinstance(m, Message)

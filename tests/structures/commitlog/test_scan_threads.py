@@ -29,7 +29,7 @@ def _scan(root: Path, threads: str, monkeypatch: pytest.MonkeyPatch, **kw) -> li
         records = None
         if batch is not None:
             records = (batch.offsets.tolist(), {k: v.tolist() for k, v in batch.cols.items()}, batch.topic_names(),
-                       batch.properties_strings(), batch.bodies(), batch.body_crcs().tolist())
+                       batch.properties_array().to_pylist(), batch.bodies(), batch.body_crcs().tolist())
         chunks.append((records, [(f.file, f.offset, f.reason, f.bytes, f.kind) for f in chunk.findings]))
     return chunks
 
@@ -117,12 +117,13 @@ def test_topics_grouped_in_one_pass_equal_the_hash_grouping(distinct):
     assert [names[i].encode() for i in ids.tolist()] == [words[i] for i in picks]
 
 
-def test_properties_strings_with_zero_or_non_ascii_bytes_decode_one_by_one():
+def test_properties_with_zero_or_non_ascii_bytes_are_kept_and_bad_utf8_replaced():
     props = [b"TAGS\x01a\x02", b"KEYS\x01\xce\xb2\x02", b"", b"A\x01\x00\x02", b"B\x01\xff\x02"]
     buf = b"".join(props)
     lengths = np.array([len(p) for p in props], dtype=np.int64)
     starts = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)
     batch = scan.RecordBatch("", 0, buf, starts, scan.Columns(np.zeros(len(props), dtype=scan._V4_DTYPE)), starts,
                              starts, lengths, starts, lengths)
-    assert batch.properties_strings() == ["TAGS\x01a\x02", "KEYS\x01β\x02", "", "A\x01\x00\x02", "B\x01\ufffd\x02"]
-    assert batch.select(np.array([True, False, True, False, False])).properties_strings() == ["TAGS\x01a\x02", ""]
+    want = ["TAGS\x01a\x02", "KEYS\x01β\x02", "", "A\x01\x00\x02", "B\x01\ufffd\x02"]
+    assert batch.properties_array().to_pylist() == want
+    assert batch.select(np.array([True, False, True, False, False])).properties_array().to_pylist() == [want[0], ""]
