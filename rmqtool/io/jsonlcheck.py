@@ -20,7 +20,7 @@ import numpy as np
 from rmqtool.engine.rules import NOT_UTF8
 from rmqtool.io.schema import NULL_PROPERTY
 from rmqtool.io.textkernels import utf8_len
-from rmqtool.structures.jit import kernel
+from rmqtool.structures.jit import jitable, kernel
 
 MAX_DEPTH = 32  # a row is depth 1, its properties 2: anything deeper is no producer row
 OK, NOT_OBJECT, TEXT_AFTER, TOO_DEEP, BAD_UTF8, SURROGATE, NULL_VALUE, UNENDED = range(8)
@@ -48,7 +48,7 @@ _PLAIN_IN_STRING, _PLAIN_IN_OBJECT = _passes(_SPECIAL_IN_STRING), _passes(_SPECI
 _FIRST = {ord("n"): "null", ord("t"): "true", ord("f"): "false", ord("["): "a list", ord('"'): "a string"}
 
 
-@kernel(nogil=True)
+@jitable(inline=True)
 def _hex4(data, at):
     """The value of four hex digits at `at`, or -1."""
     if at + 4 > data.shape[0]:
@@ -68,7 +68,7 @@ def _hex4(data, at):
     return v
 
 
-@kernel(nogil=True)
+@kernel(nogil=True, work=lambda data, *_: len(data))
 def first_bad_line(data, no_null, plain_in_string, plain_in_object):
     """(start of the first bad line, why, start and end of the top-level name it was in or -1) of a
     block; (-1, OK, -1, -1) when every line passes. Bytes the tables call plain (most of a block:

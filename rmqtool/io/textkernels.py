@@ -23,6 +23,16 @@ _POWERS_OF_TEN = np.array([10**k for k in range(19)], dtype=np.int64)
 _SHORT_ESCAPES = {8: ord("b"), 9: ord("t"), 10: ord("n"), 12: ord("f"), 13: ord("r")}
 
 
+
+def _per_byte(data, *_) -> int:
+    """A call as Python: about a microsecond a byte of its text (a kernel's `work` rule, structures/jit.py)."""
+    return len(data)
+
+
+def _assembly(plan, literals, lit_off, ints, int_nulls, frags, frag_offs, n) -> int:
+    """`assemble_lines` as Python: a microsecond a step of each row, and one a byte of its text."""
+    return int(n) * len(plan) + sum(len(f) for f in frags)
+
 def _escape_table() -> np.ndarray:
     """Per byte: 0 = copy, 1 = two-character escape (the letter in column 1), 2 = \\u00XX."""
     table = np.zeros((256, 2), dtype=np.uint8)
@@ -36,7 +46,7 @@ def _escape_table() -> np.ndarray:
 _ESCAPES = _escape_table()
 
 
-@kernel(nogil=True)
+@kernel(nogil=True, work=lambda buf, starts, lengths: int(lengths.sum()))
 def gather(buf, starts, lengths):
     """(data, offsets) of buf[starts[i]:starts[i]+lengths[i]] for every i."""
     n = starts.shape[0]
@@ -86,7 +96,7 @@ def utf8_len(data, p, end):
     return need + 1
 
 
-@kernel(nogil=True)
+@kernel(nogil=True, work=_per_byte)
 def utf8_valid(data, offsets):
     """Per row: whether it is well-formed UTF-8 (`utf8_len`)."""
     n = offsets.shape[0] - 1
@@ -137,7 +147,7 @@ def _write_escaped(out, w, data, s, e, table, hexd):
     return w
 
 
-@kernel(nogil=True)
+@kernel(nogil=True, work=_per_byte)
 def json_strings(data, offsets, valid):
     """Each row as a quoted, escaped JSON string; rows where `valid` is False become `null`."""
     n = offsets.shape[0] - 1
@@ -158,7 +168,7 @@ def json_strings(data, offsets, valid):
     return out, out_off
 
 
-@kernel(nogil=True)
+@kernel(nogil=True, work=_per_byte)
 def base64_strings(data, offsets):
     """Each row as a quoted standard base64 string (with padding)."""
     n = offsets.shape[0] - 1
@@ -194,7 +204,7 @@ def base64_strings(data, offsets):
     return out, out_off
 
 
-@kernel(nogil=True)
+@kernel(nogil=True, work=_per_byte)
 def hex_strings(data, offsets):
     """Each row as a quoted lowercase hex string."""
     n = offsets.shape[0] - 1
@@ -215,7 +225,7 @@ def hex_strings(data, offsets):
     return out, out_off
 
 
-@kernel(nogil=True)
+@kernel(nogil=True, work=lambda keys, key_off, values, *_: len(keys) + len(values))
 def json_objects(keys, key_off, values, value_off, row_off):
     """Row i as a JSON object of the string pairs row_off[i] .. row_off[i+1]-1 (keys and values escaped)."""
     n = row_off.shape[0] - 1
@@ -250,7 +260,7 @@ def json_objects(keys, key_off, values, value_off, row_off):
     return out, out_off
 
 
-@kernel(nogil=True)
+@kernel(nogil=True, work=_per_byte)
 def split_pairs(data, offsets, pair_end, name_end):
     """The pairs of every row of `name<name_end>value<pair_end>...` text, as Python's dict would keep them.
 
@@ -336,7 +346,7 @@ def _write_int(out, w, v):
     return end
 
 
-@kernel(nogil=True)
+@kernel(nogil=True, work=_assembly)
 def assemble_lines(plan, literals, lit_off, ints, int_nulls, frags, frag_offs, n):
     """One JSON line per row (n rows): for each plan step (kind, index), the literal `index` when kind
     is 0, integer column `ints[index]` (or `null` where `int_nulls[index]`) when kind is 1, the row's

@@ -14,9 +14,6 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
-import numpy as np
-import pyarrow.compute as pc
-
 from rmqtool.engine.reader import StoreReader
 from rmqtool.errors import NoSuchQueue, NotFound, RmqError
 from rmqtool.ops.hashing import log_extent
@@ -170,8 +167,7 @@ class StoreQuery:
             batch = chunk.batch
             if batch is None or not len(batch):
                 continue
-            carrying = pc.match_substring(batch.properties_array(), key)  # a cheap first cut, on the columns
-            for i in np.flatnonzero(carrying.to_numpy(zero_copy_only=False)).tolist():
+            for i in batch.properties_containing(key):  # a cheap first cut, on the columns
                 msg = batch.message(i)
                 if sysflag.transaction_type(msg.sys_flag) == sysflag.TRANSACTION_ROLLBACK:
                     continue  # never indexed: the index would not find it either

@@ -32,10 +32,14 @@ def test_a_card_imports_numpy_to_show_two_times():
     assert got["code"] == 0 and "numpy" not in got["modules"]
 
 
-def test_info_verify_and_consumers_of_a_small_store_load_no_numba():
-    """numba's import and context cost a process about a second of CPU, more than a small store's walk as Python."""
+def test_short_commands_on_a_small_store_load_no_numba():
+    """numba's import and context cost a process about a second of CPU, more than a small store's walk as Python;
+    decode and export of a small store still compiled their text kernels."""
     for args in (("info", FIXTURE, "--json"), ("verify", FIXTURE, "--config", CONF, "--json"),
-                 ("consumers", FIXTURE, "--json")):
+                 ("consumers", FIXTURE, "--json"), ("decode", "commitlog", FIXTURE, "--config", CONF, "--json"),
+                 ("decode", "commitlog", FIXTURE, "--config", CONF, "--jsonl"), ("export", FIXTURE, "--config", CONF),
+                 ("decode", "index", FIXTURE, "--json"),
+                 ("query", FIXTURE, "--topic", "OrderTopic", "--key", "order-1", "--json")):
         got = command_probe(*args)
         assert got["code"] == 0
         assert not [m for m in got["modules"] if m.split(".")[0] in ("numba", "llvmlite")], args

@@ -22,9 +22,9 @@ from collections.abc import Iterator, Mapping
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from operator import itemgetter
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pyarrow as pa
 
 from rmqtool.report import ERROR, Finding
 from rmqtool.structures.commitlog import impossible, kernels, message, sysflag
@@ -39,6 +39,9 @@ from rmqtool.structures.commitlog.message import (
 )
 from rmqtool.structures.commitlog.walker import Rows
 from rmqtool.structures.commitlog.workers import scan_threads, submit
+
+if TYPE_CHECKING:  # start-up: Arrow loads only where the properties are read
+    import pyarrow as pa
 
 WINDOW_BYTES = 8 << 20
 _SEARCH_CHUNK = 1 << 18  # keeps the byte comparison in cache
@@ -151,10 +154,12 @@ class RecordBatch:
             self._bodies = _slices(self.buf, self.body_pos, self.cols["bodyLength"])
         return self._bodies
 
-    def properties_array(self) -> pa.StringArray:
+    def properties_array(self) -> pa.LargeStringArray:
         """Each record's properties string (UTF-8, bad bytes replaced) as one Arrow string array: the bytes
         gathered once into its data buffer, no Python string per record. Text that is not valid UTF-8 (rare)
         is decoded record by record."""
+        import pyarrow as pa  # start-up: Arrow loads only for a command that reads the properties
+
         lengths = self.props_len.astype(np.int64)
         offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
         np.cumsum(lengths, out=offsets[1:])
@@ -169,6 +174,13 @@ class RecordBatch:
         except pa.ArrowInvalid:
             return pa.array([r.decode("utf-8", "replace") for r in _slices(self.buf, self.props_pos, self.props_len)],
                             pa.large_string())
+
+    def properties_containing(self, text: str) -> list[int]:
+        """The rows whose properties string holds `text` (a plain substring, not a pattern)."""
+        import pyarrow.compute as pc  # start-up: as properties_array
+
+        found = pc.match_substring(self.properties_array(), text)
+        return np.flatnonzero(found.to_numpy(zero_copy_only=False)).tolist()
 
     def body_crcs(self) -> np.ndarray:
         """java.util.zip.CRC32 of every body, masked positive as the store records it."""
