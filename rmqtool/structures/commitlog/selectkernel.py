@@ -10,12 +10,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from rmqtool.structures.commitlog.properties import KEY_SEPARATOR, NAME_VALUE_SEPARATOR, PROPERTY_SEPARATOR
+from rmqtool.structures.commitlog.pairs import pair_at
+from rmqtool.structures.commitlog.properties import KEY_SEPARATOR
 from rmqtool.structures.jit import kernel
 from rmqtool.structures.nbutil import bytes_equal
 
-_PAIR_END = ord(PROPERTY_SEPARATOR)
-_NAME_END = ord(NAME_VALUE_SEPARATOR)
 _WORD_END = ord(KEY_SEPARATOR)
 
 
@@ -31,12 +30,7 @@ def _carries(buf, starts, lengths, whole_name, word_name, value, out):
         end = p + lengths[r]
         whole_s = whole_e = word_s = word_e = -1
         while p < end:  # the last pair of each name the broker keeps
-            q = p
-            while q < end and buf[q] != _PAIR_END:
-                q += 1
-            k = p
-            while k < q and buf[k] != _NAME_END:
-                k += 1
+            k, q = pair_at(buf, p, end)
             if p < k < q - 1:
                 if bytes_equal(buf, p, k - p, whole_name):
                     whole_s, whole_e = k + 1, q

@@ -13,11 +13,10 @@ import numpy as np
 
 from rmqtool.structures.commitlog import sysflag
 from rmqtool.structures.commitlog.kernels import dispatch_header
+from rmqtool.structures.commitlog.pairs import pair_at
 from rmqtool.structures.commitlog.properties import (
     DELAY,
     KEYS,
-    NAME_VALUE_SEPARATOR,
-    PROPERTY_SEPARATOR,
     TAGS,
     UNIQ_KEY,
 )
@@ -34,8 +33,6 @@ enters_consume_queue = jitable(sysflag.enters_consume_queue)
 D_OFFSET, D_SIZE, D_QUEUE_ID, D_QUEUE_OFFSET, D_STORE_TS, D_TAGS_CODE, D_IN_CQ, D_INDEXED = range(8)
 D_COLUMNS = 8
 
-_PAIR_END = ord(PROPERTY_SEPARATOR)
-_NAME_END = ord(NAME_VALUE_SEPARATOR)
 _WORD_END = ord(WORD_SEPARATOR)
 _KEY_JOIN = ord(KEY_SEPARATOR)
 _TAGS = np.frombuffer(TAGS.encode(), dtype=np.uint8)
@@ -85,12 +82,7 @@ def dispatch_fields(buf, start, topic, topic_len, props, props_len, n, base, lev
         p = props[r]
         end = p + props_len[r]
         while p < end:
-            q = p
-            while q < end and buf[q] != _PAIR_END:
-                q += 1
-            k = p
-            while k < q and buf[k] != _NAME_END:
-                k += 1
+            k, q = pair_at(buf, p, end)
             if p < k < q - 1:
                 if bytes_equal(buf, p, k - p, _TAGS):
                     tags_s, tags_e = k + 1, q
