@@ -39,6 +39,7 @@ SHARED: frozenset[str] = frozenset({
     "rmqtool.structures.commitlog.delay",  # the delay levels and the schedule topic
     "rmqtool.structures.commitlog.kernels",  # the one record walk (the DLedger entry walk calls it per body)
     "rmqtool.structures.commitlog.message",  # the record's layout and codec
+    "rmqtool.structures.commitlog.pairs",  # a properties string's pairs as a kernel walks them
     "rmqtool.structures.commitlog.properties",  # the properties string and its keys
     "rmqtool.structures.commitlog.repairs",  # which queue findings the log's cut and repack mends
     "rmqtool.structures.commitlog.scan",  # the segment scanner and its finding kinds (the DLedger one extends it)
