@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from cli_helpers import run, writable_copy
+from cli_helpers import CONSUMER_OFFSETS, run, writable_copy
 from lockholder import lock_held_elsewhere
 
 from rmqtool.engine.reader import open_reader
@@ -24,17 +24,7 @@ from rmqtool.ops.offset_admin import plan_reset, reset_offsets
 from rmqtool.ops.query import StoreQuery
 from rmqtool.structures.config import fastjson, offsets
 
-# What a 4.9.7 broker persists: fastjson pretty format, queue ids as bare integers.
-BROKER_OFFSETS = """{
-\t"offsetTable":{
-\t\t"OrderTopic@billing":{0:250,1:66,2:10,3:80
-\t\t},
-\t\t"GoneTopic@billing":{0:5
-\t\t},
-\t\t"PaymentTopic@audit":{0:135,1:0
-\t\t}
-\t}
-}"""
+BROKER_OFFSETS = CONSUMER_OFFSETS  # what a 4.9.7 broker persists (cli_helpers)
 
 
 @pytest.fixture

@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
-from cli_helpers import run, tree_digest, writable_copy
+from cli_helpers import CONSUMER_OFFSETS, run, tree_digest, writable_copy
 from lockholder import lock_held_elsewhere
 
 from rmqtool.engine.reader import open_reader
@@ -16,19 +16,10 @@ from rmqtool.errors import NotFound, RmqError
 from rmqtool.ops.offset_admin import clone_offsets, delete_offsets, reset_offsets
 from rmqtool.structures.config import offsets, persist
 
-# What a 4.9.7 broker persists: fastjson's pretty format, queue ids as bare integers, a tab per level.
-BROKER_OFFSETS = """{
-\t"offsetTable":{
-\t\t"OrderTopic@billing":{0:250,1:66,2:10,3:80
-\t\t},
-\t\t"GoneTopic@billing":{0:5
-\t\t},
-\t\t"PaymentTopic@audit":{0:135,1:0
-\t\t},
-\t\t"OrderTopic@billing-v2":{0:1,5:9
-\t\t}
-\t}
-}"""
+# What a 4.9.7 broker persists (cli_helpers), with one group more: fastjson's pretty format, queue ids as bare
+# integers, a tab per level.
+BROKER_OFFSETS = CONSUMER_OFFSETS.replace('\n\t\t}\n\t}\n}',
+                                          '\n\t\t},\n\t\t"OrderTopic@billing-v2":{0:1,5:9\n\t\t}\n\t}\n}')
 AUDIT = '\t\t"PaymentTopic@audit":{0:135,1:0\n\t\t}'
 
 
