@@ -215,7 +215,7 @@ def places(doc: str, golden: Path) -> dict:
         "docs/commands.md": {"~/store": lambda d: _consumer_store(golden, d)},
         "docs/consumers.md": {"~/store": lambda d: _consumer_store(golden, d)},
         "docs/doctor.md": {"/tmp/store": lambda d: _fixture(d, "crc-mid")},
-        "docs/recovery.md": {"store": _crashed},
+        "docs/recovery.md": {"store": _crashed, "damaged": lambda d: _fixture(d, "crc-mid")},
         "docs/report.md": {"~/store": lambda d: _consumer_store(golden, d)},
         "docs/replicas.md": {"golden/ha/sync/master/store": lambda d: _in_golden(golden, d),
                              "golden/ha/sync/slave/store": lambda d: _in_golden(golden, d),

@@ -268,7 +268,7 @@ def scan_progress(label: str) -> Iterator[None]:
     from rmqtool.engine.reader import scan_observed
 
     console = _console("stderr")
-    columns = bar_columns(console.width, label, [(DownloadColumn, 13), (TransferSpeedColumn, 10),
+    columns = bar_columns(console.width, label, [(DownloadColumn, 14), (TransferSpeedColumn, 10),
                                                  (TimeRemainingColumn, 7)])
     # stdout is redirected above the bar only when it is the terminal too: rows for a pipe or a file would
     # otherwise reach the terminal through the bar's console, and `| head` would never see them

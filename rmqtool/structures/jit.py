@@ -136,10 +136,12 @@ _noted = [False]
 
 
 def _note_compiles() -> None:
-    """Once a process: say on stderr when numba compiles (its cache missed)."""
+    """Once a process, on a terminal: say on stderr when numba compiles (its cache missed)."""
     if _noted[0]:
         return
     _noted[0] = True
+    if not sys.stderr.isatty():  # a person waits at a terminal; a script's or a log's stderr stays the command's own
+        return
     from numba.core import event
 
     class CompilingNote(event.Listener):

@@ -197,7 +197,8 @@ def test_query_tells_whether_the_schedule_service_delivered_a_delayed_message(tm
     (["--reset", "billing", "--topic", "OrderTopic", "--queue", "9", "--to-offset", "1"],
      "rmqtool: error: --queue 9: topic OrderTopic has queues 0, 1, 2, 3; nothing was changed\n"),
     (["--reset", "billing", "--topic", "OrderTopic", "--queue", "-1", "--to-offset", "1"],
-     "rmqtool: error: Invalid value for '--queue': -1 is not in the range x>=0. (see 'rmqtool consumers --help')\n"),
+     "rmqtool: error: Invalid value for '--queue': -1 is out of range (0..9223372036854775807). "
+     "(see 'rmqtool consumers --help')\n"),
     (["--queue", "1"], "rmqtool: error: --queue goes with --reset GROUP\n"),
     (["--clone", "billing", "--to", "billing"], "rmqtool: error: --clone billing --to billing: a group cannot be "
                                                 "cloned onto itself\n"),

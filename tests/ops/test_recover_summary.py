@@ -227,8 +227,8 @@ def test_clean_dry_run_says_what_would_go_and_changes_nothing_then_the_real_run_
     assert human[1] == f"  commitlog:       2 files, 128.0 KiB ({log_bytes} bytes)"
     assert human[2] == "  consume queues:  0 files, 0 bytes"
     assert human[3].startswith(f"  index:           2 files, {index_bytes / 1024:.1f} KiB ({index_bytes} bytes)")
-    assert human[4:6] == ["details:", f"  would delete commitlog/{0:020d}, 64.0 KiB (65536 bytes): older than "
-                          "fileReservedTime=72 h"]
+    assert human[4:6] == ["details:", f"  would delete commitlog/{0:020d}, 64.0 KiB (65536 bytes): modified more "
+                          "than fileReservedTime=72 h ago"]
     assert len(human) == 9
 
     real = run("clean", store, "--config", CONF)
