@@ -68,7 +68,7 @@ def _hex4(data, at):
     return v
 
 
-@kernel(nogil=True, work=lambda data, *_: len(data))
+@kernel(nogil=True)  # always compiled: its Python reading of \u escapes is not the compiled one's
 def first_bad_line(data, no_null, plain_in_string, plain_in_object):
     """(start of the first bad line, why, start and end of the top-level name it was in or -1) of a
     block; (-1, OK, -1, -1) when every line passes. Bytes the tables call plain (most of a block:
