@@ -13,8 +13,8 @@ import pytest
 from cli_helpers import run
 from conftest import GAP_BASE_MS
 from damage import SEG, corrupt
+from queued_offsets import queued_offsets
 
-from rmqtool.engine.reader import open_root_reader
 from rmqtool.errors import RmqError
 from rmqtool.ops.info import store_info
 from rmqtool.ops.timeline import bucket_edges
@@ -31,16 +31,7 @@ def _brute_force(store: Path, doc: dict) -> dict[str, tuple[list[int], list[int]
     """Per topic, messages and bytes per bucket of every decoded record its queues' entries between min and max
     offset point at."""
     edges = doc["timeline"]["edgesMs"]
-    held: set[int] = set()
-    reader = open_root_reader(store)
-    try:
-        for t in doc["consumeQueues"]["topics"]:
-            for q in t["queues"]:
-                for qoffs, entries in reader.queues.read(t["topic"], q["queueId"]):
-                    keep = (qoffs >= q["minOffset"]) & (qoffs < q["maxOffset"])
-                    held.update(int(o) for o in entries["commitLogOffset"][keep])
-    finally:
-        reader.queues.close()
+    held = queued_offsets(store, doc)
     counts: Counter[tuple[str, int]] = Counter()
     sizes: Counter[tuple[str, int]] = Counter()
     for row in _decoded(store):

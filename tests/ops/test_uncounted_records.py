@@ -13,8 +13,8 @@ import pytest
 from cli_helpers import run, writable_copy
 from damage import FIXTURE, SEG, corrupt, damaged_stores
 from page_helpers import Elements
+from queued_offsets import queued_offsets
 
-from rmqtool.engine.reader import open_root_reader
 from rmqtool.ops.info import store_info
 
 CUT = 3000  # the middle segment keeps its first 3000 bytes
@@ -30,16 +30,7 @@ def truncated(tmp_path: Path) -> Path:
 def _held_per_bucket(store: Path, doc: dict) -> list[int]:
     """Per bucket, the decoded records some queue entry (between min and max offset) points at."""
     edges = doc["timeline"]["edgesMs"]
-    wanted: set[int] = set()
-    reader = open_root_reader(store)
-    try:
-        for t in doc["consumeQueues"]["topics"]:
-            for q in t["queues"]:
-                for qoffs, entries in reader.queues.read(t["topic"], q["queueId"]):
-                    keep = (qoffs >= q["minOffset"]) & (qoffs < q["maxOffset"])
-                    wanted.update(int(o) for o in entries["commitLogOffset"][keep])
-    finally:
-        reader.queues.close()
+    wanted = queued_offsets(store, doc)
     done = run("export", store)  # exit 1: the cut record is a corrupt region it skips
     rows = [json.loads(line) for line in done.stdout.splitlines()]
     found = Counter(bisect.bisect_right(edges, r["storeTimestamp"]) - 1 for r in rows if r["commitLogOffset"] in wanted)
