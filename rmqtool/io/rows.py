@@ -40,7 +40,7 @@ def message_rows(batch: RecordBatch, delay_levels: np.ndarray) -> pa.RecordBatch
     per_record = {int(i): batch.message(int(i)) for i in v6.tolist()}
     store_host = _host_bytes(cols.raw, "store")
     offsets = batch.offsets
-    dispatched = dispatch_records(arr, batch.geometry(), batch.base, delay_levels)
+    dispatched = dispatch_records(arr, batch.geometry(), batch.base, delay_levels, keys=False)
     ids, names = batch.topics()
     body_data, body_off = textkernels.gather(arr, batch.body_pos, cols["bodyLength"])
     props_data, props_off = textkernels.gather(arr, batch.props_pos, batch.props_len)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from rmqtool.structures.jit import jitable, kernel
+from rmqtool.structures.nbutil import copy_bytes
 
 _QUOTE = ord('"')
 _BACKSLASH = ord("\\")
@@ -56,10 +57,7 @@ def gather(buf, starts, lengths):
         offsets[i + 1] = offsets[i] + lengths[i]
     data = np.empty(offsets[n], dtype=np.uint8)
     for i in range(n):
-        s = starts[i]
-        o = offsets[i]
-        for k in range(lengths[i]):
-            data[o + k] = buf[s + k]
+        copy_bytes(data, offsets[i], buf, starts[i], lengths[i])
     return data, offsets
 
 
@@ -369,7 +367,7 @@ def assemble_lines(plan, literals, lit_off, ints, int_nulls, frags, frag_offs, n
             kind, idx = plan[s, 0], plan[s, 1]
             if kind == 0:
                 a, b = lit_off[idx], lit_off[idx + 1]
-                out[w : w + b - a] = literals[a:b]
+                copy_bytes(out, w, literals, a, b - a)
                 w += b - a
             elif kind == 1:
                 if int_nulls[idx][i]:
@@ -380,7 +378,7 @@ def assemble_lines(plan, literals, lit_off, ints, int_nulls, frags, frag_offs, n
             else:
                 offs = frag_offs[idx]
                 a, b = offs[i], offs[i + 1]
-                out[w : w + b - a] = frags[idx][a:b]
+                copy_bytes(out, w, frags[idx], a, b - a)
                 w += b - a
         out[w] = ord("\n")
         w += 1

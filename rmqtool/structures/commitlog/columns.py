@@ -18,7 +18,7 @@ from rmqtool.structures.commitlog import message, sysflag
 from rmqtool.structures.commitlog.crc import POSITIVE_MASK
 from rmqtool.structures.commitlog.hosts import IPV4_LEN, IPV6_LEN
 from rmqtool.structures.jit import kernel
-from rmqtool.structures.nbutil import CRC_TABLES, crc32, put_i32, put_i64
+from rmqtool.structures.nbutil import CRC_TABLES, copy_bytes, crc32, put_i32, put_i64
 
 _TOPIC_LEN_SIZE = message.TOPIC_LEN_V1_LEN
 _PROPS_LEN_SIZE = message.PROPERTIES_LEN_LEN
@@ -122,7 +122,7 @@ def _encode(dst, at, lengths, queue_id, flag, sys_flag, born_ts, born_addr, born
         put_i64(dst, w + shift + _PREPARED, prepared[r])
         put_i32(dst, w + shift + _BODY_LEN, bn)
         p = w + shift + _BODY_LEN + 4
-        dst[p:p + bn] = body_buf[b0:b0 + bn]
+        copy_bytes(dst, p, body_buf, b0, bn)
         p += bn
         t0, tn = topic_start[r], topic_len[r]
         dst[p] = tn
@@ -133,7 +133,7 @@ def _encode(dst, at, lengths, queue_id, flag, sys_flag, born_ts, born_addr, born
         dst[p] = (qn >> 8) & 0xFF
         dst[p + 1] = qn & 0xFF
         p += _PROPS_LEN_SIZE
-        dst[p:p + qn] = props_buf[q0:q0 + qn]
+        copy_bytes(dst, p, props_buf, q0, qn)
         w = p + qn
     return w - at
 

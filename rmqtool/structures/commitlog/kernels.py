@@ -38,7 +38,7 @@ from rmqtool.structures.commitlog.message import (
 from rmqtool.structures.commitlog.properties import MAX_PROPERTIES_LEN
 from rmqtool.structures.commitlog.sysflag import BORN_HOST_V6, STORE_HOST_V6
 from rmqtool.structures.jit import jitable, kernel
-from rmqtool.structures.nbutil import CRC_TABLES, crc32, get_i32, get_i64
+from rmqtool.structures.nbutil import CRC_TABLES, copy_bytes, crc32, get_i32, get_i64
 
 _TABLES = CRC_TABLES
 
@@ -188,7 +188,7 @@ def gather(buf, starts, lengths, out):
     at = 0
     for r in range(starts.shape[0]):
         s, n = starts[r], lengths[r]
-        out[at : at + n] = buf[s : s + n]
+        copy_bytes(out, at, buf, s, n)
         at += n
 
 

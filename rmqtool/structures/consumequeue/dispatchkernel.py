@@ -62,7 +62,7 @@ def dispatch_fields(buf, start, topic, topic_len, props, props_len, n, base, lev
     (`start` ... `props_len`, one per record); returns the number of keys found.
 
     When that number exceeds the key arrays, only the first keys were stored: call again
-    with larger arrays.
+    with larger arrays. With empty key arrays no key is looked for (and 0 returned).
     """
     cap = key_rec.shape[0]
     nkeys = 0
@@ -96,7 +96,7 @@ def dispatch_fields(buf, start, topic, topic_len, props, props_len, n, base, lev
         topic_s = topic[r]
         topic_n = topic_len[r]
         out[r, D_TAGS_CODE] = tags_code_at(buf, topic_s, topic_n, tags_s, tags_e, delay_s, delay_e, store_ts, levels)
-        if out[r, D_INDEXED] == 0 or (uniq_s < 0 and keys_s < 0):
+        if cap == 0 or out[r, D_INDEXED] == 0 or (uniq_s < 0 and keys_s < 0):
             continue
         topic_hash = java_hash_utf8(buf, topic_s, topic_s + topic_n, 0)
         if uniq_s >= 0:
@@ -182,12 +182,13 @@ def dispatch_room(n: int) -> np.ndarray:
 
 
 def dispatch_records(buf, rows: Rows, base: int, levels: np.ndarray,
-                     room: np.ndarray | None = None) -> Dispatched:
+                     room: np.ndarray | None = None, *, keys: bool = True) -> Dispatched:
     """Run `dispatch_fields` over the records `rows` describes (rows of a walk), growing the key
-    arrays until every key fits. `room` (from `dispatch_room`) is reused when large enough."""
+    arrays until every key fits. `room` (from `dispatch_room`) is reused when large enough. Without
+    `keys` the index keys are not hashed (the queue entries alone: an export's tagsCode)."""
     n = len(rows)
     fields = room if room is not None and len(room) >= n else dispatch_room(n)
-    cap = n * _KEYS_GUESS + 16
+    cap = n * _KEYS_GUESS + 16 if keys else 0
     key_rec, key_hash = np.empty(cap, dtype=np.int64), np.empty(cap, dtype=np.int64)
     while True:
         nkeys = dispatch_fields(buf, rows.start, rows.topic, rows.topic_len, rows.props, rows.props_len, n, base,
