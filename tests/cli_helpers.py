@@ -127,17 +127,20 @@ _PROBE = (
     "built = []\n"
     "real = app.typer.main.get_command\n"
     "app.typer.main.get_command = lambda a: built.append(sorted(c.name for c in a.registered_commands)) or real(a)\n"
+    "sys.argv[0] = 'rmqtool'\n"
     "try:\n"
-    "    app.main(sys.argv[1:])\n"
+    "    app.main()\n"
     "except SystemExit as e:\n"
     "    code = e.code\n"
-    "sys.stderr.write(json.dumps({'code': code, 'built': built, 'modules': sorted(sys.modules)}) + '\\n')\n"
+    "sys.stderr.write(json.dumps({'code': code, 'built': built, 'modules': sorted(sys.modules), "
+    "'pandasHidden': any(type(f).__name__ == '_HidePandas' for f in sys.meta_path)}) + '\\n')\n"
 )
 
 
 def command_probe(*args: object) -> dict:
-    """`rmqtool ARGS` in a fresh interpreter: its exit `code`, the command trees it `built` (each the sorted names of
-    its top-level commands) and every module it loaded (`modules`)."""
+    """`rmqtool ARGS` in a fresh interpreter, as the console script runs it: its exit `code`, the command trees it
+    `built` (each the sorted names of its top-level commands), every module it loaded (`modules`) and whether
+    pandas was hidden from it (`pandasHidden`)."""
     out = subprocess.run([sys.executable, "-c", _PROBE, *map(str, args)], capture_output=True, text=True,
                          timeout=RUN_GUARD_S)
     return json.loads(out.stderr.strip().splitlines()[-1])

@@ -31,6 +31,8 @@ from rmqtool.cli.output import printable
 from rmqtool.errors import EXIT_BAD_INPUT, EXIT_INTERRUPTED, EXIT_TERMINATED, Interrupted, NotFound, RmqError
 from rmqtool.files.signals import INTERRUPTS, STOPPED_BY
 
+SPARK_COMMAND_PREFIX = "spark-"  # spark-load, spark-export and their benches: the processes that keep pandas
+
 app = typer.Typer(
     name="rmqtool",
     help="Read, query, verify and write Apache RocketMQ 4.9.x message stores (and read 5.x stores) without a broker."
@@ -88,6 +90,7 @@ def main(argv: list[str] | None = None) -> None:
     try:
         if argv is None:  # from here Ctrl-C is a KeyboardInterrupt the command cleans up after (rmqtool.cli)
             signal.signal(signal.SIGINT, _ctrl_c)
+            _pandas_for_spark_only(sys.argv[1:])
         _main(argv)
     except (KeyboardInterrupt, RuntimeError) as e:  # before the command began or after it ended: nothing to clean
         if isinstance(e, RuntimeError) and not isinstance(e.__cause__, KeyboardInterrupt):  # (Python 3.11 wraps
@@ -100,6 +103,15 @@ def main(argv: list[str] | None = None) -> None:
                 signal.signal(sig, signal.SIG_IGN)
         else:  # a caller passing arguments keeps its own handler
             signal.signal(signal.SIGTERM, previous if previous is not None else signal.SIG_DFL)
+
+
+def _pandas_for_spark_only(args: list[str]) -> None:
+    """pandas hidden from a command's own process unless it runs Spark (`io.arrowstart`): pyarrow otherwise
+    imports it on its first conversion, about 0.6 s of a short command's start."""
+    if not any(a.startswith(SPARK_COMMAND_PREFIX) for a in args[:2]):
+        from rmqtool.io.arrowstart import without_pandas
+
+        without_pandas()
 
 
 def _main(argv: list[str] | None) -> None:

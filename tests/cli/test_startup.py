@@ -47,6 +47,20 @@ def test_short_commands_on_a_small_store_load_no_numba():
         assert not [m for m in got["modules"] if m.split(".")[0] in ("numba", "llvmlite")], args
 
 
+def test_a_command_without_spark_loads_no_pandas():
+    """pyarrow imports pandas on its first conversion when it is installed (0.6 s of a decode's start); only the
+    Spark commands, whose driver hands pandas to pyspark, may load it."""
+    for args in (("decode", "commitlog", FIXTURE, "--config", CONF, "--count", "3"),
+                 ("export", FIXTURE, "--config", CONF), ("info", FIXTURE, "--json"),
+                 ("report", FIXTURE, "--out", os.devnull)):
+        got = command_probe(*args)
+        assert got["code"] == 0, args
+        assert got["pandasHidden"] and not [m for m in got["modules"] if m.split(".")[0] == "pandas"], args
+    for args in (("spark-export", "--help"), ("bench", "spark-load", "--help")):
+        got = command_probe(*args)
+        assert got["code"] == 0 and not got["pandasHidden"], args
+
+
 _COMPILE_TWO = """
 import numpy as np
 from rmqtool.structures import jit
