@@ -17,9 +17,36 @@ CONF = ROOT / "fixtures" / "broker.conf"
 RUN_GUARD_S = 900  # a last guard against a hung command, never a speed limit: a busy 2-core machine is slow
 
 
-def run(*args: str, stdin: str | None = None, text: bool = True) -> subprocess.CompletedProcess:
-    return subprocess.run([RMQTOOL, *map(str, args)], capture_output=True, text=text, timeout=RUN_GUARD_S,
-                          input=stdin)
+REAL_PROCESSES = "RMQTOOL_TEST_REAL_PROCESSES"  # set to 1: every run is a new interpreter, as without the zygote
+_OWN_PROCESS_PREFIX = "spark-"  # Spark's commands keep pandas and start a JVM: a new interpreter each
+
+
+def run(*args: object, stdin: str | None = None, text: bool = True, env: dict[str, str] | None = None,
+        frozen_lost_clock: bool = False) -> subprocess.CompletedProcess:
+    """`rmqtool ARGS` as the console script runs it, with `env` added to the environment: a child of the warm
+    zygote (`tests/zygote.py`), or a new interpreter for Spark's commands and when REAL_PROCESSES is set. With
+    `frozen_lost_clock` the lost/ folder a repair makes is named zygote.FROZEN_STAMP (a zygote child only)."""
+    import os
+
+    argv = [str(a) for a in args]
+    if not frozen_lost_clock and (os.environ.get(REAL_PROCESSES) == "1"
+                                  or any(a.startswith(_OWN_PROCESS_PREFIX) for a in argv[:2])):
+        return subprocess.run([RMQTOOL, *argv], capture_output=True, text=text, timeout=RUN_GUARD_S, input=stdin,
+                              env={**os.environ, **env} if env else None)
+    from zygote_client import forked
+
+    done = forked(RMQTOOL, argv, stdin.encode() if isinstance(stdin, str) else stdin, RUN_GUARD_S,
+                  env=env or {}, frozen_lost_clock=frozen_lost_clock)
+    if not text:
+        return done
+    return subprocess.CompletedProcess(done.args, done.returncode, _text(done.stdout), _text(done.stderr))
+
+
+def _text(data: bytes) -> str:
+    """Output bytes as `subprocess.run(text=True)` reads them (the locale's encoding, universal newlines)."""
+    import io
+
+    return io.TextIOWrapper(io.BytesIO(data)).read()
 
 
 # config/consumerOffset.json of golden/basic with two groups: billing one queue past its max and on a topic gone,
@@ -144,3 +171,14 @@ def command_probe(*args: object) -> dict:
     out = subprocess.run([sys.executable, "-c", _PROBE, *map(str, args)], capture_output=True, text=True,
                          timeout=RUN_GUARD_S)
     return json.loads(out.stderr.strip().splitlines()[-1])
+
+
+def wait_for(condition, what: str, deadline_s: float = RUN_GUARD_S, pause_s: float = 0.002) -> None:
+    """Poll `condition()` until it is true; fail naming `what` after `deadline_s`."""
+    import time
+
+    deadline = time.monotonic() + deadline_s
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{what}: not within {deadline_s} s")
+        time.sleep(pause_s)

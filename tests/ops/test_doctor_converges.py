@@ -22,8 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from cli_helpers import CONF, FIXTURE, writable_copy
-from forked_cli import forked_run
+from cli_helpers import CONF, FIXTURE, run, writable_copy
 
 MASTER_SEED = 20261129
 CASES = 30
@@ -117,9 +116,9 @@ def converges(store: Path, damage: Damage, scratch: Path) -> str:
     damage.apply(store)
     before = _tree(store)
     what = str(damage)
-    first = forked_run("doctor", store, "--config", CONF, "--apply", "--json", scratch=scratch)
+    first = run("doctor", store, "--config", CONF, "--apply", "--json")
     done = _json(first, f"{what}: doctor --apply")
-    second = forked_run("doctor", store, "--config", CONF, "--json", scratch=scratch)
+    second = run("doctor", store, "--config", CONF, "--json")
     check = _json(second, f"{what}: doctor after --apply")
     assert done is not None, f"{what}: doctor --apply refuses the store: {first.stderr}"
     said = done["status"]

@@ -12,8 +12,9 @@ moments of the console script, and when the next writer after a kill past `commi
 
 Each copy carries committed consumer positions on the queues a cut renumbers, so the positions step and the swap
 of config/consumerOffset.json are among the steps interrupted. The runs at every step, and the runs after a kill,
-are children forked from the test process (tests/forked_cli.py: the console script's entry point without a new
-interpreter's imports, ~70 runs per damage matrix); the reference runs and the random kills are the console script.
+are `cli_helpers.run`'s children of the warm zygote (tests/zygote.py: the console script's entry point without a
+new interpreter's imports, ~70 runs per damage matrix); the reference runs and the random kills are the console
+script.
 """
 
 from __future__ import annotations
@@ -30,9 +31,9 @@ from pathlib import Path
 
 import pyarrow as pa
 import pytest
-from cli_helpers import CONF, RMQTOOL, RUN_GUARD_S, run
+from cli_helpers import CONF, RMQTOOL, RUN_GUARD_S, run, wait_for
 from damage import damaged_stores
-from forked_cli import FROZEN_STAMP, forked_run, wait_for
+from zygote import FROZEN_STAMP
 
 from rmqtool.engine.reader import open_reader
 from rmqtool.files.lock import lock_holder
@@ -182,7 +183,7 @@ BEFORE_COMMIT, AFTER_COMMIT, FINISHED = "killed before the commit", "killed afte
 def _assert_ends_as_uninterrupted(ref: Reference, store: Path, scratch: Path, what: str, ended: str) -> None:
     """`doctor --apply --json` once more, then `doctor --json` healthy, and the store and its one lost/ folder as
     the uninterrupted run left them. `ended`: how the first run ended."""
-    again = forked_run("doctor", store, "--config", CONF, "--apply", "--json", scratch=scratch)
+    again = run("doctor", store, "--config", CONF, "--apply", "--json")
     doc = _doc(again, store)
     assert again.returncode == 0, f"{what}: the rerun exits {again.returncode}: {doc}\n{again.stderr}"
     if ended == BEFORE_COMMIT:
@@ -190,7 +191,7 @@ def _assert_ends_as_uninterrupted(ref: Reference, store: Path, scratch: Path, wh
     else:
         assert (doc["status"], doc["finishedInterruptedRepair"]) == ("healthy", ended == AFTER_COMMIT), \
             f"{what}: rerun {doc}"
-    check = forked_run("doctor", store, "--config", CONF, "--json", scratch=scratch)
+    check = run("doctor", store, "--config", CONF, "--json")
     checked = _doc(check, store)
     assert (check.returncode, checked["status"]) == (0, "healthy"), f"{what}: doctor --json after the rerun: {checked}"
     after = _state(store)
@@ -214,7 +215,7 @@ def test_a_doctor_killed_at_each_step_ends_where_an_uninterrupted_one_does(refer
     for n, step in enumerate(ref.steps):
         what = f"{damage}, killed at {step!r}"
         store = _damaged(tmp_path / f"step{n}", damage)
-        killed = forked_run("doctor", store, "--config", CONF, "--apply", "--json", scratch=tmp_path,
+        killed = run("doctor", store, "--config", CONF, "--apply", "--json",
                             env={KILL_AT_ENV: ref.kill_step(step)}, frozen_lost_clock=True)
         try:
             assert killed.returncode == -signal.SIGKILL, f"{what}: exit {killed.returncode}, not SIGKILL: " \
@@ -295,7 +296,7 @@ def test_recover_rebuild_and_append_after_a_kill_past_the_commit_finish_the_swap
     for n, (step, command) in enumerate(cases):
         what = f"{command[0]} after a kill at {step!r}"
         store = _damaged(tmp_path / f"case{n}", "crc-mid")
-        killed = forked_run("doctor", store, "--config", CONF, "--apply", scratch=tmp_path,
+        killed = run("doctor", store, "--config", CONF, "--apply",
                             env={KILL_AT_ENV: ref.kill_step(step)}, frozen_lost_clock=True)
         assert killed.returncode == -signal.SIGKILL, f"{what}: the doctor exits {killed.returncode}: {killed.stderr}"
         left = swaps[ref.steps.index(step) - first :]
@@ -307,7 +308,7 @@ def test_recover_rebuild_and_append_after_a_kill_past_the_commit_finish_the_swap
         assert not (store / STAGING_DIR).exists(), f"{what}: {sorted(os.listdir(store / STAGING_DIR))} left"
         lost = _lost(store)
         assert list(lost) == [FROZEN_STAMP] and lost[FROZEN_STAMP] == ref.lost, f"{what}: lost/ {sorted(lost)}"
-        check = forked_run("doctor", store, "--config", CONF, "--json", scratch=tmp_path)
+        check = run("doctor", store, "--config", CONF, "--json")
         assert (check.returncode, _doc(check, store)["status"]) == (0, "healthy"), f"{what}: {check.stdout}"
         if command[0] == "append":
             now, before = _messages(store), _messages(ref.store)
