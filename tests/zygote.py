@@ -30,6 +30,7 @@ def _preload() -> None:
     from rmqtool.io.arrowstart import without_pandas
 
     without_pandas()
+    import numba  # noqa: F401
     import numpy  # noqa: F401
     import pyarrow
     import pyarrow.compute  # noqa: F401

@@ -153,6 +153,8 @@ class StoreReader:
             -> Iterator[ScanChunk]:
         """Every good record from `from_offset` on (starting before `until`), in log order, with findings
         as data."""
+        from rmqtool.structures import jit
+        from rmqtool.structures.commitlog.kernels import walk_work
         from rmqtool.structures.commitlog.scan import (  # start-up: numba, not on a lookup
             SegmentEnd,
             SegmentScanner,
@@ -166,9 +168,10 @@ class StoreReader:
             scanner_class = DLedgerScanner
         if not self.segments:
             return
+        base = max(from_offset, self.segments[0].start)
+        end = self._written_end() if until is None else min(until, self._written_end())
+        jit.foresee(walk_work(end - base))  # a big log compiles the kernels at once
         if _observers:  # the bar counts the log's data this scan covers, not the files' size
-            base = max(from_offset, self.segments[0].start)
-            end = self._written_end() if until is None else min(until, self._written_end())
             tell = _scan_teller(base, max(end, base))
         first = True
         pending_hole: Finding | None = None

@@ -4,7 +4,8 @@ numba costs a process about 0.5 s of CPU to import and as much again to build it
 call, and a kernel not yet in its cache compiles for about a second: more than a small store's whole walk
 takes as plain Python. So a kernel (`kernel`) runs as the Python function it is written as until the
 process has spent about `INTERPRETED_WORK` microseconds in them as Python (each kernel's `work` rule
-estimates a call's); after that, and for any kernel without a `work` rule, it runs compiled
+estimates a call's) or a caller foresees more work than that (`foresee`: a scan of a big log); after that,
+and for any kernel without a `work` rule, it runs compiled
 (`njit(cache=True)`, kept in numba's cache). A helper its kernels call (`jitable`) stays a plain function,
 compiled in its place into each kernel that names it. A command on a small store never imports numba.
 
@@ -29,6 +30,7 @@ _helpers: dict[Callable, tuple[bool, Callable[[], Callable] | None]] = {}  # eac
 _helper_twins: dict[Callable, Dispatcher] = {}
 _lock = threading.RLock()
 _interpreted = [0]  # work units run as Python so far in this process
+_foreseen = [False]  # a caller said work past INTERPRETED_WORK is coming: every kernel compiles now
 
 
 def jitable(fn: Callable | None = None, *, inline: bool = False, compiled: Callable[[], Callable] | None = None):
@@ -53,7 +55,7 @@ class Kernel:
         self.__doc__, self.__name__, self.__wrapped__ = fn.__doc__, fn.__name__, fn
 
     def __call__(self, *args):
-        if self._compiled is None and self._work is not None:
+        if self._compiled is None and self._work is not None and not _foreseen[0]:
             units = self._work(*args)
             if _interpreted[0] + units <= INTERPRETED_WORK:
                 _interpreted[0] += units
@@ -161,6 +163,15 @@ def _note_compiles() -> None:
 
 COMPILING_NOTE = ("rmqtool: compiling its kernels for this machine, once after an install (some seconds; "
                   "kept in numba's cache, see NUMBA_CACHE_DIR in README)\n")
+
+
+def foresee(units: int) -> None:
+    """A caller is about to hand the kernels `units` of work (the `work` rules' microseconds): when that would take
+    the process past INTERPRETED_WORK, every kernel compiles from now on. A walk of a big log then compiles at its
+    start instead of running its first batches as Python, which costs a command some seconds (the per-call rules
+    see only one batch at a time, and the batches run as Python side by side)."""
+    if _interpreted[0] + units > INTERPRETED_WORK:
+        _foreseen[0] = True
 
 
 def interpreted_work() -> int:

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from cli_helpers import RUN_GUARD_S
+from cli_helpers import FIXTURE, RUN_GUARD_S
 
 import rmqtool
 
@@ -46,3 +46,25 @@ def test_every_kernel_goes_through_jit_not_a_bare_njit():
             if p.name != "jit.py" and re.search(r"^\s*(from numba import .*njit|@njit|@numba\.njit)", p.read_text(),
                                                 re.M)]
     assert bare == []
+
+
+_FORESEEN = """
+import sys
+import rmqtool.structures.jit as jit
+from rmqtool.engine.reader import open_reader
+jit.INTERPRETED_WORK = int(sys.argv[2])
+records = sum(len(c.batch) for c in open_reader(sys.argv[1]).scan() if c.batch is not None)
+print(records, jit.interpreted_work(), "numba" in sys.modules)
+"""
+
+
+@pytest.mark.parametrize(("budget", "as_python"), [(10**9, True), (1000, False)], ids=["small-log", "big-log"])
+def test_a_scan_of_a_log_bigger_than_the_python_budget_compiles_before_its_first_batch(budget, as_python):
+    """A big log's first batches ran as Python side by side until the budget was spent (2.7 s of a 1 M-message
+    export's 5.6); the scan now foresees its work and compiles at once. The fixture's walk is ~10,000 units."""
+    out = subprocess.run([sys.executable, "-c", _FORESEEN, str(FIXTURE), str(budget)], capture_output=True,
+                         text=True, timeout=RUN_GUARD_S)
+    assert out.returncode == 0, out.stderr
+    records, interpreted, numba = out.stdout.split()
+    assert records == "420"
+    assert (int(interpreted) > 0, numba) == (as_python, str(not as_python))
