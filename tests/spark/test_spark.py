@@ -29,6 +29,7 @@ from rmqtool.spark.export import spark_export
 from rmqtool.spark.load import spark_load
 
 RMQTOOL = str(Path(sys.executable).with_name("rmqtool"))
+KILLED_LOAD_ROWS = 20000  # enough tasks that a kill lands while they write (4 partitions, two at a time)
 
 
 @pytest.fixture(scope="module")
@@ -146,7 +147,7 @@ def test_adoption_interrupted_after_the_journal_is_finished_by_the_next_writer(t
 
 
 def test_a_load_killed_while_tasks_write_leaves_the_store_as_it_was(tmp_path, cfg, store_copy):
-    source = write_jsonl(tmp_path / "rows.jsonl", producer_rows(60000))
+    source = write_jsonl(tmp_path / "rows.jsonl", producer_rows(KILLED_LOAD_ROWS))
     before = tree_digest(store_copy)
     env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "SPARK_LOCAL_IP": "127.0.0.1"}
     cmd = [RMQTOOL, "spark-load", str(source), "--store", str(store_copy), "--config", str(CONF),
@@ -164,7 +165,7 @@ def test_a_load_killed_while_tasks_write_leaves_the_store_as_it_was(tmp_path, cf
     assert {k: v for k, v in tree_digest(store_copy).items() if not k.startswith(".spark-load/")} == before
     out = subprocess.run([*cmd, "--json"], env=env, capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
-    assert json.loads(out.stdout)["messages"] == 60000
+    assert json.loads(out.stdout)["messages"] == KILLED_LOAD_ROWS
     assert not loads.exists()
     verify = subprocess.run([RMQTOOL, "verify", str(store_copy), "--config", str(CONF)], capture_output=True, text=True)
     assert verify.returncode == 0, verify.stdout + verify.stderr

@@ -460,6 +460,9 @@ class SegmentScanner:
         if isinstance(rec, message.Message):
             return pos + rec.store_size, rec
         size = len(self.arr)
+        if not self.arr[pos : max(self.data_end, pos)].any():  # zeros to the data's end: the unwritten tail (a
+            self.close_in_zeros(pos)  # zero-filled segment's too), with no record start to search for in it
+            return size, None
         next_start = self.next_record_start(pos + 1)
         stop = next_start if next_start is not None else size
         if not self.arr[pos : min(stop, max(self.data_end, pos))].any():

@@ -16,7 +16,7 @@ from rmqtool.files.paths import offset_name
 from rmqtool.structures.commitlog import message, properties
 from rmqtool.structures.commitlog.hosts import parse_host
 from rmqtool.structures.commitlog.message import Message
-from rmqtool.structures.commitlog.scan import END_BLANK, END_ZEROS, scan_buffer
+from rmqtool.structures.commitlog.scan import END_BLANK, END_ZEROS, SegmentScanner, scan_buffer
 
 SEG = 4096
 HOST = parse_host("10.0.0.1:9876")
@@ -189,6 +189,23 @@ def test_garbage_tail_after_end_of_log(tmp_path):
 def test_file_of_zeros_has_no_records():
     batches, end, findings = scan_buffer(bytes(SEG), 0)
     assert batches == [] and findings == [] and (end.kind, end.pos) == (END_ZEROS, 0)
+
+
+def test_a_zero_filled_segments_tail_is_not_searched_for_a_record(tmp_path, monkeypatch):
+    """A segment the broker filled with zeros ahead of time (warmMapedFileEnable) holds no hole: its whole unwritten
+    tail was searched for a record start (0.3 s a GiB) before the scan saw it was zeros."""
+    root, stored = _store(tmp_path, _simple(10))
+    end = stored[-1].physical_offset + stored[-1].store_size
+    buf = np.zeros(SEG, dtype=np.uint8)
+    buf[:end] = np.frombuffer(_segment(root, 0).read_bytes()[:end], dtype=np.uint8)
+
+    def searched(*_):
+        raise AssertionError("a record start was searched for in the zero tail")
+
+    monkeypatch.setattr(SegmentScanner, "next_record_start", searched)
+    batches, seg_end, findings = scan_buffer(buf, 0)
+    assert [int(o) for b in batches for o in b.offsets] == [m.physical_offset for m in stored]
+    assert findings == [] and (seg_end.kind, seg_end.pos) == (END_ZEROS, end)
 
 
 def test_truncated_segment_file(tmp_path):
