@@ -169,9 +169,10 @@ class StoreReader:
         if not self.segments:
             return
         base = max(from_offset, self.segments[0].start)
-        end = self._written_end() if until is None else min(until, self._written_end())
-        jit.foresee(walk_work(end - base))  # a big log compiles the kernels at once
+        allocated = self._allocated_end() if until is None else min(until, self._allocated_end())
+        jit.foresee(walk_work(allocated - base))  # a big log compiles the kernels at once
         if _observers:  # the bar counts the log's data this scan covers, not the files' size
+            end = self._written_end() if until is None else min(until, self._written_end())
             tell = _scan_teller(base, max(end, base))
         first = True
         pending_hole: Finding | None = None
@@ -218,6 +219,13 @@ class StoreReader:
                 del scanner
         if _observers:
             tell(None)
+
+    def _allocated_end(self) -> int:
+        """Where the last segment's allocated extents end (its holes aside, zeros written ahead of time counted): an
+        upper bound of the written end that costs one lseek, not a read."""
+        last = self.segments[-1]
+        end = data_end(last.path)
+        return last.start + (last.size if end is None else end)
 
     def _written_end(self) -> int:
         """Where the log's data ends: the last segment's start plus its non-zero bytes (the unwritten tail of
