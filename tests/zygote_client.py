@@ -12,18 +12,22 @@ import tempfile
 import threading
 import time
 from pathlib import Path
+from typing import BinaryIO
 
 _ZYGOTE = Path(__file__).with_name("zygote.py")
 _lock = threading.Lock()
 _server: tuple[int, subprocess.Popen] | None = None  # (this process's id, the zygote)
+_stderr: dict[int, BinaryIO] = {}  # the zygote's stderr, by its pid
 _pending = bytearray()
 
 
 def _zygote() -> subprocess.Popen:
     global _server
     if _server is None or _server[0] != os.getpid() or _server[1].poll() is not None:
+        err = tempfile.TemporaryFile()  # noqa: SIM115 - read when the zygote ends early
         proc = subprocess.Popen([sys.executable, str(_ZYGOTE)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                stderr=subprocess.DEVNULL, cwd=str(_ZYGOTE.parent), start_new_session=True)
+                                stderr=err, cwd=str(_ZYGOTE.parent), start_new_session=True)
+        _stderr[proc.pid] = err
         _server = (os.getpid(), proc)
         _pending.clear()
     return _server[1]
@@ -37,11 +41,19 @@ def _answer(proc: subprocess.Popen, deadline: float) -> dict:
             raise TimeoutError
         chunk = os.read(fd, 65536)
         if not chunk:
-            raise RuntimeError("the test zygote ended")
+            proc.wait()
+            raise RuntimeError(f"the test zygote ended (exit {proc.returncode}): {_said(proc)}")
         _pending.extend(chunk)
     line, _, rest = bytes(_pending).partition(b"\n")
     _pending[:] = rest
     return json.loads(line)
+
+
+def _said(proc: subprocess.Popen) -> str:
+    """The end of what the zygote wrote on stderr (why it could not start, say)."""
+    err = _stderr[proc.pid]
+    err.seek(0)
+    return err.read().decode("utf-8", "replace")[-2000:]
 
 
 def forked(script: str, argv: list[str], stdin: bytes | None, guard_s: float, *, env: dict[str, str],
