@@ -58,6 +58,7 @@ def _child(request: dict) -> None:
             os.close(opened)
         sys.stdin = open(0, closefd=False)  # noqa: SIM115 (a fresh reader: nothing the server read is buffered)
         sys.argv = [request["script"], *request["argv"]]
+        sys.path[0] = os.path.dirname(request["script"])  # the script's folder, as for the console script, not tests/
         if request.get("frozenLostClock"):
             _freeze_lost_clock()
         from rmqtool.cli.app import main
