@@ -153,11 +153,10 @@ class StoreReader:
             -> Iterator[ScanChunk]:
         """Every good record from `from_offset` on (starting before `until`), in log order, with findings
         as data."""
-        from rmqtool.structures import jit
-        from rmqtool.structures.commitlog.kernels import walk_work
         from rmqtool.structures.commitlog.scan import (  # start-up: numba, not on a lookup
             SegmentEnd,
             SegmentScanner,
+            foresee_scan,
             lost_tail,
         )
 
@@ -170,7 +169,7 @@ class StoreReader:
             return
         base = max(from_offset, self.segments[0].start)
         allocated = self._allocated_end() if until is None else min(until, self._allocated_end())
-        jit.foresee(walk_work(allocated - base))  # a big log compiles the kernels at once
+        foresee_scan(allocated - base)  # a big log compiles the kernels at once
         if _observers:  # the bar counts the log's data this scan covers, not the files' size
             end = self._written_end() if until is None else min(until, self._written_end())
             tell = _scan_teller(base, max(end, base))

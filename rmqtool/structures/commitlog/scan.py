@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from rmqtool.report import ERROR, Finding
+from rmqtool.structures import jit
 from rmqtool.structures.commitlog import impossible, kernels, message, sysflag
 from rmqtool.structures.commitlog.crc import POSITIVE_MASK
 from rmqtool.structures.commitlog.message import (
@@ -613,6 +614,11 @@ class SegmentScanner:
 
 _ALL_FIELDS = [name for name, _ in message.header_fields(False, False)]
 _COLUMN_FIELDS = [n for n in _ALL_FIELDS if not n.endswith("Address")]
+
+
+def foresee_scan(nbytes: int) -> None:
+    """Tell the kernels a scan of `nbytes` of log is coming (`jit.foresee`): a big one compiles them at once."""
+    jit.foresee(kernels.walk_work(nbytes))
 
 
 def scan_buffer(buf, base: int = 0, file: str = "", *, verify_crc: bool = True,
