@@ -20,6 +20,7 @@ from rmqtool.report import COMMITLOG, WARNING, Finding
 from rmqtool.structures.commitlog import compression, msgid, properties, sysflag
 from rmqtool.structures.commitlog.crc import body_crc
 from rmqtool.structures.commitlog.hosts import SocketAddress, host_len
+from rmqtool.structures.commitlog.kernels import gathered
 from rmqtool.structures.commitlog.scan import RecordBatch
 from rmqtool.structures.consumequeue.dispatchkernel import dispatch_records
 
@@ -42,8 +43,8 @@ def message_rows(batch: RecordBatch, delay_levels: np.ndarray) -> pa.RecordBatch
     offsets = batch.offsets
     dispatched = dispatch_records(arr, batch.geometry(), batch.base, delay_levels, keys=False)
     ids, names = batch.topics()
-    body_data, body_off = textkernels.gather(arr, batch.body_pos, cols["bodyLength"])
-    props_data, props_off = textkernels.gather(arr, batch.props_pos, batch.props_len)
+    body_data, body_off = gathered(arr, batch.body_pos, cols["bodyLength"])
+    props_data, props_off = gathered(arr, batch.props_pos, batch.props_len)
     props_data, props_off = utf8_replaced(props_data, props_off)
     columns = {
         "msgId": _msg_ids(store_host, offsets, per_record),
@@ -169,8 +170,8 @@ def _properties_map(data: np.ndarray, offsets: np.ndarray) -> pa.Array:
     """Every pair of each properties string as a map (empty names and values kept, a repeated name
     keeps its first place and its last value)."""
     ks, kl, vs, vl, row_off = textkernels.split_pairs(data, offsets, _PAIR_END, _NAME_END)
-    key_data, key_off = textkernels.gather(data, ks, kl)
-    value_data, value_off = textkernels.gather(data, vs, vl)
+    key_data, key_off = gathered(data, ks, kl)
+    value_data, value_off = gathered(data, vs, vl)
     keys = binary_array(key_data, key_off, pa.large_string()).cast(pa.string())
     values = binary_array(value_data, value_off, pa.large_string()).cast(pa.string())
     return pa.MapArray.from_arrays(pa.array(row_off.astype(np.int32)), keys, values)

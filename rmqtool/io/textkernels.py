@@ -24,7 +24,6 @@ _POWERS_OF_TEN = np.array([10**k for k in range(19)], dtype=np.int64)
 _SHORT_ESCAPES = {8: ord("b"), 9: ord("t"), 10: ord("n"), 12: ord("f"), 13: ord("r")}
 
 
-
 def _per_byte(data, *_) -> int:
     """A call as Python: about a microsecond a byte of its text (a kernel's `work` rule, structures/jit.py)."""
     return len(data)
@@ -33,6 +32,7 @@ def _per_byte(data, *_) -> int:
 def _assembly(plan, literals, lit_off, ints, int_nulls, frags, frag_offs, n) -> int:
     """`assemble_lines` as Python: a microsecond a step of each row, and one a byte of its text."""
     return int(n) * len(plan) + sum(len(f) for f in frags)
+
 
 def _escape_table() -> np.ndarray:
     """Per byte: 0 = copy, 1 = two-character escape (the letter in column 1), 2 = \\u00XX."""
@@ -45,20 +45,6 @@ def _escape_table() -> np.ndarray:
 
 
 _ESCAPES = _escape_table()
-
-
-@kernel(nogil=True, work=lambda buf, starts, lengths: int(lengths.sum()))
-def gather(buf, starts, lengths):
-    """(data, offsets) of buf[starts[i]:starts[i]+lengths[i]] for every i."""
-    n = starts.shape[0]
-    offsets = np.empty(n + 1, dtype=np.int64)
-    offsets[0] = 0
-    for i in range(n):
-        offsets[i + 1] = offsets[i] + lengths[i]
-    data = np.empty(offsets[n], dtype=np.uint8)
-    for i in range(n):
-        copy_bytes(data, offsets[i], buf, starts[i], lengths[i])
-    return data, offsets
 
 
 @jitable(inline=True)

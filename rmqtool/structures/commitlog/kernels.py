@@ -55,7 +55,7 @@ GEO_START, GEO_BODY, GEO_TOPIC, GEO_TOPIC_LEN, GEO_PROPS, GEO_PROPS_LEN = range(
 GEO_COLUMNS = 6
 
 
-def _bytes_of(buf, starts, lengths, *_) -> int:
+def bytes_work(buf, starts, lengths, *_) -> int:
     """A call over the strings buf[s:s+len] as Python: about a microsecond a byte."""
     return int(lengths.sum())
 
@@ -79,7 +79,7 @@ def header_len(flags):
 # the record rules of `message` and `impossible`, compiled from the same functions
 fits = jitable(message.fits, inline=True)
 _store_timestamp_offset = jitable(message.store_timestamp_offset, inline=True)
-nul_bytes = kernel(nogil=True, work=_bytes_of)(impossible.nul_bytes)
+nul_bytes = kernel(nogil=True, work=bytes_work)(impossible.nul_bytes)
 
 
 @jitable(inline=True)
@@ -187,7 +187,7 @@ def crc32_many(buf, starts, lengths, tables):
     return out
 
 
-@kernel(nogil=True, work=_bytes_of)
+@kernel(nogil=True, work=bytes_work)
 def gather(buf, starts, lengths, out):
     """buf[s:s+len] of every (s, len) copied into `out` one after the other."""
     at = 0
@@ -195,6 +195,17 @@ def gather(buf, starts, lengths, out):
         s, n = starts[r], lengths[r]
         copy_bytes(out, at, buf, s, n)
         at += n
+
+
+def gathered(buf: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(data, offsets) of buf[starts[i]:starts[i]+lengths[i]] for every i: the strings one after the other, row i
+    at data[offsets[i]:offsets[i+1]]."""
+    lengths = lengths.astype(np.int64)
+    offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    data = np.empty(int(offsets[-1]), dtype=np.uint8)
+    gather(buf, starts.astype(np.int64), lengths, data)
+    return data, offsets
 
 
 def body_crcs(arr: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
@@ -206,7 +217,7 @@ _FNV_OFFSET = np.uint64(14695981039346656037)
 _FNV_PRIME = np.uint64(1099511628211)
 
 
-@kernel(nogil=True, work=_bytes_of)
+@kernel(nogil=True, work=bytes_work)
 def string_hashes(buf, starts, lengths, out):
     """A 64-bit FNV-1a hash of each string buf[start:start+len] (its length mixed in)."""
     for i in range(starts.shape[0]):
@@ -226,7 +237,7 @@ def _same(buf, a, b, length):
     return True
 
 
-@kernel(nogil=True, work=_bytes_of)
+@kernel(nogil=True, work=bytes_work)
 def strings_match(buf, starts, lengths, rep):
     """Whether every string equals the one at index rep[i] (hash groups hold no collision)."""
     for i in range(starts.shape[0]):
@@ -236,7 +247,7 @@ def strings_match(buf, starts, lengths, rep):
     return True
 
 
-@kernel(nogil=True, work=_bytes_of)
+@kernel(nogil=True, work=bytes_work)
 def group_equal(buf, starts, lengths, first, ids):
     """Group the strings buf[start:start+len] by their bytes, in order of first appearance: `first[g]` is the
     first record of group g, `ids[i]` the group of record i. Returns the number of groups, or -1 when there

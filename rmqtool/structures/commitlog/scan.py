@@ -157,16 +157,12 @@ class RecordBatch:
 
     def properties_array(self) -> pa.LargeStringArray:
         """Each record's properties string (UTF-8, bad bytes replaced) as one Arrow string array: the bytes
-        gathered once into its data buffer, no Python string per record. Text that is not valid UTF-8 (rare)
+        copied once into its data buffer, no Python string per record. Text that is not valid UTF-8 (rare)
         is decoded record by record."""
         import pyarrow as pa  # start-up: Arrow loads only for a command that reads the properties
 
-        lengths = self.props_len.astype(np.int64)
-        offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
-        np.cumsum(lengths, out=offsets[1:])
-        data = np.empty(int(offsets[-1]), dtype=np.uint8)
-        kernels.gather(np.frombuffer(self.buf, dtype=np.uint8), self.props_pos.astype(np.int64), lengths, data)
-        array = pa.LargeStringArray.from_buffers(len(lengths), pa.py_buffer(offsets), pa.py_buffer(data))
+        data, offsets = kernels.gathered(np.frombuffer(self.buf, dtype=np.uint8), self.props_pos, self.props_len)
+        array = pa.LargeStringArray.from_buffers(len(self), pa.py_buffer(offsets), pa.py_buffer(data))
         if not len(data) or data.max() < 0x80:  # ASCII, the common case, is UTF-8
             return array
         try:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from rmqtool.structures.commitlog.kernels import bytes_work
 from rmqtool.structures.commitlog.pairs import pair_at
 from rmqtool.structures.commitlog.properties import KEY_SEPARATOR
 from rmqtool.structures.jit import kernel
@@ -18,12 +19,7 @@ from rmqtool.structures.nbutil import bytes_equal
 _WORD_END = ord(KEY_SEPARATOR)
 
 
-def _bytes_of(buf, starts, lengths, *_) -> int:
-    """A call as Python: about a microsecond a byte of properties."""
-    return int(lengths.sum())
-
-
-@kernel(nogil=True, work=_bytes_of)
+@kernel(nogil=True, work=bytes_work)
 def _carries(buf, starts, lengths, whole_name, word_name, value, out):
     for r in range(starts.shape[0]):
         p = starts[r]
